@@ -1,0 +1,29 @@
+# Queen: a partitioned message queue on PostgreSQL.
+export GOTOOLCHAIN := local
+GO ?= go
+
+.PHONY: build run test vet fmt-check clean
+
+build:
+	$(GO) build -o bin/queen ./cmd/queen
+
+# Serves the API on :6632. With no DATABASE_URL / PG_* set, it starts an embedded PostgreSQL from the
+# machine's binaries (installing them with apt-get first when they are missing) in ./queen-data.
+run: build
+	@bash scripts/ensure-postgres.sh
+	./bin/queen serve
+
+# Tests start a private PostgreSQL themselves (or use QUEEN_TEST_DATABASE_URL).
+test: vet fmt-check
+	@bash scripts/ensure-postgres.sh
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l .); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+clean:
+	rm -rf bin

@@ -1,0 +1,135 @@
+// Package broker is the composition root: it builds the store, engine and HTTP transport from a
+// Config, starts an embedded PostgreSQL when no database is configured, and runs them until the
+// context ends. cmd/queen and the integration tests start the very same assembly.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/pgcluster"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Version is reported by /health and /livez.
+var Version = "0.1.0"
+
+// Broker is a running broker.
+type Broker struct {
+	cfg     config.Config
+	log     *slog.Logger
+	cluster *pgcluster.Cluster
+	st      *store.Store
+	eng     *engine.Engine
+	srv     *http.Server
+	ln      net.Listener
+	served  chan error
+}
+
+// Start brings the broker up and serves HTTP in the background. ln may be nil: then it listens on
+// cfg.Addr().
+func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.Listener) (b *Broker, err error) {
+	b = &Broker{cfg: cfg, log: log, served: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			b.release(context.WithoutCancel(ctx))
+		}
+	}()
+	dbURL := cfg.DatabaseURL
+	if cfg.Embedded() {
+		dir, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("broker: data dir: %w", err)
+		}
+		log.InfoContext(ctx, "no database configured: starting embedded PostgreSQL", slog.String("data_dir", dir))
+		b.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Durable: true, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("broker: embedded PostgreSQL: %w", err)
+		}
+		dbURL = b.cluster.URL("postgres")
+		log.InfoContext(ctx, "embedded PostgreSQL running", slog.Int("port", b.cluster.Port()))
+	}
+	b.st, err = store.Open(ctx, store.Options{
+		URL: dbURL, Schema: cfg.Schema, PoolSize: int32(cfg.PoolSize),
+		AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	b.eng = engine.New(b.st, log, engine.Options{
+		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
+	})
+	b.eng.Start(ctx)
+	api := httpapi.New(b.eng, log, httpapi.Options{
+		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
+		Version: Version,
+	})
+	if ln == nil {
+		ln, err = net.Listen("tcp", cfg.Addr())
+		if err != nil {
+			return nil, fmt.Errorf("broker: listen: %w", err)
+		}
+	}
+	b.ln = ln
+	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() { b.served <- b.srv.Serve(ln) }()
+	log.InfoContext(ctx, "queen broker listening", slog.String("addr", ln.Addr().String()), slog.String("schema", cfg.Schema))
+	return b, nil
+}
+
+// Addr is the address the broker serves on.
+func (b *Broker) Addr() string { return b.ln.Addr().String() }
+
+// Shutdown stops gracefully: parked long-polls are answered empty, in-flight requests finish, then the
+// engine, the pool and any embedded PostgreSQL stop. It gives up after cfg.ShutdownTimeout.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.ShutdownTimeout)
+	defer cancel()
+	b.eng.Drain()
+	err := b.srv.Shutdown(ctx)
+	b.release(ctx)
+	return err
+}
+
+func (b *Broker) release(ctx context.Context) {
+	if b.eng != nil {
+		b.eng.Stop()
+	}
+	if b.st != nil {
+		b.st.Close()
+	}
+	if b.cluster != nil {
+		if err := b.cluster.Stop(ctx); err != nil {
+			b.log.WarnContext(ctx, "stop embedded PostgreSQL", slog.Any("error", err))
+		}
+	}
+}
+
+// Run starts the broker and serves until ctx ends, then shuts down gracefully.
+func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	b, err := Start(ctx, cfg, log, nil)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		return b.Shutdown(ctx)
+	case err := <-b.served:
+		b.release(context.WithoutCancel(ctx))
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("broker: serve: %w", err)
+	}
+}

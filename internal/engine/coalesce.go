@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"sync"
+)
+
+// coalescer merges concurrent requests of one kind into few database round-trips. Each of its workers
+// takes one waiting request and, without waiting for more, everything else already queued up to
+// maxItems; so an idle broker answers a lone request at once and a busy one batches by itself.
+type coalescer[Req any, Resp any] struct {
+	in       chan *call[Req, Resp]
+	maxItems int
+	size     func(Req) int
+	exec     func(ctx context.Context, reqs []Req) ([]Resp, []error)
+	wg       sync.WaitGroup
+}
+
+type call[Req any, Resp any] struct {
+	req  Req
+	resp Resp
+	err  error
+	done chan struct{}
+}
+
+func newCoalescer[Req any, Resp any](workers, maxItems int, size func(Req) int,
+	exec func(ctx context.Context, reqs []Req) ([]Resp, []error)) *coalescer[Req, Resp] {
+	return &coalescer[Req, Resp]{in: make(chan *call[Req, Resp], workers*64), maxItems: maxItems, size: size, exec: exec}
+}
+
+// start runs the workers until ctx ends. Batches run under ctx, not under any one request's context:
+// one client hanging up must not cancel the others' writes.
+func (c *coalescer[Req, Resp]) start(ctx context.Context, workers int) {
+	for range workers {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.work(ctx)
+		}()
+	}
+}
+
+func (c *coalescer[Req, Resp]) wait() { c.wg.Wait() }
+
+func (c *coalescer[Req, Resp]) work(ctx context.Context) {
+	var batch []*call[Req, Resp]
+	reqs := make([]Req, 0, 16)
+	for {
+		var first *call[Req, Resp]
+		select {
+		case <-ctx.Done():
+			return
+		case first = <-c.in:
+		}
+		batch = append(batch[:0], first)
+		n := c.size(first.req)
+	drain:
+		for n < c.maxItems {
+			select {
+			case next := <-c.in:
+				batch = append(batch, next)
+				n += c.size(next.req)
+			default:
+				break drain
+			}
+		}
+		reqs = reqs[:0]
+		for _, cl := range batch {
+			reqs = append(reqs, cl.req)
+		}
+		resps, errs := c.exec(ctx, reqs)
+		for i, cl := range batch {
+			cl.resp, cl.err = resps[i], errs[i]
+			close(cl.done)
+		}
+	}
+}
+
+// do submits req and waits for its answer or for ctx to end.
+func (c *coalescer[Req, Resp]) do(ctx context.Context, req Req) (Resp, error) {
+	cl := &call[Req, Resp]{req: req, done: make(chan struct{})}
+	var zero Resp
+	select {
+	case c.in <- cl:
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+	select {
+	case <-cl.done:
+		return cl.resp, cl.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}

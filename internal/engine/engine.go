@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// QueueMode is the consumer group of competing consumers that share one cursor per partition.
+const QueueMode = "__QUEUE_MODE__"
+
+// Options tune the engine; zero values take the documented defaults.
+type Options struct {
+	PushWorkers      int           // concurrent push batches in flight
+	PushMaxItems     int           // items merged into one push statement
+	AckWorkers       int           // concurrent ack batches in flight
+	AckMaxItems      int           // ack items merged into one transaction
+	RecheckInterval  time.Duration // safety re-check of parked long-polls (expired leases, delays)
+	MaxPollTimeout   time.Duration // longest long-poll honoured
+	OperationTimeout time.Duration // bound on one batched database operation
+}
+
+func (o *Options) defaults() {
+	if o.PushWorkers <= 0 {
+		o.PushWorkers = 4
+	}
+	if o.PushMaxItems <= 0 {
+		o.PushMaxItems = 1000
+	}
+	if o.AckWorkers <= 0 {
+		o.AckWorkers = 4
+	}
+	if o.AckMaxItems <= 0 {
+		o.AckMaxItems = 1000
+	}
+	if o.RecheckInterval <= 0 {
+		o.RecheckInterval = time.Second
+	}
+	if o.MaxPollTimeout <= 0 {
+		o.MaxPollTimeout = 300 * time.Second
+	}
+	if o.OperationTimeout <= 0 {
+		o.OperationTimeout = 30 * time.Second
+	}
+}
+
+// Engine is the queue engine of one broker process. Several engines may share a database.
+type Engine struct {
+	st      *store.Store
+	log     *slog.Logger
+	opt     Options
+	waiters *waiters
+	parts   *partitionCache
+	push    *coalescer[pushJob, []store.PushOutcome]
+	ack     *coalescer[[]AckItem, []AckResult]
+
+	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
+	drainingOnce sync.Once
+
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// New builds an engine over st. Call Start before use and Stop when done.
+func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
+	opt.defaults()
+	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newPartitionCache(100_000),
+		draining: make(chan struct{})}
+	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch)
+	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
+	return e
+}
+
+// Start launches the batch workers and the NOTIFY listener that wakes parked pops on pushes made by
+// any broker on the database.
+func (e *Engine) Start(ctx context.Context) {
+	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
+	e.push.start(ctx, e.opt.PushWorkers)
+	e.ack.start(ctx, e.opt.AckWorkers)
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.waiters.wake)
+	}()
+}
+
+// Drain answers every parked long-poll empty and makes new ones return at once; the first step of a
+// graceful shutdown.
+func (e *Engine) Drain() {
+	e.drainingOnce.Do(func() { close(e.draining) })
+}
+
+// Stop ends the background work. In-flight requests should be finished first.
+func (e *Engine) Stop() {
+	if e.stop == nil {
+		return
+	}
+	e.stop()
+	e.push.wait()
+	e.ack.wait()
+	e.wg.Wait()
+}
+
+// Parked reports how many long-poll pops are waiting.
+func (e *Engine) Parked() int { return e.waiters.count() }
+
+// Ping checks the database round-trip.
+func (e *Engine) Ping(ctx context.Context) error { return e.st.Ping(ctx) }
+
+// partitionCache remembers partition ids so a push to a known partition costs no lookup. It only
+// grows until a size bound, then starts over: ids never change while a partition exists.
+type partitionCache struct {
+	mu  sync.RWMutex // protects m
+	m   map[store.PartitionKey]uuid.UUID
+	max int
+}
+
+func newPartitionCache(max int) *partitionCache {
+	return &partitionCache{m: map[store.PartitionKey]uuid.UUID{}, max: max}
+}
+
+func (c *partitionCache) get(k store.PartitionKey) (uuid.UUID, bool) {
+	c.mu.RLock()
+	id, ok := c.m[k]
+	c.mu.RUnlock()
+	return id, ok
+}
+
+func (c *partitionCache) put(m map[store.PartitionKey]uuid.UUID) {
+	c.mu.Lock()
+	if len(c.m)+len(m) > c.max {
+		c.m = map[store.PartitionKey]uuid.UUID{}
+	}
+	for k, v := range m {
+		c.m[k] = v
+	}
+	c.mu.Unlock()
+}
+
+func (c *partitionCache) forget(keys []store.PartitionKey) {
+	c.mu.Lock()
+	for _, k := range keys {
+		delete(c.m, k)
+	}
+	c.mu.Unlock()
+}

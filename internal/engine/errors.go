@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// InvalidError is bad input: the request is refused as a whole and nothing was applied.
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// OpError is a failed operation; Op names it for the "<op> failed: <detail>" envelope.
+type OpError struct {
+	Op  string
+	Err error
+}
+
+func (e *OpError) Error() string { return e.Op + " failed: " + e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Errors callers branch on; they wrap the store's so the HTTP layer needs only this package.
+var (
+	ErrUnavailable = store.ErrUnavailable
+	ErrPool        = store.ErrPool
+	ErrNotFound    = store.ErrNotFound
+)
+
+func opErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, store.ErrPool) {
+		return err
+	}
+	return &OpError{Op: op, Err: err}
+}
+
+// Rejection texts of the acknowledgement contract.
+const (
+	RejectLease        = "invalid or expired lease"
+	RejectCommitted    = "already committed: the cursor moved past this message before this ack"
+	RejectUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers"
+)

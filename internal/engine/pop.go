@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// PopRequest is one pop as the HTTP layer parsed it.
+type PopRequest struct {
+	Queue      string
+	Partition  string // "" = any partition (wildcard)
+	Group      string // "" = queue mode
+	Batch      int
+	Partitions int
+	AutoAck    bool
+	Wait       bool
+	Timeout    time.Duration
+}
+
+// Message is a delivered message, with the wire's field names.
+type Message struct {
+	ID            string          `json:"id"`
+	TransactionID string          `json:"transactionId"`
+	TraceID       *string         `json:"traceId"`
+	Data          json.RawMessage `json:"data"`
+	ProducerSub   *string         `json:"producerSub"`
+	CreatedAt     string          `json:"createdAt"`
+	PartitionID   string          `json:"partitionId"`
+	Partition     string          `json:"partition"`
+	LeaseID       string          `json:"leaseId"`
+	ConsumerGroup string          `json:"consumerGroup"`
+	Queue         string          `json:"queue"`
+	RetryCount    int32           `json:"retryCount"`
+}
+
+// PopResult is a non-empty pop. The top-level partition fields name the first claimed partition; each
+// message's own fields are authoritative.
+type PopResult struct {
+	Success           bool      `json:"success"`
+	Queue             string    `json:"queue"`
+	Partition         string    `json:"partition"`
+	PartitionID       string    `json:"partitionId"`
+	LeaseID           string    `json:"leaseId"`
+	ConsumerGroup     string    `json:"consumerGroup"`
+	PartitionsClaimed int       `json:"partitionsClaimed"`
+	Messages          []Message `json:"messages"`
+}
+
+// Pop claims and returns messages, or nil when there is nothing to deliver. With Wait it parks until a
+// push to the queue (on any broker) makes something available or the timeout passes; the answer never
+// comes after the deadline.
+func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
+	if r.Group == "" {
+		r.Group = QueueMode
+	}
+	r.Batch = max(r.Batch, 1)
+	r.Partitions = max(r.Partitions, 1)
+	if r.Partition != "" {
+		r.Partitions = 1
+	}
+	if !r.Wait {
+		return e.popOnce(ctx, r)
+	}
+	timeout := min(max(r.Timeout, 0), e.opt.MaxPollTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		// Register before trying: a push landing between the empty try and the wait still wakes us.
+		w := e.waiters.add(r.Queue)
+		res, err := e.popOnce(ctx, r)
+		if res != nil || err != nil {
+			e.waiters.remove(r.Queue, w)
+			if err != nil && ctx.Err() != nil {
+				return nil, nil // the deadline interrupted a try: that is an empty long-poll
+			}
+			return res, err
+		}
+		recheck := time.NewTimer(e.opt.RecheckInterval)
+		draining := false
+		select {
+		case <-w.ch:
+		case <-recheck.C:
+		case <-ctx.Done():
+		case <-e.draining:
+			draining = true
+		}
+		recheck.Stop()
+		e.waiters.remove(r.Queue, w)
+		if ctx.Err() != nil || draining {
+			return nil, nil
+		}
+	}
+}
+
+func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) {
+	lease := uuid.Must(uuid.NewV7())
+	p := store.PopParams{
+		Queue: r.Queue, Group: r.Group, MaxPartitions: r.Partitions, Batch: r.Batch, LeaseID: lease, AutoAck: r.AutoAck,
+		Partition: pgtype.Text{String: r.Partition, Valid: r.Partition != ""},
+	}
+	rows, err := e.st.Pop(ctx, p)
+	if err != nil {
+		return nil, opErr("pop", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	leaseID := lease.String()
+	if r.AutoAck {
+		leaseID = ""
+	}
+	res := &PopResult{
+		Success: true, Queue: r.Queue, Partition: rows[0].Partition, PartitionID: rows[0].PartitionID.String(),
+		LeaseID: leaseID, ConsumerGroup: r.Group, Messages: make([]Message, len(rows)),
+	}
+	var last uuid.UUID
+	for i, m := range rows {
+		if m.PartitionID != last {
+			res.PartitionsClaimed++
+			last = m.PartitionID
+		}
+		msg := Message{
+			ID: m.ID.String(), TransactionID: m.TransactionID, Data: m.Payload,
+			CreatedAt:   m.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
+			PartitionID: m.PartitionID.String(), Partition: m.Partition, LeaseID: leaseID,
+			ConsumerGroup: r.Group, Queue: r.Queue, RetryCount: m.Retries,
+		}
+		if m.TraceID.Valid {
+			s := uuid.UUID(m.TraceID.Bytes).String()
+			msg.TraceID = &s
+		}
+		if m.ProducerSub.Valid {
+			s := m.ProducerSub.String
+			msg.ProducerSub = &s
+		}
+		if len(msg.Data) == 0 {
+			msg.Data = jsonNull
+		}
+		res.Messages[i] = msg
+	}
+	return res, nil
+}

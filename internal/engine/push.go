@@ -1,0 +1,218 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// DefaultPartition is the partition of items that name none.
+const DefaultPartition = "Default"
+
+// PushItem is one message to push.
+type PushItem struct {
+	Queue         string
+	Partition     string          // "" = Default
+	Payload       json.RawMessage // nil = JSON null
+	TransactionID string          // "" = generated
+	TraceID       *uuid.UUID
+	ProducerSub   string // stamped by the caller from the authenticated subject; "" = none
+}
+
+// PushResult is the per-item answer, in the wire's own (mostly snake_case) field names.
+type PushResult struct {
+	Index         int    `json:"index"`
+	TransactionID string `json:"transaction_id"`
+	Status        string `json:"status"`
+	MessageID     string `json:"message_id,omitempty"`
+	PartitionID   string `json:"partition_id,omitempty"`
+	TraceID       any    `json:"trace_id,omitempty"` // explicit null on queued items without a trace
+	QueueName     string `json:"queueName"`
+	Queue         string `json:"queue,omitempty"`
+	Partition     string `json:"partition,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// Push statuses.
+const (
+	StatusQueued    = "queued"
+	StatusDuplicate = "duplicate"
+	StatusBuffered  = "buffered"
+	StatusFailed    = "failed"
+)
+
+var jsonNull = json.RawMessage("null")
+
+// Push stores items and answers one result per item, in order. Items sharing a partition are stored in
+// slice order; an item whose transactionId is already stored in its partition (earlier, or earlier in
+// this same request) is a duplicate and stores nothing.
+func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, error) {
+	if len(items) == 0 {
+		return []PushResult{}, nil
+	}
+	for i := range items {
+		if items[i].Queue == "" {
+			return nil, invalid("queue is required")
+		}
+		if items[i].Partition == "" {
+			items[i].Partition = DefaultPartition
+		}
+		if len(items[i].Queue) > 255 || len(items[i].Partition) > 255 {
+			return nil, invalid("queue and partition names are limited to 255 bytes")
+		}
+		if items[i].TransactionID == "" {
+			items[i].TransactionID = uuid.Must(uuid.NewV7()).String()
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		res, stale, err := e.pushOnce(ctx, items)
+		if err != nil {
+			return nil, opErr("push", err)
+		}
+		if len(stale) == 0 || attempt == 2 {
+			return res, nil
+		}
+		// A cached partition vanished (queue deleted meanwhile): forget it and recreate on retry.
+		e.parts.forget(stale)
+	}
+}
+
+func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, []store.PartitionKey, error) {
+	pids, err := e.partitionIDs(ctx, items)
+	if err != nil {
+		return nil, nil, err
+	}
+	job := pushJob{rows: make([]store.PushRow, len(items))}
+	seenQ := map[string]struct{}{}
+	for i, it := range items {
+		payload := it.Payload
+		if len(payload) == 0 {
+			payload = jsonNull
+		}
+		r := store.PushRow{
+			PartitionID:   pids[i],
+			TransactionID: it.TransactionID,
+			ID:            uuid.Must(uuid.NewV7()),
+			Payload:       payload,
+			ProducerSub:   pgtype.Text{String: it.ProducerSub, Valid: it.ProducerSub != ""},
+		}
+		if it.TraceID != nil {
+			r.TraceID = pgtype.UUID{Bytes: *it.TraceID, Valid: true}
+		}
+		job.rows[i] = r
+		if _, ok := seenQ[it.Queue]; !ok {
+			seenQ[it.Queue] = struct{}{}
+			job.queues = append(job.queues, it.Queue)
+		}
+	}
+	outs, err := e.push.do(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := make([]PushResult, len(items))
+	var stale []store.PartitionKey
+	for i, o := range outs {
+		it := items[i]
+		r := PushResult{Index: i, TransactionID: it.TransactionID, QueueName: it.Queue}
+		switch {
+		case o.Inserted:
+			r.Status = StatusQueued
+			r.MessageID = job.rows[i].ID.String()
+			r.PartitionID = pids[i].String()
+			r.TraceID = jsonNull
+			if it.TraceID != nil {
+				r.TraceID = it.TraceID.String()
+			}
+		case o.ExistingID != uuid.Nil:
+			r.Status = StatusDuplicate
+			r.MessageID = o.ExistingID.String()
+		default:
+			stale = append(stale, store.PartitionKey{Queue: it.Queue, Partition: it.Partition})
+		}
+		res[i] = r
+	}
+	for _, q := range job.queues {
+		e.waiters.wake(q)
+	}
+	return res, stale, nil
+}
+
+// partitionIDs resolves every item's partition, creating missing queues and partitions.
+func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUID, error) {
+	out := make([]uuid.UUID, len(items))
+	var missing []store.PartitionKey
+	for i, it := range items {
+		k := store.PartitionKey{Queue: it.Queue, Partition: it.Partition}
+		if id, ok := e.parts.get(k); ok {
+			out[i] = id
+			continue
+		}
+		missing = append(missing, k)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	ids, err := e.st.EnsurePartitions(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	e.parts.put(ids)
+	for i, it := range items {
+		if out[i] == uuid.Nil {
+			id, ok := ids[store.PartitionKey{Queue: it.Queue, Partition: it.Partition}]
+			if !ok {
+				return nil, errors.New("partition not created")
+			}
+			out[i] = id
+		}
+	}
+	return out, nil
+}
+
+type pushJob struct {
+	rows   []store.PushRow
+	queues []string
+}
+
+// pushBatch stores the rows of several concurrent push requests with one statement. If the merged batch
+// fails for a reason other than the database being out of reach, each request is retried alone so that
+// one request's failure is never another's.
+func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, []error) {
+	outs := make([][]store.PushOutcome, len(jobs))
+	errs := make([]error, len(jobs))
+	run := func(js []pushJob) ([]store.PushOutcome, error) {
+		var rows []store.PushRow
+		var queues []string
+		for _, j := range js {
+			rows = append(rows, j.rows...)
+			queues = append(queues, j.queues...)
+		}
+		octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
+		defer cancel()
+		return e.st.Push(octx, rows, queues)
+	}
+	all, err := run(jobs)
+	if err == nil {
+		off := 0
+		for i, j := range jobs {
+			outs[i] = all[off : off+len(j.rows)]
+			off += len(j.rows)
+		}
+		return outs, errs
+	}
+	if len(jobs) == 1 || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrPool) {
+		for i := range errs {
+			errs[i] = err
+		}
+		return outs, errs
+	}
+	for i, j := range jobs {
+		outs[i], errs[i] = run([]pushJob{j})
+	}
+	return outs, errs
+}

@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/queen-go/queen/internal/engine"
+)
+
+// apiError is an error that already knows its HTTP answer.
+type apiError struct {
+	status int
+	msg    string
+	code   string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(msg string) error { return &apiError{status: http.StatusBadRequest, msg: msg} }
+
+var errNoSuchRoute = &apiError{status: http.StatusNotFound, msg: "Not Found", code: "no_such_route"}
+
+// envelope is the body of every error response.
+type envelope struct {
+	Error string `json:"error"`
+	Code  string `json:"code,omitempty"`
+}
+
+// classify is the one table from errors to (status, envelope). Unclassified errors are a generic 500
+// whose cause goes to the log only.
+func classify(err error) (int, envelope, bool) {
+	var ae *apiError
+	var inv *engine.InvalidError
+	var op *engine.OpError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae.status, envelope{Error: ae.msg, Code: ae.code}, true
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, envelope{Error: tooLargeText(mbe.Limit)}, true
+	case errors.As(err, &inv):
+		return http.StatusBadRequest, envelope{Error: inv.Msg}, true
+	case errors.Is(err, engine.ErrPool):
+		return http.StatusInternalServerError, envelope{Error: "pool"}, true
+	case errors.Is(err, engine.ErrNotFound):
+		return http.StatusNotFound, envelope{Error: err.Error()}, true
+	case errors.As(err, &op):
+		return http.StatusInternalServerError, envelope{Error: op.Error()}, true
+	}
+	return http.StatusInternalServerError, envelope{Error: "internal error"}, false
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, env, known := classify(err)
+	if !known || status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Int("status", status), slog.Any("error", err))
+	}
+	writeJSON(w, status, env)
+}

@@ -1,0 +1,33 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"encode response failed"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", fmt.Sprint(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// writeNoContent answers 204 with nothing at all: no body, no Content-Length, no Transfer-Encoding.
+// Strict HTTP/1.1 clients treat a declared length on a 204 as a corrupt connection.
+func writeNoContent(w http.ResponseWriter) {
+	h := w.Header()
+	h.Del("Content-Type")
+	h.Del("Content-Length")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func tooLargeText(limit int64) string {
+	return fmt.Sprintf("request body exceeds QUEEN_MAX_BODY_BYTES (%d)", limit)
+}

@@ -1,0 +1,37 @@
+package httpapi
+
+import "net/http"
+
+// Access is the role set a route requires when JWT authentication is on (docs/decisions.md).
+type Access string
+
+// Access levels.
+const (
+	Public  Access = "public"
+	Produce Access = "produce"
+	Consume Access = "consume"
+	Read    Access = "read"
+	Admin   Access = "admin"
+)
+
+// Route is one entry of the route table: the mux, the access check and the generated reference all
+// derive from this one list.
+type Route struct {
+	Method  string
+	Pattern string
+	Access  Access
+	Doc     string
+	handle  func(s *Server, w http.ResponseWriter, r *http.Request) error
+}
+
+// Routes is the broker's route table.
+var Routes = []Route{
+	{"GET", "/health", Public, "readiness: database round-trip, 503 when it fails", (*Server).handleHealth},
+	{"GET", "/livez", Public, "liveness: 200 whenever the process serves HTTP", (*Server).handleLivez},
+	{"POST", "/api/v1/configure", Consume, "create or fully reconfigure a queue", (*Server).handleConfigure},
+	{"POST", "/api/v1/push", Produce, "push messages; per-item results, 201", (*Server).handlePush},
+	{"GET", "/api/v1/pop/queue/{queue}", Consume, "pop from any partition of a queue (lease, long-poll)", (*Server).handlePop},
+	{"GET", "/api/v1/pop/queue/{queue}/partition/{partition}", Consume, "pop from one partition", (*Server).handlePop},
+	{"POST", "/api/v1/ack", Consume, "acknowledge one message; 200 with a one-item result array", (*Server).handleAck},
+	{"POST", "/api/v1/ack/batch", Consume, "acknowledge many messages; 200 with per-item results", (*Server).handleAckBatch},
+}

@@ -1,0 +1,130 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/queen-go/queen/internal/engine"
+)
+
+// Options configure the transport.
+type Options struct {
+	MaxBodyBytes     int64
+	DefaultTimeout   time.Duration
+	DefaultBatchSize int
+	Version          string
+}
+
+// Server answers the broker's HTTP API.
+type Server struct {
+	eng *engine.Engine
+	log *slog.Logger
+	opt Options
+	mux *http.ServeMux
+}
+
+// New builds the handler for the route table.
+func New(eng *engine.Engine, log *slog.Logger, opt Options) *Server {
+	s := &Server{eng: eng, log: log, opt: opt, mux: http.NewServeMux()}
+	for _, rt := range Routes {
+		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
+	}
+	// Everything else: a JSON 404 for the API and for any non-GET, the dashboard for the rest.
+	s.mux.HandleFunc("/", s.fallback)
+	return s
+}
+
+func (s *Server) wrap(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := rt.handle(s, w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// ServeHTTP adds what every response carries (CORS, panic recovery, the access log line) around the mux.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path))
+			if sw.status == 0 {
+				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error"})
+			}
+		}
+		s.log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+	}()
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Max-Age", "86400")
+		writeNoContent(sw)
+		return
+	}
+	s.mux.ServeHTTP(sw, r)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api" {
+		s.writeError(w, r, errNoSuchRoute)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-cache, no-store, must-revalidate")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(dashboardPlaceholder)
+}
+
+var dashboardPlaceholder = []byte(`<!doctype html>
+<html><head><meta charset="utf-8"><title>Queen</title></head>
+<body><h1>Queen</h1><p>The broker is running. The dashboard is not built into this version yet;
+the HTTP API lives under <code>/api/v1/</code>.</p></body></html>
+`)
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version}
+	if err := s.eng.Ping(r.Context()); err != nil {
+		body["status"], body["database"] = "unhealthy", "disconnected"
+		body["error"] = err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return nil
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+func (s *Server) handleLivez(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "alive", "version": s.opt.Version})
+	return nil
+}

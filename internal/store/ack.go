@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// ConsumerKey identifies the cursor and lease of one consumer group on one partition.
+type ConsumerKey struct {
+	PartitionID uuid.UUID
+	Group       string
+}
+
+// ConsumerState is a locked (partition, group) row as an ack sees it.
+type ConsumerState struct {
+	Cursor       int64
+	LeaseID      pgtype.UUID
+	LeaseLive    bool
+	DeliveredSeq int64
+	Retries      int32
+}
+
+// AckTarget addresses the message one ack item is about.
+type AckTarget struct {
+	ConsumerKey
+	TransactionID string
+}
+
+// ResolvedMessage is what an AckTarget resolved to; Found is false when no such message is stored.
+type ResolvedMessage struct {
+	Found        bool
+	Seq          int64
+	Partition    string
+	Queue        string
+	RetryLimit   int32
+	RetryDelayMs int32
+}
+
+// ConsumerUpdate is the new state of a (partition, group) row after an ack batch.
+type ConsumerUpdate struct {
+	ConsumerKey
+	Cursor   int64
+	Release  bool  // end the lease (lease_id is kept to recognise repeated completions)
+	Retries  int32 // batch retry count
+	DelayMs  int32 // >0: the partition is not served again for this long
+	Consumed int32 // messages completed, for the counters
+}
+
+// DeadLetter records a message moved to the dead-letter queue of a group.
+type DeadLetter struct {
+	ConsumerKey
+	Seq     int64
+	Error   string
+	Retries int32
+}
+
+// AckDecision computes the effects of an ack batch from the locked consumer rows and the resolved
+// messages (in target order). It runs inside the transaction and must not block.
+type AckDecision func(states map[ConsumerKey]*ConsumerState, msgs []ResolvedMessage) ([]ConsumerUpdate, []DeadLetter)
+
+// Ack locks every consumer row the targets touch (in key order, so concurrent batches cannot deadlock),
+// resolves the messages, lets decide compute the outcome and applies it, all in one transaction.
+func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
+	pids := make([]uuid.UUID, len(targets))
+	groups := make([]string, len(targets))
+	txids := make([]string, len(targets))
+	for i, t := range targets {
+		pids[i], groups[i], txids[i] = t.PartitionID, t.Group, t.TransactionID
+	}
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		states := make(map[ConsumerKey]*ConsumerState)
+		msgs := make([]ResolvedMessage, len(targets))
+		b := &pgx.Batch{}
+		b.Queue(q("EnsureConsumers"), pids, groups)
+		b.Queue(q("LockConsumers"), pids, groups).Query(func(rs pgx.Rows) error {
+			for rs.Next() {
+				var k ConsumerKey
+				st := &ConsumerState{}
+				if err := rs.Scan(&k.PartitionID, &k.Group, &st.Cursor, &st.LeaseID, &st.LeaseLive, &st.DeliveredSeq, &st.Retries); err != nil {
+					return err
+				}
+				states[k] = st
+			}
+			return rs.Err()
+		})
+		b.Queue(q("ResolveAcks"), pids, txids).Query(func(rs pgx.Rows) error {
+			for rs.Next() {
+				var i int64
+				var m ResolvedMessage
+				if err := rs.Scan(&i, &m.Seq, &m.Partition, &m.Queue, &m.RetryLimit, &m.RetryDelayMs); err != nil {
+					return err
+				}
+				m.Found = true
+				msgs[i-1] = m
+			}
+			return rs.Err()
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		updates, dead := decide(states, msgs)
+		b = &pgx.Batch{}
+		if len(updates) > 0 {
+			n := len(updates)
+			up := make([]uuid.UUID, n)
+			ug := make([]string, n)
+			cur := make([]int64, n)
+			rel := make([]bool, n)
+			ret := make([]int32, n)
+			delay := make([]int32, n)
+			cons := make([]int32, n)
+			for i, u := range updates {
+				up[i], ug[i], cur[i], rel[i], ret[i], delay[i], cons[i] = u.PartitionID, u.Group, u.Cursor, u.Release, u.Retries, u.DelayMs, u.Consumed
+			}
+			b.Queue(q("ApplyAcks"), up, ug, cur, rel, ret, delay, cons)
+		}
+		if len(dead) > 0 {
+			n := len(dead)
+			dp := make([]uuid.UUID, n)
+			ds := make([]int64, n)
+			dg := make([]string, n)
+			de := make([]string, n)
+			dr := make([]int32, n)
+			for i, d := range dead {
+				dp[i], ds[i], dg[i], de[i], dr[i] = d.PartitionID, d.Seq, d.Group, d.Error, d.Retries
+			}
+			b.Queue(q("InsertDeadLetters"), dp, ds, dg, de, dr)
+		}
+		if b.Len() == 0 {
+			return nil
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("store: ack: %w", interpret(err))
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+// Package store is the broker's only door to PostgreSQL: it owns the connection pool, applies the
+// embedded schema migrations, runs the named queries of queries/*.sql and translates driver errors into
+// the package's own error values, so that no other package imports pgx.
+package store

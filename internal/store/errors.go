@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+var (
+	// ErrNotFound is returned when an addressed row does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable means PostgreSQL could not be reached (refused, timed out, connection lost): the
+	// caller may spool or retry, nothing was applied.
+	ErrUnavailable = errors.New("database unavailable")
+	// ErrPool means no connection became free within the acquire timeout.
+	ErrPool = errors.New("pool")
+)
+
+// PgError exposes the SQLSTATE of a server-side failure without leaking the driver type.
+type PgError struct {
+	Code    string
+	Message string
+	Detail  string
+}
+
+func (e *PgError) Error() string {
+	if e.Detail != "" {
+		return e.Message + " (" + e.Detail + ")"
+	}
+	return e.Message
+}
+
+// SQLSTATEs the engine branches on.
+const (
+	CodeUniqueViolation     = "23505"
+	CodeForeignKeyViolation = "23503"
+	CodeLockTimeout         = "55P03"
+	CodeQueryCanceled       = "57014"
+)
+
+// IsCode reports whether err is a PostgreSQL error with the given SQLSTATE.
+func IsCode(err error, code string) bool {
+	var pe *PgError
+	return errors.As(err, &pe) && pe.Code == code
+}
+
+// interpret is the one place where driver errors become this package's errors.
+func interpret(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08 (connection exception) and 57P0x (server shutting down) mean the database went
+		// away under us; everything else is a statement-level failure.
+		if len(pgErr.Code) >= 2 && pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" {
+			return errors.Join(ErrUnavailable, err)
+		}
+		return &PgError{Code: pgErr.Code, Message: pgErr.Message, Detail: pgErr.Detail}
+	}
+	var ne net.Error
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.As(err, &ne) {
+		return errors.Join(ErrUnavailable, err)
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return errors.Join(ErrUnavailable, err)
+	}
+	return err
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PushChannel is the NOTIFY channel on which pushes announce the queues they wrote to. It carries the
+// schema name so that installations sharing a database do not wake each other.
+func (s *Store) PushChannel() string { return s.schema + "_push" }
+
+// Listen holds a dedicated connection LISTENing on channel and calls onNotify with each payload until
+// ctx ends. After every (re)connect it calls onConnect, because notifications sent while it was not
+// listening are lost and parked consumers must re-check.
+func (s *Store) Listen(ctx context.Context, channel string, onConnect func(), onNotify func(payload string)) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := s.listenOnce(ctx, channel, onConnect, onNotify)
+		if ctx.Err() != nil {
+			return nil
+		}
+		_ = err // the caller learns about database outages from its own requests
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (s *Store) listenOnce(ctx context.Context, channel string, onConnect func(), onNotify func(string)) error {
+	cfg := s.pool.Config().ConnConfig.Copy()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("store: listen connect: %w", interpret(err))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, fmt.Sprintf(q("Listen"), pgx.Identifier{channel}.Sanitize())); err != nil {
+		return fmt.Errorf("store: listen: %w", interpret(err))
+	}
+	onConnect()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("store: wait for notification: %w", interpret(err))
+		}
+		onNotify(n.Payload)
+	}
+}

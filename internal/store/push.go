@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// PartitionKey names a partition by its queue and partition names.
+type PartitionKey struct {
+	Queue     string
+	Partition string
+}
+
+// EnsurePartitions creates the missing queues and partitions among keys and returns every key's
+// partition id. It runs in its own short transaction so that creation never holds locks inside a push.
+func (s *Store) EnsurePartitions(ctx context.Context, keys []PartitionKey) (map[PartitionKey]uuid.UUID, error) {
+	qs := make([]string, len(keys))
+	ps := make([]string, len(keys))
+	for i, k := range keys {
+		qs[i], ps[i] = k.Queue, k.Partition
+	}
+	b := &pgx.Batch{}
+	b.Queue(q("EnsureQueues"), qs)
+	b.Queue(q("EnsurePartitions"), qs, ps)
+	if err := s.sendBatch(ctx, b); err != nil {
+		return nil, fmt.Errorf("store: ensure partitions: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, q("PartitionIDs"), qs, ps)
+	if err != nil {
+		return nil, fmt.Errorf("store: partition ids: %w", interpret(err))
+	}
+	out := make(map[PartitionKey]uuid.UUID, len(keys))
+	for rows.Next() {
+		var k PartitionKey
+		var id uuid.UUID
+		if err := rows.Scan(&k.Queue, &k.Partition, &id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: partition ids: %w", interpret(err))
+		}
+		out[k] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: partition ids: %w", interpret(err))
+	}
+	return out, nil
+}
+
+// sendBatch runs a batch whose statements return no rows. A batch without explicit transaction control
+// runs as one implicit transaction, in one round-trip.
+func (s *Store) sendBatch(ctx context.Context, b *pgx.Batch) error {
+	c, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return interpret(c.SendBatch(ctx, b).Close())
+}
+
+// PushRow is one message to insert.
+type PushRow struct {
+	PartitionID   uuid.UUID
+	TransactionID string
+	ID            uuid.UUID
+	TraceID       pgtype.UUID
+	Payload       []byte // JSON; never nil
+	ProducerSub   pgtype.Text
+	Encrypted     bool
+}
+
+// PushOutcome tells, per row, whether it was inserted, and otherwise the id of the stored message that
+// already holds its transactionId in that partition.
+type PushOutcome struct {
+	Inserted   bool
+	ExistingID uuid.UUID
+}
+
+// Push inserts rows in one transaction and notifies the push channel once per queue. Each partition's
+// rows get increasing sequence numbers in slice order, after everything already committed in that
+// partition. Without an explicit transaction the statements form one implicit transaction.
+func (s *Store) Push(ctx context.Context, rows []PushRow, queues []string) ([]PushOutcome, error) {
+	c, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Release()
+	return push(ctx, c, rows, s.PushChannel(), queues)
+}
+
+// Push inserts rows inside the transaction; see [Store.Push]. The partitions stay locked until the
+// transaction ends, which is what keeps later pushes to them behind these rows.
+func (t *Tx) Push(ctx context.Context, rows []PushRow, queues []string) ([]PushOutcome, error) {
+	return push(ctx, t.tx, rows, t.s.PushChannel(), queues)
+}
+
+// batcher is what push needs of a connection or a transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func push(ctx context.Context, db batcher, rows []PushRow, channel string, queues []string) ([]PushOutcome, error) {
+	n := len(rows)
+	idx := make([]int32, n)
+	pids := make([]uuid.UUID, n)
+	txids := make([]string, n)
+	ids := make([]uuid.UUID, n)
+	traces := make([]pgtype.UUID, n)
+	payloads := make([][]byte, n)
+	subs := make([]pgtype.Text, n)
+	enc := make([]bool, n)
+	seen := make(map[uuid.UUID]struct{})
+	var lock []uuid.UUID
+	for i, r := range rows {
+		idx[i], pids[i], txids[i], ids[i] = int32(i), r.PartitionID, r.TransactionID, r.ID
+		traces[i], payloads[i], subs[i], enc[i] = r.TraceID, r.Payload, r.ProducerSub, r.Encrypted
+		if _, ok := seen[r.PartitionID]; !ok {
+			seen[r.PartitionID] = struct{}{}
+			lock = append(lock, r.PartitionID)
+		}
+	}
+	out := make([]PushOutcome, n)
+	b := &pgx.Batch{}
+	b.Queue(q("LockPartitions"), lock)
+	b.Queue(q("InsertMessages"), idx, pids, txids, ids, traces, payloads, subs, enc).Query(func(rs pgx.Rows) error {
+		for rs.Next() {
+			var i int32
+			if err := rs.Scan(&i); err != nil {
+				return err
+			}
+			out[i].Inserted = true
+		}
+		return rs.Err()
+	})
+	b.Queue(q("NotifyQueues"), channel, queues)
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store: push: %w", interpret(err))
+	}
+
+	var dIdx []int32
+	var dPids []uuid.UUID
+	var dTx []string
+	for i := range out {
+		if !out[i].Inserted {
+			dIdx, dPids, dTx = append(dIdx, int32(i)), append(dPids, pids[i]), append(dTx, txids[i])
+		}
+	}
+	if len(dIdx) == 0 {
+		return out, nil
+	}
+	rs, err := db.Query(ctx, q("ExistingMessageIDs"), dIdx, dPids, dTx)
+	if err != nil {
+		return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var i int32
+		var id uuid.UUID
+		if err := rs.Scan(&i, &id); err != nil {
+			return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
+		}
+		out[i].ExistingID = id
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
+	}
+	return out, nil
+}

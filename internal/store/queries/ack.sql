@@ -1,0 +1,48 @@
+-- name: EnsureConsumers :exec
+-- Make sure every (partition, group) an ack touches has a row to lock; unknown partitions are skipped
+-- (their acks resolve to nothing).
+INSERT INTO partition_consumers (partition_id, consumer_group)
+SELECT DISTINCT t.partition_id, t.consumer_group
+FROM unnest($1::uuid[], $2::text[]) AS t(partition_id, consumer_group)
+JOIN partitions p ON p.id = t.partition_id
+ORDER BY 1, 2
+ON CONFLICT (partition_id, consumer_group) DO NOTHING
+
+-- name: LockConsumers :many
+-- Locked in (partition, group) order so concurrent ack batches cannot deadlock.
+SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
+       coalesce(pc.lease_expires_at > now(), false) AS lease_live,
+       pc.delivered_seq, pc.batch_retry_count
+FROM partition_consumers pc
+JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[])) AS t(partition_id, consumer_group)
+  ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
+ORDER BY pc.partition_id, pc.consumer_group
+FOR UPDATE OF pc
+
+-- name: ResolveAcks :many
+SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay
+FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, i)
+JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+JOIN partitions p ON p.id = m.partition_id
+JOIN queues q ON q.id = p.queue_id
+
+-- name: ApplyAcks :exec
+UPDATE partition_consumers pc SET
+    cursor_seq        = u.cursor_seq,
+    lease_expires_at  = CASE WHEN u.release THEN NULL ELSE pc.lease_expires_at END,
+    batch_retry_count = u.retries,
+    retry_after       = CASE WHEN u.delay_ms > 0 THEN now() + u.delay_ms * interval '1 millisecond' ELSE pc.retry_after END,
+    total_consumed    = pc.total_consumed + u.consumed,
+    last_consumed_at  = CASE WHEN u.consumed > 0 THEN now() ELSE pc.last_consumed_at END
+FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
+    AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
+WHERE pc.partition_id = u.partition_id AND pc.consumer_group = u.consumer_group
+
+-- name: InsertDeadLetters :exec
+INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
+                          error_message, retry_count, original_created_at)
+SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at
+FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[]) AS t(partition_id, seq, consumer_group, error, retries)
+JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
+ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
+    SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = now()

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed queries/*.sql
+var queryFiles embed.FS
+
+// queries holds every named query of queries/*.sql, keyed by its `-- name:` header.
+var queries = mustLoadQueries()
+
+func mustLoadQueries() map[string]string {
+	out := map[string]string{}
+	entries, err := queryFiles.ReadDir("queries")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		b, err := queryFiles.ReadFile("queries/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		var name string
+		var body strings.Builder
+		flush := func() {
+			if name != "" {
+				if _, dup := out[name]; dup {
+					panic("store: duplicate query name " + name)
+				}
+				out[name] = strings.TrimSpace(body.String())
+			}
+			body.Reset()
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "-- name: "); ok {
+				flush()
+				name = strings.Fields(rest)[0]
+				continue
+			}
+			if strings.HasPrefix(strings.TrimSpace(line), "--") {
+				continue // whole-line comments are for readers; CreateSchema's body goes through Sprintf
+			}
+			body.WriteString(line)
+			body.WriteByte('\n')
+		}
+		flush()
+	}
+	return out
+}
+
+func q(name string) string {
+	s, ok := queries[name]
+	if !ok {
+		panic("store: unknown query " + name)
+	}
+	return s
+}
+
+// Options configure [Open].
+type Options struct {
+	URL              string
+	Schema           string
+	PoolSize         int32
+	AcquireTimeout   time.Duration // how long a request may wait for a free connection before ErrPool
+	StatementTimeout time.Duration
+}
+
+// Store is a pool of connections to the broker's schema.
+type Store struct {
+	pool           *pgxpool.Pool
+	schema         string
+	url            string
+	acquireTimeout time.Duration
+}
+
+// Open connects to PostgreSQL and applies the schema migrations. Every connection runs with
+// search_path set to the broker's own schema, so the SQL files never name it.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	if o.Schema == "" {
+		o.Schema = "queenmq"
+	}
+	if o.PoolSize > 0 {
+		cfg.MaxConns = o.PoolSize
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	cfg.ConnConfig.RuntimeParams["application_name"] = "queen"
+	if o.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", interpret(err))
+	}
+	s := &Store{pool: pool, schema: o.Schema, url: o.URL, acquireTimeout: o.AcquireTimeout}
+	if s.acquireTimeout <= 0 {
+		s.acquireTimeout = 5 * time.Second
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases every connection.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping does one database round-trip.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.pool.QueryRow(ctx, q("Ping")).Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", interpret(err))
+	}
+	return nil
+}
+
+// PoolStats reports the pool's size for the metrics surface.
+func (s *Store) PoolStats() (total, idle, waiting int32) {
+	st := s.pool.Stat()
+	return st.TotalConns(), st.IdleConns(), int32(st.EmptyAcquireCount() - st.CanceledAcquireCount())
+}
+
+// acquire takes a connection, waiting at most the acquire timeout: an exhausted pool is reported as
+// ErrPool rather than parking the request until its client gives up.
+func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	actx, cancel := context.WithTimeout(ctx, s.acquireTimeout)
+	defer cancel()
+	c, err := s.pool.Acquire(actx)
+	if err != nil {
+		if ctx.Err() == nil && actx.Err() != nil {
+			return nil, ErrPool
+		}
+		return nil, interpret(err)
+	}
+	return c, nil
+}
+
+// withTx runs fn inside one transaction on a pooled connection.
+func (s *Store) withTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	c, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return interpret(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return interpret(tx.Commit(ctx))
+}
+
+// Tx is an explicit transaction, for operations that must commit together (transactions of the API).
+type Tx struct {
+	s    *Store
+	conn *pgxpool.Conn
+	tx   pgx.Tx
+}
+
+// Begin starts an explicit transaction on a pooled connection.
+func (s *Store) Begin(ctx context.Context) (*Tx, error) {
+	c, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		c.Release()
+		return nil, fmt.Errorf("store: begin: %w", interpret(err))
+	}
+	return &Tx{s: s, conn: c, tx: tx}, nil
+}
+
+// Commit commits and returns the connection to the pool.
+func (t *Tx) Commit(ctx context.Context) error {
+	defer t.conn.Release()
+	if err := t.tx.Commit(ctx); err != nil {
+		return fmt.Errorf("store: commit: %w", interpret(err))
+	}
+	return nil
+}
+
+// Rollback aborts and returns the connection to the pool.
+func (t *Tx) Rollback(ctx context.Context) error {
+	defer t.conn.Release()
+	if err := t.tx.Rollback(ctx); err != nil {
+		return fmt.Errorf("store: rollback: %w", interpret(err))
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package testenv
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/config"
+)
+
+// RunningBroker is a broker started for one test.
+type RunningBroker struct {
+	URL         string // http://127.0.0.1:port
+	DatabaseURL string
+	Broker      *broker.Broker
+}
+
+// StartBroker starts the real broker assembly on a loopback port. env overrides the environment the
+// broker reads; without DATABASE_URL it gets a fresh database of its own. It is shut down at cleanup.
+func StartBroker(t testing.TB, env map[string]string) *RunningBroker {
+	t.Helper()
+	vars := map[string]string{}
+	for k, v := range env {
+		vars[k] = v
+	}
+	if vars["DATABASE_URL"] == "" {
+		vars["DATABASE_URL"] = NewDatabase(t)
+	}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatalf("testenv: config: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testenv: listen: %v", err)
+	}
+	var out io.Writer = io.Discard
+	if os.Getenv("QUEEN_TEST_LOG") != "" {
+		out = os.Stderr
+	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b, err := broker.Start(context.Background(), cfg, log, ln)
+	if err != nil {
+		t.Fatalf("testenv: start broker: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	return &RunningBroker{URL: "http://" + ln.Addr().String(), DatabaseURL: cfg.DatabaseURL, Broker: b}
+}
