@@ -87,6 +87,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	return b, nil
 }
 
+// Parked reports how many long-poll pops are waiting for messages.
+func (b *Broker) Parked() int { return b.eng.Parked() }
+
 // Addr is the address the broker serves on.
 func (b *Broker) Addr() string { return b.ln.Addr().String() }
 

@@ -61,6 +61,7 @@ WITH q AS (
            CASE WHEN $7 THEN a.cnt ELSE 0 END,
            CASE WHEN $7 THEN now() END
     FROM agg a CROSS JOIN q
+    ORDER BY a.partition_id -- the lock order of acks: concurrent pops and acks cannot deadlock
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
         cursor_seq       = EXCLUDED.cursor_seq,
         claim_cursor_seq = EXCLUDED.claim_cursor_seq,

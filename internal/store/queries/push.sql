@@ -1,7 +1,9 @@
 -- name: LockPartitions :exec
 -- Taken in id order by every pushing transaction, so concurrent batches never deadlock, and held to
--- commit, so sequence numbers are handed out in commit order.
-SELECT id FROM partitions WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE
+-- commit, so sequence numbers are handed out in commit order. NO KEY UPDATE (what the last_seq update
+-- takes anyway) leaves the FOR KEY SHARE of foreign-key checks free: pops and acks inserting consumer
+-- rows for these partitions never wait on a push.
+SELECT id FROM partitions WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
 
 -- name: InsertMessages :many
 -- Runs after LockPartitions in the same transaction, so last_seq is current and stays ours.
