@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -88,7 +89,7 @@ func (e *Engine) ackBatch(ctx context.Context, reqs [][]AckItem) ([][]AckResult,
 		for i, r := range reqs {
 			outs[i] = res[off : off+len(r)]
 			for j := range outs[i] {
-				outs[i][j].Index = j
+				outs[i][j].Index = j // per request, not per merged batch
 			}
 			off += len(r)
 		}
@@ -103,7 +104,7 @@ func (e *Engine) ackBatch(ctx context.Context, reqs [][]AckItem) ([][]AckResult,
 	for i, r := range reqs {
 		outs[i], errs[i] = e.applyAcks(ctx, r)
 	}
-	return outs, errs
+	return outs, errs // applyAcks numbers each request's items from 0
 }
 
 func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, error) {
@@ -147,7 +148,7 @@ func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, e
 func decideAck(i int, it AckItem, key store.ConsumerKey, states map[store.ConsumerKey]*store.ConsumerState,
 	m store.ResolvedMessage, touched map[store.ConsumerKey]*store.ConsumerUpdate, order *[]store.ConsumerKey,
 	dead *[]store.DeadLetter) AckResult {
-	r := AckResult{TransactionID: it.TransactionID}
+	r := AckResult{Index: i, TransactionID: it.TransactionID}
 	reject := func(msg string) AckResult {
 		r.Error = &msg
 		return r
@@ -161,15 +162,18 @@ func decideAck(i int, it AckItem, key store.ConsumerKey, states map[store.Consum
 		return reject(RejectUnresolvable)
 	}
 	completion := it.Status == AckCompleted || it.Status == AckSuccess
-	sameLease := it.LeaseID == "" || (st.LeaseID.Valid && uuid.UUID(st.LeaseID.Bytes).String() == it.LeaseID)
+	isLease := func(id pgtype.UUID) bool { return id.Valid && uuid.UUID(id.Bytes).String() == it.LeaseID }
 	if m.Seq <= st.Cursor {
-		if completion && sameLease {
+		delivering := it.LeaseID == "" ||
+			(isLease(st.LeaseID) && st.ClaimCursor < m.Seq && m.Seq <= st.DeliveredSeq) ||
+			(isLease(st.PrevLeaseID) && st.PrevClaimCursor < m.Seq && m.Seq <= st.PrevDeliveredSeq)
+		if completion && delivering {
 			r.Success, r.Noop = true, true
 			return r
 		}
 		return reject(RejectCommitted)
 	}
-	if it.LeaseID != "" && !(sameLease && st.LeaseLive) {
+	if it.LeaseID != "" && !(isLease(st.LeaseID) && st.LeaseLive) {
 		return reject(RejectLease)
 	}
 	u := touched[key]

@@ -1276,12 +1276,9 @@ func TestContractAck(t *testing.T) {
 		m2 := p2.Messages[0]
 		require.Equal(t, "c2", m2.TransactionID)
 
-		// BUG: decisions.md: a completion of a message behind the cursor is a noop when "repeated under
-		// the lease that delivered it (or with no lease)"; "a completion under another lease" is
-		// "already committed". engine/ack.go decideAck compares it.LeaseID with the partition's
-		// *current* lease (st.LeaseID) instead of the lease that delivered the message, so once a newer
-		// lease exists both answers are inverted: m1 under p2's lease answers noop, and m1 under p1 (the
-		// lease that delivered it) answers "already committed".
+		// decisions.md: a completion of a message behind the cursor is a noop when "repeated under the
+		// lease that delivered it (or with no lease)"; "a completion under another lease" is "already
+		// committed", even when that other lease is the partition's current one.
 		ctRequireRejected(t, b.ack(t, ctAckOf(m1, "completed", p2.LeaseID)), ctRejectCommitted)
 		repeated := b.ack(t, ctAckOf(m1, "completed", p1.LeaseID))
 		require.True(t, repeated.Success, "%+v", repeated)
@@ -1472,15 +1469,16 @@ func TestContractBodyLimit(t *testing.T) {
 
 	t.Run("chunked body over the cap is answered before the stream ends", func(t *testing.T) {
 		t.Parallel()
-		// BUG: the cap must be answered without reading the whole body. httpapi/server.go wraps the
-		// ResponseWriter in statusWriter, which hides (*http.response).requestTooLarge from
-		// http.MaxBytesReader (decode.go readBody); the server therefore does not know the limit was
-		// hit and, after the handler returns, tries to drain up to 256 KiB of the remaining body before
-		// it writes the 413. A client still streaming (or a slow one) gets no answer until then.
+		// The cap must be answered without reading the whole body: a client still streaming gets its
+		// 413 while it streams.
 		pr, pw := io.Pipe()
 		defer pw.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // hang guard only
 		defer cancel()
+		// The transport waits for the body writer before it gives up on a request: end the stream
+		// when the guard fires.
+		stop := context.AfterFunc(ctx, func() { _ = pw.CloseWithError(ctx.Err()) })
+		defer stop()
 		req, err := http.NewRequestWithContext(ctx, "POST", b.rb.URL+"/api/v1/push", pr)
 		require.NoError(t, err)
 		req.ContentLength = -1

@@ -18,6 +18,15 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	if r.ContentLength > max {
 		return nil, &http.MaxBytesError{Limit: max}
 	}
+	// MaxBytesReader tells the server to close the connection (instead of draining the rest of an
+	// oversized body before answering) only through the server's own ResponseWriter.
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -17,11 +17,17 @@ type ConsumerKey struct {
 
 // ConsumerState is a locked (partition, group) row as an ack sees it.
 type ConsumerState struct {
-	Cursor       int64
-	LeaseID      pgtype.UUID
-	LeaseLive    bool
-	DeliveredSeq int64
-	Retries      int32
+	Cursor    int64
+	LeaseID   pgtype.UUID
+	LeaseLive bool
+	// The current (or last) lease delivered the messages in (ClaimCursor, DeliveredSeq]; the lease before
+	// it those in (PrevClaimCursor, PrevDeliveredSeq].
+	ClaimCursor      int64
+	DeliveredSeq     int64
+	PrevLeaseID      pgtype.UUID
+	PrevClaimCursor  int64
+	PrevDeliveredSeq int64
+	Retries          int32
 }
 
 // AckTarget addresses the message one ack item is about.
@@ -80,7 +86,8 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 			for rs.Next() {
 				var k ConsumerKey
 				st := &ConsumerState{}
-				if err := rs.Scan(&k.PartitionID, &k.Group, &st.Cursor, &st.LeaseID, &st.LeaseLive, &st.DeliveredSeq, &st.Retries); err != nil {
+				if err := rs.Scan(&k.PartitionID, &k.Group, &st.Cursor, &st.LeaseID, &st.LeaseLive, &st.ClaimCursor, &st.DeliveredSeq,
+					&st.PrevLeaseID, &st.PrevClaimCursor, &st.PrevDeliveredSeq, &st.Retries); err != nil {
 					return err
 				}
 				states[k] = st

@@ -12,7 +12,8 @@ ON CONFLICT (partition_id, consumer_group) DO NOTHING
 -- Locked in (partition, group) order so concurrent ack batches cannot deadlock.
 SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
        coalesce(pc.lease_expires_at > now(), false) AS lease_live,
-       pc.delivered_seq, pc.batch_retry_count
+       pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq,
+       pc.batch_retry_count
 FROM partition_consumers pc
 JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[])) AS t(partition_id, consumer_group)
   ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group

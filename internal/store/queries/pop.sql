@@ -63,6 +63,9 @@ WITH q AS (
     FROM agg a CROSS JOIN q
     ORDER BY a.partition_id -- the lock order of acks: concurrent pops and acks cannot deadlock
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
+        prev_lease_id         = pc.lease_id,
+        prev_claim_cursor_seq = pc.claim_cursor_seq,
+        prev_delivered_seq    = pc.delivered_seq,
         cursor_seq       = EXCLUDED.cursor_seq,
         claim_cursor_seq = EXCLUDED.claim_cursor_seq,
         lease_id         = EXCLUDED.lease_id,
