@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,10 @@ type Config struct {
 
 	LogLevel  string
 	LogFormat string
+
+	Auth       AuthConfig       // auth.go
+	Ops        OpsConfig        // ops.go
+	Durability DurabilityConfig // durability.go
 
 	pg pgParts
 }
@@ -92,8 +97,13 @@ func pgVar(dst func(*pgParts) *string) func(*Config, string) error {
 	}
 }
 
-// Vars is the table of every variable, in documentation order.
-var Vars = []Var{
+// Vars is the table of every variable, in documentation order. Each part keeps its rows in its own file.
+var Vars = slices.Concat(coreVars, durabilityVars, opsVars, authVars)
+
+// validators check each part after all variables are read.
+var validators = []func(*Config) error{(*Config).validate, (*Config).validateDurability, (*Config).validateOps, (*Config).validateAuth}
+
+var coreVars = []Var{
 	{"HOST", "0.0.0.0", "address the HTTP API listens on", false, strVar(func(c *Config) *string { return &c.Host })},
 	{"PORT", "6632", "port the HTTP API listens on", false, intVar(func(c *Config) *int { return &c.Port })},
 	{"DATABASE_URL", "", "PostgreSQL URL; alternative to the PG_* set", true, pgVar(func(p *pgParts) *string { return &p.url })},
@@ -143,8 +153,10 @@ func Load(getenv func(string) string) (Config, error) {
 			}
 		}
 	}
-	if err := c.validate(); err != nil {
-		return Config{}, err
+	for _, v := range validators {
+		if err := v(&c); err != nil {
+			return Config{}, err
+		}
 	}
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/engine"
 )
 
@@ -34,7 +35,10 @@ func classify(err error) (int, envelope, bool) {
 	var inv *engine.InvalidError
 	var op *engine.OpError
 	var mbe *http.MaxBytesError
+	var aue *auth.Error
 	switch {
+	case errors.As(err, &aue):
+		return aue.Status, envelope{Error: aue.Message}, true
 	case errors.As(err, &ae):
 		return ae.status, envelope{Error: ae.msg, Code: ae.code}, true
 	case errors.As(err, &mbe):

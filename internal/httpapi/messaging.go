@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/engine"
 )
 
@@ -65,7 +66,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
 		return err
 	}
-	items, err := parsePushItems(body.Items, "")
+	items, err := parsePushItems(body.Items, subject(r))
 	if err != nil {
 		return err
 	}
@@ -75,6 +76,12 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, res)
 	return nil
+}
+
+// subject is the authenticated caller's sub claim, stamped as producerSub on pushes ("" without auth).
+func subject(r *http.Request) string {
+	p, _ := auth.FromContext(r.Context())
+	return p.Subject
 }
 
 func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {

@@ -1,17 +1,19 @@
 package httpapi
 
-import "net/http"
+import (
+	"net/http"
+	"slices"
 
-// Access is the role set a route requires when JWT authentication is on (docs/decisions.md).
-type Access string
+	"github.com/queen-go/queen/internal/auth"
+)
 
-// Access levels.
+// Access levels of the route table (auth.Access).
 const (
-	Public  Access = "public"
-	Produce Access = "produce"
-	Consume Access = "consume"
-	Read    Access = "read"
-	Admin   Access = "admin"
+	Public  = auth.Public
+	Produce = auth.Produce
+	Consume = auth.Consume
+	Read    = auth.Read
+	Admin   = auth.Admin
 )
 
 // Route is one entry of the route table: the mux, the access check and the generated reference all
@@ -19,13 +21,15 @@ const (
 type Route struct {
 	Method  string
 	Pattern string
-	Access  Access
+	Access  auth.Access
 	Doc     string
 	handle  func(s *Server, w http.ResponseWriter, r *http.Request) error
 }
 
-// Routes is the broker's route table.
-var Routes = []Route{
+// Routes is the broker's route table. Each part of the API keeps its rows in its own file.
+var Routes = slices.Concat(coreRoutes, semanticsRoutes, opsRoutes, systemRoutes)
+
+var coreRoutes = []Route{
 	{"GET", "/health", Public, "readiness: database round-trip, 503 when it fails", (*Server).handleHealth},
 	{"GET", "/livez", Public, "liveness: 200 whenever the process serves HTTP", (*Server).handleLivez},
 	{"POST", "/api/v1/configure", Consume, "create or fully reconfigure a queue", (*Server).handleConfigure},

@@ -6,11 +6,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/engine"
 )
 
+// Authorizer checks a request against a route's access level. It returns the caller (empty when
+// authentication is off) or an *auth.Error.
+type Authorizer interface {
+	Authorize(r *http.Request, level auth.Access) (auth.Principal, error)
+}
+
 // Options configure the transport.
 type Options struct {
+	Auth             Authorizer // nil: every route is open
 	MaxBodyBytes     int64
 	DefaultTimeout   time.Duration
 	DefaultBatchSize int
@@ -38,6 +46,14 @@ func New(eng *engine.Engine, log *slog.Logger, opt Options) *Server {
 
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opt.Auth != nil {
+			p, err := s.opt.Auth.Authorize(r, rt.Access)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		}
 		if err := rt.handle(s, w, r); err != nil {
 			s.writeError(w, r, err)
 		}

@@ -1,0 +1,3 @@
+package httpapi
+
+var opsRoutes = []Route{}
