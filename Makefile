@@ -2,10 +2,11 @@
 export GOTOOLCHAIN := local
 GO ?= go
 
-.PHONY: build run test vet fmt-check clean
+.PHONY: build run test vet fmt-check clean gen bench
 
 build:
 	$(GO) build -o bin/queen ./cmd/queen
+	$(GO) build -o bin/queen-proxy ./cmd/queen-proxy
 
 # Serves the API on :6632. With no DATABASE_URL / PG_* set, it starts an embedded PostgreSQL from the
 # machine's binaries (installing them with apt-get first when they are missing) in ./queen-data.
@@ -24,6 +25,16 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+# Regenerates generated files (docs/reference.md from the route table).
+gen:
+	$(GO) generate ./...
+
+# Load test (bench/, docs/performance.md): builds ./cmd/queen, starts a private PostgreSQL and runs every
+# scenario. BENCH_FLAGS passes options, e.g. BENCH_FLAGS='-scenarios push -duration 20s -json out.json'.
+bench:
+	@bash scripts/ensure-postgres.sh
+	$(GO) run ./bench $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin

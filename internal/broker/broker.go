@@ -13,9 +13,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -30,6 +34,7 @@ type Broker struct {
 	cluster *pgcluster.Cluster
 	st      *store.Store
 	eng     *engine.Engine
+	loops   []*engine.Loop // stats and retention (ops); stopped before the engine
 	srv     *http.Server
 	ln      net.Listener
 	served  chan error
@@ -39,11 +44,21 @@ type Broker struct {
 // cfg.Addr().
 func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.Listener) (b *Broker, err error) {
 	b = &Broker{cfg: cfg, log: log, served: make(chan error, 1)}
+	started := b // the error returns below set b to nil; release what was built
 	defer func() {
 		if err != nil {
-			b.release(context.WithoutCancel(ctx))
+			started.release(context.WithoutCancel(ctx))
 		}
 	}()
+	var authz httpapi.Authorizer // nil: JWT off, every route open
+	if cfg.Auth.Enabled {
+		a, err := auth.New(ctx, cfg.Auth, log)
+		if err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		authz = a
+		log.InfoContext(ctx, "jwt authentication enabled", slog.String("algorithm", cfg.Auth.Algorithm))
+	}
 	dbURL := cfg.DatabaseURL
 	if cfg.Embedded() {
 		dir, err := filepath.Abs(cfg.DataDir)
@@ -67,9 +82,23 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	b.eng = engine.New(b.st, log, engine.Options{
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
+		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 	})
+	reg := prometheus.NewRegistry()
+	mx := metrics.New(reg, metrics.Sources{Pool: b.st.PoolStats})
+	if err = b.eng.EnableOps(ctx, engine.OpsOptions{Key: cfg.Ops.EncryptionKey, Observer: mx}); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	b.eng.Start(ctx)
-	api := httpapi.New(b.eng, log, httpapi.Options{
+	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Ops.StatsInterval, OnSnapshot: mx.SetStats}),
+		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Ops.RetentionInterval, BatchSize: cfg.Ops.RetentionBatchSize,
+			PartitionCleanupDays: cfg.Ops.PartitionCleanupDays, MetricsRetentionDays: cfg.Ops.MetricsRetentionDays})}
+	for _, l := range b.loops {
+		if err = l.Start(ctx); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+	}
+	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg},
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version,
 	})
@@ -105,6 +134,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 }
 
 func (b *Broker) release(ctx context.Context) {
+	for _, l := range b.loops {
+		l.Stop()
+	}
 	if b.eng != nil {
 		b.eng.Stop()
 	}

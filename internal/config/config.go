@@ -24,10 +24,12 @@ type Config struct {
 	AcquireTimeout   time.Duration
 	StatementTimeout time.Duration
 
-	DefaultTimeout   time.Duration
-	DefaultBatchSize int
-	MaxPollTimeout   time.Duration
-	PollRecheck      time.Duration
+	DefaultTimeout          time.Duration
+	DefaultBatchSize        int
+	DefaultSubscriptionMode string
+	EvictionInterval        time.Duration
+	MaxPollTimeout          time.Duration
+	PollRecheck             time.Duration
 
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
@@ -120,6 +122,8 @@ var coreVars = []Var{
 	{"DB_STATEMENT_TIMEOUT", "30000", "ms statement timeout of every broker query", false, msVar(func(c *Config) *time.Duration { return &c.StatementTimeout })},
 	{"DEFAULT_TIMEOUT", "30000", "ms long-poll timeout of a pop that gives none", false, msVar(func(c *Config) *time.Duration { return &c.DefaultTimeout })},
 	{"DEFAULT_BATCH_SIZE", "1", "messages per pop when the request gives no batch", false, intVar(func(c *Config) *int { return &c.DefaultBatchSize })},
+	{"DEFAULT_SUBSCRIPTION_MODE", "", "where a new consumer group starts when a pop does not say: all (empty) or new", false, strVar(func(c *Config) *string { return &c.DefaultSubscriptionMode })},
+	{"EVICTION_INTERVAL", "60000", "ms between maxWaitTimeSeconds sweeps", false, msVar(func(c *Config) *time.Duration { return &c.EvictionInterval })},
 	{"POP_MAX_TIMEOUT_MS", "300000", "longest long-poll timeout honoured", false, msVar(func(c *Config) *time.Duration { return &c.MaxPollTimeout })},
 	{"POP_WAIT_MAX_INTERVAL_MS", "1000", "safety re-check of parked long-polls (pushes wake them at once; this catches lease expiry and delays)", false, msVar(func(c *Config) *time.Duration { return &c.PollRecheck })},
 	{"QUEEN_MAX_BODY_BYTES", "67108864", "largest request body; larger ones are answered 413 without being read", false, func(c *Config, v string) error {
@@ -180,6 +184,14 @@ func (c *Config) validate() error {
 	}
 	if c.DefaultBatchSize < 1 {
 		return fmt.Errorf("config: DEFAULT_BATCH_SIZE: must be at least 1")
+	}
+	switch c.DefaultSubscriptionMode {
+	case "", "all", "new", "new-only":
+	default:
+		return fmt.Errorf("config: DEFAULT_SUBSCRIPTION_MODE: want all, new or new-only, got %q", c.DefaultSubscriptionMode)
+	}
+	if c.EvictionInterval <= 0 {
+		return fmt.Errorf("config: EVICTION_INTERVAL: must be positive")
 	}
 	if c.PollRecheck <= 0 {
 		return fmt.Errorf("config: POP_WAIT_MAX_INTERVAL_MS: must be positive")

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -71,6 +72,7 @@ func (e *Engine) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 	if err != nil {
 		return nil, opErr("ack", err)
 	}
+	e.observeAck(items, res)
 	return res, nil
 }
 
@@ -108,46 +110,64 @@ func (e *Engine) ackBatch(ctx context.Context, reqs [][]AckItem) ([][]AckResult,
 }
 
 func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, error) {
-	targets := make([]store.AckTarget, len(items))
-	for i, it := range items {
-		targets[i] = store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: it.PartitionID, Group: it.Group}, TransactionID: it.TransactionID}
-	}
-	var results []AckResult
-	decide := func(states map[store.ConsumerKey]*store.ConsumerState, msgs []store.ResolvedMessage) ([]store.ConsumerUpdate, []store.DeadLetter) {
-		results = make([]AckResult, len(items))
-		touched := map[store.ConsumerKey]*store.ConsumerUpdate{}
-		var order []store.ConsumerKey
-		var dead []store.DeadLetter
-		for i, it := range items {
-			results[i] = decideAck(i, it, targets[i].ConsumerKey, states, msgs[i], touched, &order, &dead)
-		}
-		updates := make([]store.ConsumerUpdate, 0, len(order))
-		for _, k := range order {
-			updates = append(updates, *touched[k])
-		}
-		return updates, dead
-	}
+	targets, decide, results := ackPlan(items, false)
 	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 	defer cancel()
 	if err := e.st.Ack(octx, targets, decide); err != nil {
 		return nil, err
 	}
-	return results, nil
+	return *results, nil
 }
 
-// decideAck applies one item to the in-memory state of its (partition, group) row, recording the
-// resulting row update and dead letter. Rules (docs/decisions.md):
+// errAckRejected aborts a transaction whose ack was rejected; the results say which and why.
+var errAckRejected = errors.New("ack rejected")
+
+// ackPlan prepares an ack batch: the store targets, the decision to run inside the transaction and
+// where its per-item results land. With strict, any rejected item aborts the whole transaction.
+func ackPlan(items []AckItem, strict bool) ([]store.AckTarget, store.AckDecision, *[]AckResult) {
+	targets := make([]store.AckTarget, len(items))
+	for i, it := range items {
+		targets[i] = store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: it.PartitionID, Group: it.Group}, TransactionID: it.TransactionID}
+	}
+	results := new([]AckResult)
+	decide := func(states map[store.ConsumerKey]*store.ConsumerState, msgs []store.ResolvedMessage) (store.AckEffects, error) {
+		d := ackDecider{states: states, touched: map[store.ConsumerKey]*store.ConsumerUpdate{}}
+		*results = make([]AckResult, len(items))
+		for i, it := range items {
+			r := d.decide(i, it, targets[i].ConsumerKey, msgs[i])
+			(*results)[i] = r
+			if strict && !r.Success {
+				return store.AckEffects{}, errAckRejected
+			}
+		}
+		for _, k := range d.order {
+			d.eff.Updates = append(d.eff.Updates, *d.touched[k])
+		}
+		return d.eff, nil
+	}
+	return targets, decide, results
+}
+
+// ackDecider applies ack items in order to the in-memory state of the locked consumer rows.
+type ackDecider struct {
+	states  map[store.ConsumerKey]*store.ConsumerState
+	touched map[store.ConsumerKey]*store.ConsumerUpdate
+	order   []store.ConsumerKey
+	eff     store.AckEffects
+}
+
+// decide applies one item, recording the resulting row update, dead letter or settled redelivery.
+// Rules (docs/decisions.md):
 //   - unknown message → unresolvable;
-//   - message at or behind the cursor → a repeated completion (no lease, or the lease that delivered
-//     it) is a harmless noop, anything else is "already committed";
+//   - message at or behind the cursor (and not a dead letter retried for the group) → a repeated
+//     completion under the lease that delivered it (or with no lease) is a harmless noop, anything
+//     else is "already committed";
 //   - a leaseId that is not the live lease → invalid or expired lease;
 //   - completed: cursor moves to the message; the lease ends once everything it delivered is acked;
 //   - failed: within the retry budget the lease ends and the partition waits retryDelay before it is
 //     served again; past it, the message goes to the dead-letter queue and the cursor moves past it;
 //   - dlq: dead-letter queue, cursor moves past; retry: the lease ends, no retry is counted.
-func decideAck(i int, it AckItem, key store.ConsumerKey, states map[store.ConsumerKey]*store.ConsumerState,
-	m store.ResolvedMessage, touched map[store.ConsumerKey]*store.ConsumerUpdate, order *[]store.ConsumerKey,
-	dead *[]store.DeadLetter) AckResult {
+func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.ResolvedMessage) AckResult {
 	r := AckResult{Index: i, TransactionID: it.TransactionID}
 	reject := func(msg string) AckResult {
 		r.Error = &msg
@@ -157,13 +177,13 @@ func decideAck(i int, it AckItem, key store.ConsumerKey, states map[store.Consum
 		return reject(RejectUnresolvable)
 	}
 	r.QueueName, r.PartitionName = &m.Queue, &m.Partition
-	st := states[key]
+	st := d.states[key]
 	if st == nil {
 		return reject(RejectUnresolvable)
 	}
 	completion := it.Status == AckCompleted || it.Status == AckSuccess
 	isLease := func(id pgtype.UUID) bool { return id.Valid && uuid.UUID(id.Bytes).String() == it.LeaseID }
-	if m.Seq <= st.Cursor {
+	if m.Seq <= st.Cursor && !m.Redelivery {
 		delivering := it.LeaseID == "" ||
 			(isLease(st.LeaseID) && st.ClaimCursor < m.Seq && m.Seq <= st.DeliveredSeq) ||
 			(isLease(st.PrevLeaseID) && st.PrevClaimCursor < m.Seq && m.Seq <= st.PrevDeliveredSeq)
@@ -176,11 +196,11 @@ func decideAck(i int, it AckItem, key store.ConsumerKey, states map[store.Consum
 	if it.LeaseID != "" && !(isLease(st.LeaseID) && st.LeaseLive) {
 		return reject(RejectLease)
 	}
-	u := touched[key]
+	u := d.touched[key]
 	if u == nil {
 		u = &store.ConsumerUpdate{ConsumerKey: key, Cursor: st.Cursor, Retries: st.Retries}
-		touched[key] = u
-		*order = append(*order, key)
+		d.touched[key] = u
+		d.order = append(d.order, key)
 	}
 	release := func() {
 		if st.LeaseLive {
@@ -189,23 +209,30 @@ func decideAck(i int, it AckItem, key store.ConsumerKey, states map[store.Consum
 			r.LeaseReleased = true
 		}
 	}
-	advance := func() {
-		// Progress past the head gives the next message a fresh retry budget.
-		st.Cursor, u.Cursor = m.Seq, m.Seq
+	settle := func() {
+		if m.Redelivery {
+			// A retried dead letter: settled without moving the cursor back.
+			m.Redelivery = false
+			st.Redeliveries--
+			d.eff.Redelivered = append(d.eff.Redelivered, store.Redelivered{ConsumerKey: key, Seq: m.Seq})
+		} else {
+			// Progress past the head gives the next message a fresh retry budget.
+			st.Cursor, u.Cursor = m.Seq, m.Seq
+		}
 		st.Retries, u.Retries = 0, 0
-		if st.LeaseLive && st.Cursor >= st.DeliveredSeq {
+		if st.LeaseLive && st.Cursor >= st.DeliveredSeq && st.Redeliveries <= 0 {
 			release()
 		}
 	}
 	toDLQ := func(errText string) {
-		*dead = append(*dead, store.DeadLetter{ConsumerKey: key, Seq: m.Seq, Error: errText, Retries: st.Retries})
+		d.eff.DeadLetters = append(d.eff.DeadLetters, store.DeadLetter{ConsumerKey: key, Seq: m.Seq, Error: errText, Retries: st.Retries})
 		r.DLQ = true
-		advance()
+		settle()
 	}
 	switch it.Status {
 	case AckCompleted, AckSuccess:
 		u.Consumed++
-		advance()
+		settle()
 	case AckFailed:
 		if st.Retries < m.RetryLimit {
 			st.Retries++
@@ -213,18 +240,10 @@ func decideAck(i int, it AckItem, key store.ConsumerKey, states map[store.Consum
 			u.DelayMs = m.RetryDelayMs
 			release()
 		} else {
-			errText := it.Error
-			if errText == "" {
-				errText = "Retries exhausted"
-			}
-			toDLQ(errText)
+			toDLQ(cmp.Or(it.Error, "Retries exhausted"))
 		}
 	case AckDLQ:
-		errText := it.Error
-		if errText == "" {
-			errText = "Moved to DLQ"
-		}
-		toDLQ(errText)
+		toDLQ(cmp.Or(it.Error, "Moved to DLQ"))
 	case AckRetry:
 		release()
 	}

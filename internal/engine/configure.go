@@ -102,6 +102,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 	if err != nil {
 		return nil, opErr("configure", err)
 	}
+	e.lim.forget(queue)
 	opts, err := json.Marshal(eff)
 	if err != nil {
 		return nil, err

@@ -16,13 +16,15 @@ const QueueMode = "__QUEUE_MODE__"
 
 // Options tune the engine; zero values take the documented defaults.
 type Options struct {
-	PushWorkers      int           // concurrent push batches in flight
-	PushMaxItems     int           // items merged into one push statement
-	AckWorkers       int           // concurrent ack batches in flight
-	AckMaxItems      int           // ack items merged into one transaction
-	RecheckInterval  time.Duration // safety re-check of parked long-polls (expired leases, delays)
-	MaxPollTimeout   time.Duration // longest long-poll honoured
-	OperationTimeout time.Duration // bound on one batched database operation
+	PushWorkers             int           // concurrent push batches in flight
+	PushMaxItems            int           // items merged into one push statement
+	AckWorkers              int           // concurrent ack batches in flight
+	AckMaxItems             int           // ack items merged into one transaction
+	RecheckInterval         time.Duration // safety re-check of parked long-polls (expired leases, delays)
+	EvictionInterval        time.Duration // maxWaitTimeSeconds sweep
+	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
+	MaxPollTimeout          time.Duration // longest long-poll honoured
+	OperationTimeout        time.Duration // bound on one batched database operation
 }
 
 func (o *Options) defaults() {
@@ -44,6 +46,9 @@ func (o *Options) defaults() {
 	if o.MaxPollTimeout <= 0 {
 		o.MaxPollTimeout = 300 * time.Second
 	}
+	if o.EvictionInterval <= 0 {
+		o.EvictionInterval = time.Minute
+	}
 	if o.OperationTimeout <= 0 {
 		o.OperationTimeout = 30 * time.Second
 	}
@@ -56,8 +61,11 @@ type Engine struct {
 	opt     Options
 	waiters *waiters
 	parts   *partitionCache
+	subs    subscriptionCache
+	lim     limitCache
 	push    *coalescer[pushJob, []store.PushOutcome]
 	ack     *coalescer[[]AckItem, []AckResult]
+	ops     opsState // ops_*.go: payload encryption, observer, operation counters
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once
@@ -82,10 +90,14 @@ func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
 	e.push.start(ctx, e.opt.PushWorkers)
 	e.ack.start(ctx, e.opt.AckWorkers)
-	e.wg.Add(1)
+	e.wg.Add(2)
 	go func() {
 		defer e.wg.Done()
 		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.waiters.wake)
+	}()
+	go func() {
+		defer e.wg.Done()
+		e.evictLoop(ctx)
 	}()
 }
 
@@ -138,6 +150,16 @@ func (c *partitionCache) put(m map[store.PartitionKey]uuid.UUID) {
 	}
 	for k, v := range m {
 		c.m[k] = v
+	}
+	c.mu.Unlock()
+}
+
+func (c *partitionCache) forgetQueue(queue string) {
+	c.mu.Lock()
+	for k := range c.m {
+		if k.Queue == queue {
+			delete(c.m, k)
+		}
 	}
 	c.mu.Unlock()
 }

@@ -48,3 +48,14 @@ const (
 	RejectCommitted    = "already committed: the cursor moved past this message before this ack"
 	RejectUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers"
 )
+
+// NotFoundError names something addressed that does not exist (HTTP 404).
+type NotFoundError struct{ Msg string }
+
+func (e *NotFoundError) Error() string { return e.Msg }
+
+func notFound(format string, args ...any) error {
+	return &NotFoundError{Msg: fmt.Sprintf(format, args...)}
+}
+
+var errNoKey = errors.New("payload is encrypted and no QUEEN_ENCRYPTION_KEY is configured")

@@ -21,6 +21,11 @@ type PopRequest struct {
 	AutoAck    bool
 	Wait       bool
 	Timeout    time.Duration
+	// Where a named group starts in partitions it meets first (api.md §9).
+	SubscriptionMode string
+	SubscriptionFrom string
+	// Namespace/task pop: Queue is empty and every queue matching these is drained, highest priority first.
+	Namespace, Task string
 }
 
 // Message is a delivered message, with the wire's field names.
@@ -64,18 +69,50 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 	if r.Partition != "" {
 		r.Partitions = 1
 	}
+	try := func(ctx context.Context) (*PopResult, error) { return e.popOnce(ctx, r) }
+	keys := []string{r.Queue}
+	if r.Group != QueueMode {
+		mode, ts, err := e.subscription(r.SubscriptionMode, r.SubscriptionFrom)
+		if err != nil {
+			return nil, err
+		}
+		try = func(ctx context.Context) (*PopResult, error) {
+			if err := e.ensureSubscription(ctx, r.Queue, r.Group, mode, ts); err != nil {
+				return nil, opErr("pop", err)
+			}
+			return e.popOnce(ctx, r)
+		}
+	}
+	if r.Queue == "" {
+		// Namespace/task pop: the matching queues, highest priority first; parked on all of them.
+		queues, err := e.st.QueuesByNamespaceTask(ctx, r.Namespace, r.Task)
+		if err != nil {
+			return nil, opErr("pop", err)
+		}
+		one := try
+		keys = queues
+		try = func(ctx context.Context) (*PopResult, error) {
+			for _, q := range queues {
+				r.Queue = q
+				if res, err := one(ctx); res != nil || err != nil {
+					return res, err
+				}
+			}
+			return nil, nil
+		}
+	}
 	if !r.Wait {
-		return e.popOnce(ctx, r)
+		return try(ctx)
 	}
 	timeout := min(max(r.Timeout, 0), e.opt.MaxPollTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
 		// Register before trying: a push landing between the empty try and the wait still wakes us.
-		w := e.waiters.add(r.Queue)
-		res, err := e.popOnce(ctx, r)
+		w := e.waiters.add(keys...)
+		res, err := try(ctx)
 		if res != nil || err != nil {
-			e.waiters.remove(r.Queue, w)
+			e.waiters.remove(w, keys...)
 			if err != nil && ctx.Err() != nil {
 				return nil, nil // the deadline interrupted a try: that is an empty long-poll
 			}
@@ -91,7 +128,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 			draining = true
 		}
 		recheck.Stop()
-		e.waiters.remove(r.Queue, w)
+		e.waiters.remove(w, keys...)
 		if ctx.Err() != nil || draining {
 			return nil, nil
 		}
@@ -109,8 +146,10 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		return nil, opErr("pop", err)
 	}
 	if len(rows) == 0 {
+		e.observePop(r.Queue, nil, nil)
 		return nil, nil
 	}
+	created := make([]time.Time, len(rows))
 	leaseID := lease.String()
 	if r.AutoAck {
 		leaseID = ""
@@ -142,7 +181,11 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		if len(msg.Data) == 0 {
 			msg.Data = jsonNull
 		}
-		res.Messages[i] = msg
+		if msg.Data, err = e.DecryptPayload(msg.Data, m.Encrypted); err != nil {
+			return nil, opErr("pop", err)
+		}
+		res.Messages[i], created[i] = msg, m.CreatedAt
 	}
+	e.observePop(r.Queue, res, created)
 	return res, nil
 }

@@ -69,20 +69,60 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 			items[i].TransactionID = uuid.Must(uuid.NewV7()).String()
 		}
 	}
+	var queues []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.Queue] {
+			seen[it.Queue] = true
+			queues = append(queues, it.Queue)
+		}
+	}
+	refused, err := e.admit(ctx, items, queues)
+	if err != nil {
+		return nil, opErr("push", err)
+	}
+	// Items over their queue's maxSize are refused one by one; the others go through.
+	admitted := make([]PushItem, 0, len(items))
+	for i, it := range items {
+		if refused[i] == "" {
+			admitted = append(admitted, it)
+		}
+	}
+	var res []PushResult
 	for attempt := 0; ; attempt++ {
-		res, stale, err := e.pushOnce(ctx, items)
+		var stale []store.PartitionKey
+		res, stale, err = e.pushOnce(ctx, admitted)
 		if err != nil {
 			return nil, opErr("push", err)
 		}
 		if len(stale) == 0 || attempt == 2 {
-			return res, nil
+			break
 		}
 		// A cached partition vanished (queue deleted meanwhile): forget it and recreate on retry.
 		e.parts.forget(stale)
 	}
+	if len(admitted) == len(items) {
+		return res, nil
+	}
+	all := make([]PushResult, len(items))
+	j := 0
+	for i, it := range items {
+		if refused[i] != "" {
+			all[i] = PushResult{Index: i, TransactionID: it.TransactionID, Status: StatusFailed, QueueName: it.Queue,
+				Queue: it.Queue, Partition: it.Partition, Error: refused[i]}
+			continue
+		}
+		all[i] = res[j]
+		all[i].Index = i
+		j++
+	}
+	return all, nil
 }
 
 func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, []store.PartitionKey, error) {
+	if len(items) == 0 {
+		return nil, nil, nil
+	}
 	pids, err := e.partitionIDs(ctx, items)
 	if err != nil {
 		return nil, nil, err
@@ -103,6 +143,9 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		}
 		if it.TraceID != nil {
 			r.TraceID = pgtype.UUID{Bytes: *it.TraceID, Valid: true}
+		}
+		if err := e.sealRow(ctx, it.Queue, &r); err != nil {
+			return nil, nil, err
 		}
 		job.rows[i] = r
 		if _, ok := seenQ[it.Queue]; !ok {
@@ -139,6 +182,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	for _, q := range job.queues {
 		e.waiters.wake(q)
 	}
+	e.observePush(res)
 	return res, stale, nil
 }
 

@@ -14,25 +14,30 @@ type waiter struct{ ch chan struct{} }
 
 func newWaiters() *waiters { return &waiters{byQueue: map[string]map[*waiter]struct{}{}} }
 
-func (w *waiters) add(queue string) *waiter {
+// add parks one waiter on every queue it names; a push to any of them wakes it.
+func (w *waiters) add(queues ...string) *waiter {
 	wt := &waiter{ch: make(chan struct{}, 1)}
 	w.mu.Lock()
-	set := w.byQueue[queue]
-	if set == nil {
-		set = map[*waiter]struct{}{}
-		w.byQueue[queue] = set
+	for _, queue := range queues {
+		set := w.byQueue[queue]
+		if set == nil {
+			set = map[*waiter]struct{}{}
+			w.byQueue[queue] = set
+		}
+		set[wt] = struct{}{}
 	}
-	set[wt] = struct{}{}
 	w.mu.Unlock()
 	return wt
 }
 
-func (w *waiters) remove(queue string, wt *waiter) {
+func (w *waiters) remove(wt *waiter, queues ...string) {
 	w.mu.Lock()
-	if set := w.byQueue[queue]; set != nil {
-		delete(set, wt)
-		if len(set) == 0 {
-			delete(w.byQueue, queue)
+	for _, queue := range queues {
+		if set := w.byQueue[queue]; set != nil {
+			delete(set, wt)
+			if len(set) == 0 {
+				delete(w.byQueue, queue)
+			}
 		}
 	}
 	w.mu.Unlock()
@@ -60,11 +65,13 @@ func (w *waiters) wakeAll() {
 func (w *waiters) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := 0
+	all := map[*waiter]struct{}{}
 	for _, set := range w.byQueue {
-		n += len(set)
+		for wt := range set {
+			all[wt] = struct{}{}
+		}
 	}
-	return n
+	return len(all)
 }
 
 func signal(ch chan struct{}) {

@@ -36,7 +36,10 @@ func classify(err error) (int, envelope, bool) {
 	var op *engine.OpError
 	var mbe *http.MaxBytesError
 	var aue *auth.Error
+	var nf *engine.NotFoundError
 	switch {
+	case errors.As(err, &nf):
+		return http.StatusNotFound, envelope{Error: nf.Msg}, true
 	case errors.As(err, &aue):
 		return aue.Status, envelope{Error: aue.Message}, true
 	case errors.As(err, &ae):

@@ -104,7 +104,15 @@ func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 	if req.AutoAck, err = queryBool(r, "autoAck"); err != nil {
 		return err
 	}
-	req.Group = r.URL.Query().Get("consumerGroup")
+	q := r.URL.Query()
+	req.Group = q.Get("consumerGroup")
+	req.SubscriptionMode, req.SubscriptionFrom = q.Get("subscriptionMode"), q.Get("subscriptionFrom")
+	if req.Queue == "" {
+		req.Namespace, req.Task = q.Get("namespace"), q.Get("task")
+		if req.Namespace == "" && req.Task == "" {
+			return badRequest("namespace or task is required")
+		}
+	}
 	res, err := s.eng.Pop(r.Context(), req)
 	if err != nil {
 		return err

@@ -1,3 +1,27 @@
 package httpapi
 
-var opsRoutes = []Route{}
+var opsRoutes = []Route{
+	{"GET", "/metrics", Public, "process, request and pool numbers as JSON", (*Server).handleMetricsJSON},
+	{"GET", "/metrics/prometheus", Public, "Prometheus text exposition of the broker's registry", (*Server).handleMetricsPrometheus},
+	{"GET", "/api/v1/resources/queues", Read, "queues with rolled-up counts (at most STATS_INTERVAL_MS old)", (*Server).handleResourceQueues},
+	{"GET", "/api/v1/resources/queues/{queue}", Read, "one queue with exact per-partition counts; 404 when missing", (*Server).handleResourceQueue},
+	{"GET", "/api/v1/resources/namespaces", Read, "namespaces with rolled-up counts", (*Server).handleNamespaces},
+	{"GET", "/api/v1/resources/tasks", Read, "tasks with rolled-up counts", (*Server).handleTasks},
+	{"GET", "/api/v1/resources/overview", Read, "system totals, lag and throughput", (*Server).handleOverview},
+	{"GET", "/api/v1/messages", Read, "list messages (queue, partition, status, consumerGroup, limit, offset)", (*Server).handleListMessages},
+	{"GET", "/api/v1/messages/{partitionId}/{transactionId}", Read, "one message with decrypted payload; 404 when missing", (*Server).handleGetMessage},
+	{"DELETE", "/api/v1/messages/{partitionId}/{transactionId}", Admin, "delete one message; 404 when missing", (*Server).handleDeleteMessage},
+	{"POST", "/api/v1/traces", Consume, "record a trace event on a message; 404 when the message is missing", (*Server).handleRecordTrace},
+	{"GET", "/api/v1/traces/names", Read, "trace names with usage", (*Server).handleTraceNames},
+	{"GET", "/api/v1/traces/by-name/{traceName}", Read, "trace events carrying a name", (*Server).handleTracesByName},
+	{"GET", "/api/v1/traces/{partitionId}/{transactionId}", Read, "trace events of a message", (*Server).handleMessageTraces},
+	{"GET", "/api/v1/status", Read, "dashboard summary: throughput series, totals, leases, DLQ", (*Server).handleStatus},
+	{"GET", "/api/v1/status/queues", Read, "queues with rolled-up counts, paginated", (*Server).handleStatusQueues},
+	{"GET", "/api/v1/status/queues/{queue}", Read, "one queue's configuration and exact counts", (*Server).handleStatusQueue},
+	{"GET", "/api/v1/status/queues/{queue}/messages", Read, "a queue's messages, newest first", (*Server).handleStatusQueueMessages},
+	{"GET", "/api/v1/status/analytics", Read, "ingest series by minute, hour or day", (*Server).handleStatusAnalytics},
+	{"GET", "/api/v1/status/buffers", Read, "disk spool state", (*Server).handleStatusBuffers},
+	{"GET", "/api/v1/analytics/queue-lag", Read, "pop lag per queue and minute", (*Server).handleQueueLag},
+	{"GET", "/api/v1/analytics/queue-ops", Read, "operation counters per queue and bucket", (*Server).handleQueueOps},
+	{"GET", "/api/v1/analytics/retention", Read, "retention deletions per bucket", (*Server).handleRetentionAnalytics},
+}

@@ -23,6 +23,7 @@ type Options struct {
 	DefaultTimeout   time.Duration
 	DefaultBatchSize int
 	Version          string
+	Ops              OpsOptions // ops_server.go: metrics, Prometheus gatherer, spool stats
 }
 
 // Server answers the broker's HTTP API.
@@ -80,6 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+		s.observeRequest(r, sw.status, time.Since(start))
 	}()
 	if r.Method == http.MethodOptions {
 		h.Set("Access-Control-Max-Age", "86400")

@@ -28,6 +28,7 @@ type ConsumerState struct {
 	PrevClaimCursor  int64
 	PrevDeliveredSeq int64
 	Retries          int32
+	Redeliveries     int32 // retried dead letters delivered under the current lease and not yet acked
 }
 
 // AckTarget addresses the message one ack item is about.
@@ -44,6 +45,7 @@ type ResolvedMessage struct {
 	Queue        string
 	RetryLimit   int32
 	RetryDelayMs int32
+	Redelivery   bool // a dead letter retried for this group, pending although behind the cursor
 }
 
 // ConsumerUpdate is the new state of a (partition, group) row after an ack batch.
@@ -64,20 +66,49 @@ type DeadLetter struct {
 	Retries int32
 }
 
+// AckEffects is what an ack batch changes.
+type AckEffects struct {
+	Updates     []ConsumerUpdate
+	DeadLetters []DeadLetter
+	Redelivered []Redelivered // retried dead letters now settled
+}
+
+// Redelivered names a retried dead letter that no longer needs serving.
+type Redelivered struct {
+	ConsumerKey
+	Seq int64
+}
+
 // AckDecision computes the effects of an ack batch from the locked consumer rows and the resolved
-// messages (in target order). It runs inside the transaction and must not block.
-type AckDecision func(states map[ConsumerKey]*ConsumerState, msgs []ResolvedMessage) ([]ConsumerUpdate, []DeadLetter)
+// messages (in target order). It runs inside the transaction and must not block; an error aborts it.
+type AckDecision func(states map[ConsumerKey]*ConsumerState, msgs []ResolvedMessage) (AckEffects, error)
 
 // Ack locks every consumer row the targets touch (in key order, so concurrent batches cannot deadlock),
 // resolves the messages, lets decide compute the outcome and applies it, all in one transaction.
 func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
+	err := s.withTx(ctx, func(tx pgx.Tx) error { return ackTx(ctx, tx, targets, decide) })
+	if err != nil {
+		return fmt.Errorf("store: ack: %w", interpret(err))
+	}
+	return nil
+}
+
+// Ack applies acknowledgements inside the transaction; see [Store.Ack].
+func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
+	if err := ackTx(ctx, t.tx, targets, decide); err != nil {
+		return fmt.Errorf("store: ack: %w", interpret(err))
+	}
+	return nil
+}
+
+func ackTx(ctx context.Context, tx pgx.Tx, targets []AckTarget, decide AckDecision) error {
 	pids := make([]uuid.UUID, len(targets))
 	groups := make([]string, len(targets))
 	txids := make([]string, len(targets))
 	for i, t := range targets {
 		pids[i], groups[i], txids[i] = t.PartitionID, t.Group, t.TransactionID
 	}
-	err := s.withTx(ctx, func(tx pgx.Tx) error {
+	{
 		states := make(map[ConsumerKey]*ConsumerState)
 		msgs := make([]ResolvedMessage, len(targets))
 		b := &pgx.Batch{}
@@ -87,18 +118,18 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 				var k ConsumerKey
 				st := &ConsumerState{}
 				if err := rs.Scan(&k.PartitionID, &k.Group, &st.Cursor, &st.LeaseID, &st.LeaseLive, &st.ClaimCursor, &st.DeliveredSeq,
-					&st.PrevLeaseID, &st.PrevClaimCursor, &st.PrevDeliveredSeq, &st.Retries); err != nil {
+					&st.PrevLeaseID, &st.PrevClaimCursor, &st.PrevDeliveredSeq, &st.Retries, &st.Redeliveries); err != nil {
 					return err
 				}
 				states[k] = st
 			}
 			return rs.Err()
 		})
-		b.Queue(q("ResolveAcks"), pids, txids).Query(func(rs pgx.Rows) error {
+		b.Queue(q("ResolveAcks"), pids, txids, groups).Query(func(rs pgx.Rows) error {
 			for rs.Next() {
 				var i int64
 				var m ResolvedMessage
-				if err := rs.Scan(&i, &m.Seq, &m.Partition, &m.Queue, &m.RetryLimit, &m.RetryDelayMs); err != nil {
+				if err := rs.Scan(&i, &m.Seq, &m.Partition, &m.Queue, &m.RetryLimit, &m.RetryDelayMs, &m.Redelivery); err != nil {
 					return err
 				}
 				m.Found = true
@@ -109,7 +140,11 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		updates, dead := decide(states, msgs)
+		eff, err := decide(states, msgs)
+		if err != nil {
+			return err
+		}
+		updates, dead := eff.Updates, eff.DeadLetters
 		b = &pgx.Batch{}
 		if len(updates) > 0 {
 			n := len(updates)
@@ -137,13 +172,18 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 			}
 			b.Queue(q("InsertDeadLetters"), dp, ds, dg, de, dr)
 		}
+		if n := len(eff.Redelivered); n > 0 {
+			rp := make([]uuid.UUID, n)
+			rg := make([]string, n)
+			rs := make([]int64, n)
+			for i, r := range eff.Redelivered {
+				rp[i], rg[i], rs[i] = r.PartitionID, r.Group, r.Seq
+			}
+			b.Queue(q("DeleteRedeliveries"), rp, rg, rs)
+		}
 		if b.Len() == 0 {
 			return nil
 		}
 		return tx.SendBatch(ctx, b).Close()
-	})
-	if err != nil {
-		return fmt.Errorf("store: ack: %w", interpret(err))
 	}
-	return nil
 }

@@ -13,7 +13,10 @@ ON CONFLICT (partition_id, consumer_group) DO NOTHING
 SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
        coalesce(pc.lease_expires_at > now(), false) AS lease_live,
        pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq,
-       pc.batch_retry_count
+       pc.batch_retry_count,
+       (SELECT count(*) FROM redeliveries r
+         WHERE r.partition_id = pc.partition_id AND r.consumer_group = pc.consumer_group
+           AND r.seq <= pc.delivered_seq) AS redeliveries
 FROM partition_consumers pc
 JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[])) AS t(partition_id, consumer_group)
   ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
@@ -21,8 +24,10 @@ ORDER BY pc.partition_id, pc.consumer_group
 FOR UPDATE OF pc
 
 -- name: ResolveAcks :many
-SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay
-FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, i)
+SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay,
+       EXISTS (SELECT 1 FROM redeliveries r
+               WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq)
+FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, consumer_group, i)
 JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
 JOIN partitions p ON p.id = m.partition_id
 JOIN queues q ON q.id = p.queue_id
@@ -47,3 +52,8 @@ FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[]) AS t(pa
 JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
 ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
     SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = now()
+
+-- name: DeleteRedeliveries :exec
+DELETE FROM redeliveries r
+USING unnest($1::uuid[], $2::text[], $3::bigint[]) AS t(partition_id, consumer_group, seq)
+WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AND r.seq = t.seq

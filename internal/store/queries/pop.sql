@@ -2,7 +2,7 @@
 -- One statement claims up to $4 partitions of queue $1 for group $2 and reads up to $5 messages (a global
 -- budget, in claim order) after each partition's cursor.
 --   $3 partition name, NULL for any; $6 lease id; $7 autoAck.
--- Candidates: pending messages for the group, no live lease, past retry_after, outside the window buffer;
+-- Candidates: pending messages for the group (after its cursor, or dead letters retried for it), no live lease, past retry_after, outside the window buffer;
 -- least recently claimed first so every partition gets its turn. Contended candidates are skipped
 -- (try-lock), never waited on. The upsert takes the lease only if it is still free and the cursor is
 -- still the one the messages were read after (claim_cursor_seq); a partition lost to a concurrent pop or
@@ -18,7 +18,8 @@ WITH q AS (
     JOIN partitions p ON p.queue_id = q.id
     LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $2
     WHERE ($3::text IS NULL OR p.name = $3::text)
-      AND p.last_seq > coalesce(pc.cursor_seq, 0)
+      AND (p.last_seq > coalesce(pc.cursor_seq, 0)
+           OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2))
       AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
       AND (pc.retry_after IS NULL OR pc.retry_after <= now())
       AND (q.window_buffer = 0 OR p.last_push_at <= now() - make_interval(secs => q.window_buffer))
@@ -37,7 +38,9 @@ WITH q AS (
     CROSS JOIN q
     CROSS JOIN LATERAL (
         SELECT * FROM messages m
-        WHERE m.partition_id = l.id AND m.seq > l.cursor_seq
+        WHERE m.partition_id = l.id
+          AND (m.seq > l.cursor_seq
+               OR m.seq IN (SELECT r.seq FROM redeliveries r WHERE r.partition_id = l.id AND r.consumer_group = $2))
           AND (q.delayed_processing = 0 OR m.created_at <= now() - make_interval(secs => q.delayed_processing))
         ORDER BY m.seq
         LIMIT $5
@@ -53,7 +56,7 @@ WITH q AS (
         (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
          delivered_seq, delivered_count, last_claimed_at, total_consumed, last_consumed_at)
     SELECT a.partition_id, $2,
-           CASE WHEN $7 THEN a.upto ELSE a.cursor_seq END,
+           CASE WHEN $7 THEN greatest(a.upto, a.cursor_seq) ELSE a.cursor_seq END,
            a.cursor_seq,
            $6,
            CASE WHEN $7 THEN NULL ELSE now() + make_interval(secs => q.lease_time) END,
@@ -79,6 +82,12 @@ WITH q AS (
       AND (pc.retry_after IS NULL OR pc.retry_after <= now())
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
     RETURNING partition_id
+), redelivered AS (
+    -- autoAck consumes retried dead letters at delivery
+    DELETE FROM redeliveries r
+    USING kept k, claimed c
+    WHERE $7 AND c.partition_id = k.partition_id AND r.partition_id = k.partition_id
+      AND r.consumer_group = $2 AND r.seq = k.seq
 )
 SELECT k.partition_id, k.partition_name, k.retries, k.id, k.transaction_id, k.trace_id, k.payload,
        k.producer_sub, k.is_encrypted, k.created_at

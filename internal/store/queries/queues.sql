@@ -50,3 +50,6 @@ SELECT id FROM ins
 UNION ALL
 SELECT id FROM partitions WHERE queue_id = $1 AND name = 'Default'
 LIMIT 1
+
+-- name: QueueLimits :many
+SELECT name, max_size FROM queues WHERE name = ANY($1::text[])

@@ -1,0 +1,306 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// subscriptionCache remembers which (queue, group) subscriptions are recorded, so a named group's pop
+// costs no extra round-trip. Entries expire so that a subscription deleted through another broker is
+// re-recorded here soon after.
+type subscriptionCache struct {
+	mu sync.Mutex // protects m
+	m  map[string]time.Time
+}
+
+const subscriptionTTL = 10 * time.Second
+
+func (c *subscriptionCache) fresh(key string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[key]
+	return ok && now.Sub(t) < subscriptionTTL
+}
+
+func (c *subscriptionCache) put(key string, now time.Time) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) > 100_000 {
+		c.m = map[string]time.Time{}
+	}
+	c.m[key] = now
+	c.mu.Unlock()
+}
+
+func (c *subscriptionCache) forgetGroup(group string) {
+	c.mu.Lock()
+	for k := range c.m {
+		if strings.HasSuffix(k, "\x00"+group) {
+			delete(c.m, k)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// subscription resolves a pop's subscription options (api.md §9): subscriptionFrom (a timestamp or
+// "now") wins over subscriptionMode, which falls back to DEFAULT_SUBSCRIPTION_MODE.
+func (e *Engine) subscription(mode, from string) (string, time.Time, error) {
+	switch from {
+	case "":
+	case "now":
+		return store.SubscribeNew, time.Time{}, nil
+	default:
+		ts, err := time.Parse(time.RFC3339Nano, from)
+		if err != nil {
+			return "", time.Time{}, invalid("subscriptionFrom must be an ISO-8601 timestamp or now, got %q", from)
+		}
+		return store.SubscribeTimestamp, ts, nil
+	}
+	if mode == "" {
+		mode = e.opt.DefaultSubscriptionMode
+	}
+	switch mode {
+	case "", "all":
+		return store.SubscribeAll, time.Time{}, nil
+	case "new", "new-only":
+		return store.SubscribeNew, time.Time{}, nil
+	}
+	return "", time.Time{}, invalid("subscriptionMode must be all, new or new-only, got %q", mode)
+}
+
+// ensureSubscription records a named group's first subscription on a queue (the first one wins).
+func (e *Engine) ensureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) error {
+	key := queue + "\x00" + group
+	now := time.Now()
+	if e.subs.fresh(key, now) {
+		return nil
+	}
+	exists, err := e.st.EnsureSubscription(ctx, queue, group, mode, ts)
+	if err != nil {
+		return err
+	}
+	if exists {
+		e.subs.put(key, now)
+	}
+	return nil
+}
+
+// GroupQueue is one (consumer group, queue) pair of the listing.
+type GroupQueue struct {
+	Name                  string   `json:"name"`
+	Topics                []string `json:"topics"`
+	QueueName             string   `json:"queueName"`
+	Members               int64    `json:"members"`
+	PartitionsWithLag     int64    `json:"partitionsWithLag"`
+	TotalLag              *int64   `json:"totalLag"`
+	MaxTimeLag            float64  `json:"maxTimeLag"`
+	TotalConsumed         int64    `json:"totalConsumed"`
+	State                 string   `json:"state"`
+	SubscriptionMode      *string  `json:"subscriptionMode"`
+	SubscriptionTimestamp *string  `json:"subscriptionTimestamp"`
+	SubscriptionCreatedAt *string  `json:"subscriptionCreatedAt"`
+}
+
+// laggingAfter is how old a group's oldest unconsumed message may get before it is "Lagging".
+const laggingAfter = 300.0
+
+// ConsumerGroups lists every (group, queue) pair with cursors, including queue mode.
+func (e *Engine) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
+	rows, err := e.st.ListConsumerGroups(ctx)
+	if err != nil {
+		return nil, opErr("list consumer groups", err)
+	}
+	out := make([]GroupQueue, len(rows))
+	for i, r := range rows {
+		g := GroupQueue{Name: r.Group, Topics: []string{r.Queue}, QueueName: r.Queue, Members: r.Members,
+			PartitionsWithLag: r.Behind, MaxTimeLag: r.MaxLagSeconds, TotalConsumed: r.Consumed}
+		switch {
+		case r.MaxLagSeconds > laggingAfter:
+			g.State = "Lagging"
+		case r.Consumed > 0 || r.Behind == 0:
+			g.State = "Stable"
+		default:
+			g.State = "Dead"
+		}
+		if r.Mode.Valid {
+			g.SubscriptionMode = &r.Mode.String
+		}
+		if r.SubscriptionTS.Valid {
+			s := isoMillis(r.SubscriptionTS.Time)
+			g.SubscriptionTimestamp = &s
+		}
+		if r.SubscribedAt.Valid {
+			s := isoMillis(r.SubscribedAt.Time)
+			g.SubscriptionCreatedAt = &s
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// GroupPartition is one cursor in a group's details.
+type GroupPartition struct {
+	Partition      string  `json:"partition"`
+	PartitionID    string  `json:"partitionId"`
+	WorkerID       *string `json:"workerId"`
+	LastConsumedAt *string `json:"lastConsumedAt"`
+	TotalConsumed  int64   `json:"totalConsumed"`
+	OffsetLag      int64   `json:"offsetLag"`
+	TimeLagSeconds float64 `json:"timeLagSeconds"`
+	LeaseActive    bool    `json:"leaseActive"`
+}
+
+// GroupDetails are a group's cursors, keyed by queue name; ErrNotFound for a group without cursors.
+type GroupDetails map[string]struct {
+	Partitions []GroupPartition `json:"partitions"`
+}
+
+// ConsumerGroup describes one group's cursors on every queue.
+func (e *Engine) ConsumerGroup(ctx context.Context, group string) (GroupDetails, error) {
+	rows, err := e.st.GroupPartitions(ctx, group)
+	if err != nil {
+		return nil, opErr("consumer group", err)
+	}
+	if len(rows) == 0 {
+		return nil, notFound("consumer group %q not found", group)
+	}
+	out := GroupDetails{}
+	for _, r := range rows {
+		p := GroupPartition{Partition: r.Partition, PartitionID: r.PartitionID.String(), TotalConsumed: r.TotalConsumed,
+			OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds, LeaseActive: r.LeaseActive}
+		if r.LeaseID.Valid {
+			s := uuid.UUID(r.LeaseID.Bytes).String()
+			p.WorkerID = &s
+		}
+		if r.LastConsumedAt.Valid {
+			s := isoMillis(r.LastConsumedAt.Time)
+			p.LastConsumedAt = &s
+		}
+		q := out[r.Queue]
+		q.Partitions = append(q.Partitions, p)
+		out[r.Queue] = q
+	}
+	return out, nil
+}
+
+// LaggingPartition is a cursor behind by more than the asked threshold (snake_case on the wire).
+type LaggingPartition struct {
+	ConsumerGroup      string  `json:"consumer_group"`
+	QueueName          string  `json:"queue_name"`
+	PartitionName      string  `json:"partition_name"`
+	PartitionID        string  `json:"partition_id"`
+	WorkerID           *string `json:"worker_id"`
+	OffsetLag          int64   `json:"offset_lag"`
+	TimeLagSeconds     float64 `json:"time_lag_seconds"`
+	LagHours           float64 `json:"lag_hours"`
+	OldestUnconsumedAt string  `json:"oldest_unconsumed_at"`
+	LastConsumedAt     *string `json:"last_consumed_at"`
+}
+
+// LaggingPartitions lists cursors whose oldest unconsumed message is older than minLag, worst first.
+func (e *Engine) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
+	rows, err := e.st.LaggingPartitions(ctx, minLag)
+	if err != nil {
+		return nil, opErr("lagging partitions", err)
+	}
+	out := make([]LaggingPartition, len(rows))
+	for i, r := range rows {
+		l := LaggingPartition{ConsumerGroup: r.Group, QueueName: r.Queue, PartitionName: r.Partition,
+			PartitionID: r.PartitionID.String(), OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds,
+			LagHours: r.TimeLagSeconds / 3600, OldestUnconsumedAt: isoMillis(r.OldestUnconsumedAt)}
+		if r.LeaseID.Valid {
+			s := uuid.UUID(r.LeaseID.Bytes).String()
+			l.WorkerID = &s
+		}
+		if r.LastConsumedAt.Valid {
+			s := isoMillis(r.LastConsumedAt.Time)
+			l.LastConsumedAt = &s
+		}
+		out[i] = l
+	}
+	return out, nil
+}
+
+// DeleteGroupResult answers a consumer-group delete.
+type DeleteGroupResult struct {
+	Success           bool   `json:"success"`
+	ConsumerGroup     string `json:"consumerGroup"`
+	QueueName         string `json:"queueName,omitempty"`
+	DeletedPartitions int64  `json:"deletedPartitions"`
+	MetadataDeleted   bool   `json:"metadataDeleted"`
+}
+
+// DeleteConsumerGroup removes a group's cursors (on one queue, or all when queue is ""); ErrNotFound
+// when it had none and no subscription either.
+func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*DeleteGroupResult, error) {
+	cursors, meta, err := e.st.DeleteGroup(ctx, group, queue, deleteMetadata)
+	if err != nil {
+		return nil, opErr("delete consumer group", err)
+	}
+	e.subs.forgetGroup(group)
+	if cursors == 0 && meta == 0 {
+		if queue != "" {
+			return nil, notFound("consumer group %q has no cursors on queue %q", group, queue)
+		}
+		return nil, notFound("consumer group %q not found", group)
+	}
+	return &DeleteGroupResult{Success: true, ConsumerGroup: group, QueueName: queue, DeletedPartitions: cursors,
+		MetadataDeleted: deleteMetadata && meta > 0}, nil
+}
+
+// UpdateSubscription moves a group's subscription point; cursors that have consumed nothing yet move too.
+func (e *Engine) UpdateSubscription(ctx context.Context, group string, ts time.Time) (map[string]any, error) {
+	n, err := e.st.UpdateSubscription(ctx, group, ts)
+	if err != nil {
+		return nil, opErr("update subscription", err)
+	}
+	if n == 0 {
+		return nil, notFound("consumer group %q has no recorded subscription", group)
+	}
+	return map[string]any{"success": true, "consumerGroup": group, "newTimestamp": isoMillis(ts), "rowsUpdated": n}, nil
+}
+
+// SeekQueue moves a group's cursors on a queue to the end or to a point in time, ending their leases.
+// Messages after the new position are delivered (again); those before it are skipped.
+func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (map[string]any, error) {
+	if group == "" {
+		group = QueueMode
+	}
+	n, err := e.st.SeekQueue(ctx, group, queue, toEnd, ts)
+	if err != nil {
+		return nil, opErr("seek", err)
+	}
+	if n == 0 {
+		return nil, notFound("consumer group %q has no cursors on queue %q", group, queue)
+	}
+	var target any
+	if !toEnd {
+		target = isoMillis(ts)
+	}
+	e.waiters.wake(queue)
+	return map[string]any{"success": true, "consumerGroup": group, "queueName": queue, "seekToEnd": toEnd,
+		"targetTimestamp": target, "partitionsUpdated": n}, nil
+}
+
+// SeekPartition moves a group's cursor on one partition to its end.
+func (e *Engine) SeekPartition(ctx context.Context, group, queue, partition string) (map[string]any, error) {
+	if group == "" {
+		group = QueueMode
+	}
+	seq, err := e.st.SeekPartition(ctx, group, queue, partition)
+	if err != nil {
+		if err == store.ErrNotFound {
+			return nil, notFound("partition %q of queue %q not found", partition, queue)
+		}
+		return nil, opErr("seek", err)
+	}
+	return map[string]any{"success": true, "consumerGroup": group, "queueName": queue, "partitionName": partition,
+		"updated": true, "cursorMovedTo": seq}, nil
+}
+
+func isoMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -1,0 +1,191 @@
+// Package metrics holds the broker's Prometheus collectors: one struct of collectors registered on a
+// registry the broker creates (never the default registerer), so every test gets a fresh set.
+// Labels are bounded: queue names yes, partition names never.
+package metrics
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Sources are the live values the collectors read at scrape time. Nil functions read as zero.
+type Sources struct {
+	Pool        func() (total, idle, waiting int32)
+	Buffers     func() (pending, failed int64)
+	Maintenance func() (push, pop bool)
+}
+
+// Metrics is the broker's set of collectors.
+type Metrics struct {
+	Requests        *prometheus.CounterVec   // queen_http_requests_total{route,method,code}
+	RequestDuration *prometheus.HistogramVec // queen_http_request_duration_seconds{route,method}
+	PushedTotal     *prometheus.CounterVec   // queen_queue_pushed_messages_total{queue}
+	PoppedTotal     *prometheus.CounterVec   // queen_queue_popped_messages_total{queue}
+	AckedTotal      *prometheus.CounterVec   // queen_queue_acked_messages_total{queue,status}
+	PopLag          *prometheus.HistogramVec // queen_queue_pop_lag_seconds{queue}
+	Pending         *prometheus.GaugeVec     // queen_queue_pending_messages{queue}
+	Processing      *prometheus.GaugeVec     // queen_queue_processing_messages{queue}
+	Lag             *prometheus.GaugeVec     // queen_queue_lag_seconds{queue}: age of the oldest pending message
+	DeadLetters     *prometheus.GaugeVec     // queen_dlq_depth_messages{queue}
+	StatsAge        prometheus.GaugeFunc     // queen_stats_age_seconds
+
+	start        time.Time
+	requests     atomic.Int64
+	messages     atomic.Int64
+	lastSnapshot atomic.Int64 // unix nanos of the last stats snapshot, 0 = never
+}
+
+// New builds the collectors and registers them, with the Go and process collectors, on reg.
+func New(reg prometheus.Registerer, src Sources) *Metrics {
+	m := &Metrics{
+		start: time.Now(),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queen_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code."}, []string{"route", "method", "code"}),
+		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "queen_http_request_duration_seconds",
+			Help: "HTTP request latency by route pattern and method (long-polls included).", Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10)},
+			[]string{"route", "method"}),
+		PushedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queen_queue_pushed_messages_total",
+			Help: "Messages stored by pushes on this broker (duplicates excluded)."}, []string{"queue"}),
+		PoppedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queen_queue_popped_messages_total",
+			Help: "Messages delivered by pops on this broker."}, []string{"queue"}),
+		AckedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queen_queue_acked_messages_total",
+			Help: "Acknowledgements applied on this broker, by status (completed, failed, retry, dlq)."}, []string{"queue", "status"}),
+		PopLag: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "queen_queue_pop_lag_seconds",
+			Help: "Time from push to delivery of popped messages.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"queue"}),
+		Pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_queue_pending_messages",
+			Help: "Messages not yet consumed by the slowest group and not leased (rolled up every STATS_INTERVAL_MS)."}, []string{"queue"}),
+		Processing: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_queue_processing_messages",
+			Help: "Messages under a live lease (rolled up every STATS_INTERVAL_MS)."}, []string{"queue"}),
+		Lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_queue_lag_seconds",
+			Help: "Age of the oldest message not yet consumed by every group (rolled up every STATS_INTERVAL_MS)."}, []string{"queue"}),
+		DeadLetters: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "queen_dlq_depth_messages",
+			Help: "Rows in the dead-letter queue (rolled up every STATS_INTERVAL_MS)."}, []string{"queue"}),
+	}
+	m.StatsAge = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_stats_age_seconds",
+		Help: "Seconds since the rolled-up statistics were read; -1 before the first pass."}, func() float64 {
+		if n := m.lastSnapshot.Load(); n != 0 {
+			return time.Since(time.Unix(0, n)).Seconds()
+		}
+		return -1
+	})
+	pool := func(i int) func() float64 {
+		return func() float64 {
+			if src.Pool == nil {
+				return 0
+			}
+			t, idle, w := src.Pool()
+			return float64([]int32{t, idle, t - idle, w}[i])
+		}
+	}
+	buf := func(i int) func() float64 {
+		return func() float64 {
+			if src.Buffers == nil {
+				return 0
+			}
+			p, f := src.Buffers()
+			return float64([]int64{p, f}[i])
+		}
+	}
+	maint := func(i int) func() float64 {
+		return func() float64 {
+			if src.Maintenance == nil {
+				return 0
+			}
+			push, pop := src.Maintenance()
+			if []bool{push, pop}[i] {
+				return 1
+			}
+			return 0
+		}
+	}
+	reg.MustRegister(m.Requests, m.RequestDuration, m.PushedTotal, m.PoppedTotal, m.AckedTotal, m.PopLag, m.Pending, m.Processing,
+		m.Lag, m.DeadLetters, m.StatsAge,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_uptime_seconds", Help: "Seconds since the broker started."},
+			func() float64 { return time.Since(m.start).Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_connections", Help: "Open PostgreSQL connections of this broker.",
+			ConstLabels: prometheus.Labels{"state": "total"}}, pool(0)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_connections", Help: "Open PostgreSQL connections of this broker.",
+			ConstLabels: prometheus.Labels{"state": "idle"}}, pool(1)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_connections", Help: "Open PostgreSQL connections of this broker.",
+			ConstLabels: prometheus.Labels{"state": "active"}}, pool(2)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_waiting_requests", Help: "Requests waiting for a connection."}, pool(3)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_pending_messages", Help: "Pushes in the disk spool waiting for replay."}, buf(0)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_failed_messages", Help: "Spooled pushes that failed to replay."}, buf(1)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_maintenance_mode_enabled", Help: "1 while a maintenance mode is on.",
+			ConstLabels: prometheus.Labels{"mode": "push"}}, maint(0)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_maintenance_mode_enabled", Help: "1 while a maintenance mode is on.",
+			ConstLabels: prometheus.Labels{"mode": "pop"}}, maint(1)),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// ObserveRequest records one answered HTTP request. route is the mux pattern ("" for unmatched).
+func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
+	if route == "" {
+		route = "unmatched"
+	}
+	m.requests.Add(1)
+	m.Requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	m.RequestDuration.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// Pushed implements engine.Observer.
+func (m *Metrics) Pushed(queue string, n int) {
+	m.messages.Add(int64(n))
+	m.PushedTotal.WithLabelValues(queue).Add(float64(n))
+}
+
+// Popped implements engine.Observer.
+func (m *Metrics) Popped(queue string, n int, lagSeconds []float64) {
+	m.PoppedTotal.WithLabelValues(queue).Add(float64(n))
+	h := m.PopLag.WithLabelValues(queue)
+	for _, l := range lagSeconds {
+		h.Observe(l)
+	}
+}
+
+// Acked implements engine.Observer.
+func (m *Metrics) Acked(queue, status string, n int) {
+	m.AckedTotal.WithLabelValues(queue, status).Add(float64(n))
+}
+
+// QueueGauge is one queue's rolled-up numbers for [Metrics.SetQueueGauges].
+type QueueGauge struct {
+	Queue               string
+	Pending, Processing int64
+	LagSeconds          float64
+	DeadLetters         int64
+}
+
+// SetQueueGauges replaces the per-queue gauges with a stats snapshot (deleted queues disappear).
+func (m *Metrics) SetQueueGauges(at time.Time, qs []QueueGauge) {
+	m.Pending.Reset()
+	m.Processing.Reset()
+	m.Lag.Reset()
+	m.DeadLetters.Reset()
+	for _, q := range qs {
+		m.Pending.WithLabelValues(q.Queue).Set(float64(q.Pending))
+		m.Processing.WithLabelValues(q.Queue).Set(float64(q.Processing))
+		m.Lag.WithLabelValues(q.Queue).Set(q.LagSeconds)
+		m.DeadLetters.WithLabelValues(q.Queue).Set(float64(q.DeadLetters))
+	}
+	m.lastSnapshot.Store(at.UnixNano())
+}
+
+// Totals are the in-process counters of the JSON /metrics route.
+type Totals struct {
+	Uptime   time.Duration
+	Requests int64
+	Messages int64
+}
+
+// Totals reads the in-process counters.
+func (m *Metrics) Totals() Totals {
+	return Totals{Uptime: time.Since(m.start), Requests: m.requests.Load(), Messages: m.messages.Load()}
+}

@@ -1,0 +1,20 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/queen-go/queen/internal/engine"
+)
+
+// SetStats feeds a stats-loop snapshot into the per-queue gauges; it is the loop's OnSnapshot.
+func (m *Metrics) SetStats(s engine.StatsSnapshot) {
+	gs := make([]QueueGauge, len(s.Queues))
+	for i, q := range s.Queues {
+		g := QueueGauge{Queue: q.Name, Pending: q.Pending, Processing: q.Processing, DeadLetters: s.DLQ[q.Name]}
+		if q.OldestPendingAt.Valid {
+			g.LagSeconds = max(s.At.Sub(q.OldestPendingAt.Time), time.Duration(0)).Seconds()
+		}
+		gs[i] = g
+	}
+	m.SetQueueGauges(s.At, gs)
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// DLQFilter selects dead letters; zero fields do not filter.
+type DLQFilter struct {
+	Queue, Group, Partition string
+	From, To                time.Time
+	Limit, Offset           int
+}
+
+// DeadLetterRow is a dead letter with its message.
+type DeadLetterRow struct {
+	MessageID     uuid.UUID
+	TransactionID string
+	PartitionID   uuid.UUID
+	Queue         string
+	Partition     string
+	Group         string
+	Error         pgtype.Text
+	RetryCount    int32
+	Payload       []byte
+	Encrypted     pgtype.Bool
+	ProducerSub   pgtype.Text
+	TraceID       pgtype.UUID
+	CreatedAt     time.Time
+	FailedAt      time.Time
+}
+
+func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+func tstz(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()} }
+
+func scanDeadLetter(r pgx.Rows, total *int64) (d DeadLetterRow, err error) {
+	err = r.Scan(&d.MessageID, &d.TransactionID, &d.PartitionID, &d.Queue, &d.Partition, &d.Group, &d.Error,
+		&d.RetryCount, &d.Payload, &d.Encrypted, &d.ProducerSub, &d.TraceID, &d.CreatedAt, &d.FailedAt, total)
+	return d, err
+}
+
+// ListDeadLetters returns one page of dead letters, newest failure first, and the filtered total.
+func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterRow, int64, error) {
+	var total int64
+	out, err := collect(ctx, s, "ListDeadLetters", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &total) },
+		text(f.Queue), text(f.Group), text(f.Partition), tstz(f.From), tstz(f.To), f.Limit, f.Offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// GetDeadLetters returns the dead letters of one message (one per group; only group's when given).
+func (s *Store) GetDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) ([]DeadLetterRow, error) {
+	var ignored int64
+	return collect(ctx, s, "GetDeadLetters", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) },
+		partitionID, txID, text(group))
+}
+
+// DeleteDeadLetters removes the dead letters of one message and reports how many there were.
+func (s *Store) DeleteDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	return s.countQuery(ctx, "DeleteDeadLetters", partitionID, txID, text(group))
+}
+
+// RetryDeadLetters serves the message again to each group it was dead-lettered for and removes the
+// dead letters; it reports how many there were.
+func (s *Store) RetryDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	return s.countQuery(ctx, "RetryDeadLetters", partitionID, txID, text(group))
+}
+
+func (s *Store) countQuery(ctx context.Context, name string, args ...any) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, q(name), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	return n, nil
+}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Subscription modes as recorded.
+const (
+	SubscribeAll       = "all"
+	SubscribeNew       = "new"
+	SubscribeTimestamp = "timestamp"
+)
+
+// EnsureSubscription records group's subscription on queue unless one exists; mode is SubscribeAll,
+// SubscribeNew or SubscribeTimestamp (with ts). It reports whether the queue exists.
+func (s *Store) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
+	var exists bool
+	t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
+	if err := s.pool.QueryRow(ctx, q("EnsureSubscription"), queue, group, mode, t).Scan(&exists); err != nil {
+		return false, fmt.Errorf("store: subscription %q on %q: %w", group, queue, interpret(err))
+	}
+	return exists, nil
+}
+
+// GroupSummary is one (group, queue) pair of the consumer-group listing.
+type GroupSummary struct {
+	Group, Queue   string
+	Members        int64
+	Behind         int64
+	MaxLagSeconds  float64
+	Consumed       int64
+	Mode           pgtype.Text
+	SubscriptionTS pgtype.Timestamptz
+	SubscribedAt   pgtype.Timestamptz
+}
+
+// ListConsumerGroups lists every (group, queue) pair that has cursors.
+func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
+	return collect(ctx, s, "ListConsumerGroups", func(r pgx.Rows) (g GroupSummary, err error) {
+		err = r.Scan(&g.Group, &g.Queue, &g.Members, &g.Behind, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
+		return g, err
+	})
+}
+
+// GroupPartition is one cursor of a group.
+type GroupPartition struct {
+	Queue, Partition string
+	PartitionID      uuid.UUID
+	LeaseID          pgtype.UUID
+	LastConsumedAt   pgtype.Timestamptz
+	TotalConsumed    int64
+	OffsetLag        int64
+	TimeLagSeconds   float64
+	LeaseActive      bool
+}
+
+// GroupPartitions lists the cursors of one group.
+func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupPartition, error) {
+	return collect(ctx, s, "GroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
+		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive)
+		return g, err
+	}, group)
+}
+
+// LaggingPartition is a cursor whose oldest unconsumed message is older than a threshold.
+type LaggingPartition struct {
+	Group, Queue, Partition string
+	PartitionID             uuid.UUID
+	LeaseID                 pgtype.UUID
+	OffsetLag               int64
+	TimeLagSeconds          float64
+	OldestUnconsumedAt      time.Time
+	LastConsumedAt          pgtype.Timestamptz
+}
+
+// LaggingPartitions lists cursors lagging more than minLag, worst first.
+func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
+	return collect(ctx, s, "LaggingPartitions", func(r pgx.Rows) (g LaggingPartition, err error) {
+		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt)
+		return g, err
+	}, minLag.Seconds())
+}
+
+// DeleteGroup removes group's cursors on queue (every queue when queue is ""). Without deleteMetadata
+// the cursors restart at the recorded subscription point; with it, the next pop subscribes anew.
+func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMetadata bool) (cursors, metadata int64, err error) {
+	qn := pgtype.Text{String: queue, Valid: queue != ""}
+	err = s.withTx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, q("DeleteGroupCursors"), group, qn, deleteMetadata).Scan(&cursors, &metadata); err != nil {
+			return err
+		}
+		if !deleteMetadata {
+			_, err := tx.Exec(ctx, q("ReseedGroup"), group, qn)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: delete group %q: %w", group, interpret(err))
+	}
+	return cursors, metadata, nil
+}
+
+// UpdateSubscription moves group's subscription point on every queue to ts; cursors that have not
+// consumed anything yet move with it.
+func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Time) (int64, error) {
+	var n int64
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, q("UpdateSubscription"), group, ts).Scan(&n); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, q("ReseedGroup"), group, pgtype.Text{})
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: update subscription %q: %w", group, interpret(err))
+	}
+	return n, nil
+}
+
+// SeekQueue moves group's cursors on queue to the end, or to the last message at or before ts.
+func (s *Store) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (int64, error) {
+	var n int64
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, q("SeekQueue"), group, queue, toEnd, pgtype.Timestamptz{Time: ts, Valid: !toEnd}).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: seek %q on %q: %w", group, queue, interpret(err))
+	}
+	return n, nil
+}
+
+// SeekPartition moves group's cursor on one partition to its end; ErrNotFound when there is no
+// such partition.
+func (s *Store) SeekPartition(ctx context.Context, group, queue, partition string) (int64, error) {
+	var seq pgtype.Int8
+	var exists bool
+	if err := s.pool.QueryRow(ctx, q("SeekPartition"), group, queue, partition).Scan(&seq, &exists); err != nil {
+		return 0, fmt.Errorf("store: seek %q on %s/%s: %w", group, queue, partition, interpret(err))
+	}
+	if !exists {
+		return 0, ErrNotFound
+	}
+	return seq.Int64, nil
+}
+
+// collect runs a named query on the pool and scans every row with scan.
+func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (T, error), args ...any) ([]T, error) {
+	rows, err := s.pool.Query(ctx, q(name), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r.(pgx.Rows)) })
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,48 @@
+-- name: ListDeadLetters :many
+-- Newest failure first; the window function gives the total of the filtered set.
+SELECT d.message_id, d.transaction_id, d.partition_id, q.name, p.name, d.consumer_group, d.error_message,
+       d.retry_count, m.payload, m.is_encrypted, m.producer_sub, m.trace_id, d.original_created_at, d.failed_at,
+       count(*) OVER () AS total
+FROM dead_letters d
+JOIN partitions p ON p.id = d.partition_id
+JOIN queues q ON q.id = p.queue_id
+LEFT JOIN messages m ON m.partition_id = d.partition_id AND m.seq = d.message_seq
+WHERE ($1::text IS NULL OR q.name = $1::text)
+  AND ($2::text IS NULL OR d.consumer_group = $2::text)
+  AND ($3::text IS NULL OR p.name = $3::text)
+  AND ($4::timestamptz IS NULL OR d.failed_at >= $4::timestamptz)
+  AND ($5::timestamptz IS NULL OR d.failed_at <= $5::timestamptz)
+ORDER BY d.failed_at DESC, d.id
+LIMIT $6 OFFSET $7
+
+-- name: GetDeadLetters :many
+SELECT d.message_id, d.transaction_id, d.partition_id, q.name, p.name, d.consumer_group, d.error_message,
+       d.retry_count, m.payload, m.is_encrypted, m.producer_sub, m.trace_id, d.original_created_at, d.failed_at,
+       0::bigint
+FROM dead_letters d
+JOIN partitions p ON p.id = d.partition_id
+JOIN queues q ON q.id = p.queue_id
+LEFT JOIN messages m ON m.partition_id = d.partition_id AND m.seq = d.message_seq
+WHERE d.partition_id = $1 AND d.transaction_id = $2 AND ($3::text IS NULL OR d.consumer_group = $3::text)
+ORDER BY d.failed_at DESC
+
+-- name: DeleteDeadLetters :one
+WITH del AS (
+    DELETE FROM dead_letters
+    WHERE partition_id = $1 AND transaction_id = $2 AND ($3::text IS NULL OR consumer_group = $3::text)
+    RETURNING 1
+)
+SELECT count(*) FROM del
+
+-- name: RetryDeadLetters :one
+-- Serves the message again to each group it was dead-lettered for (and only to that group).
+WITH del AS (
+    DELETE FROM dead_letters
+    WHERE partition_id = $1 AND transaction_id = $2 AND ($3::text IS NULL OR consumer_group = $3::text)
+    RETURNING partition_id, consumer_group, message_seq
+), ins AS (
+    INSERT INTO redeliveries (partition_id, consumer_group, seq)
+    SELECT partition_id, consumer_group, message_seq FROM del
+    ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM del

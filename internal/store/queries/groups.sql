@@ -1,0 +1,164 @@
+-- name: EnsureSubscription :one
+-- Records the group's subscription on the queue unless one exists (the first one wins), and on first
+-- record seeds a cursor on every existing partition at the subscription point, so the group starts
+-- there; partitions created later start from their beginning. Returns whether the queue exists.
+WITH q AS (
+    SELECT id FROM queues WHERE name = $1
+), ins AS (
+    INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, subscription_ts)
+    SELECT $2, q.id, $3, CASE WHEN $3 = 'new' THEN now() ELSE $4::timestamptz END FROM q
+    ON CONFLICT (consumer_group, queue_id) DO NOTHING
+    RETURNING queue_id, mode, subscription_ts
+), seed AS (
+    INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
+    SELECT p.id, $2, s.seq, s.seq
+    FROM ins
+    JOIN partitions p ON p.queue_id = ins.queue_id
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN ins.mode = 'new' THEN p.last_seq
+                    ELSE coalesce((SELECT m.seq FROM messages m
+                                   WHERE m.partition_id = p.id AND m.created_at <= ins.subscription_ts
+                                   ORDER BY m.seq DESC LIMIT 1), 0)
+               END AS seq
+    ) s
+    WHERE ins.mode <> 'all'
+    ORDER BY p.id
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
+)
+SELECT EXISTS (SELECT 1 FROM q)
+
+-- name: ListConsumerGroups :many
+-- One row per (group, queue): cursors, partitions behind, the oldest unconsumed message's age.
+SELECT pc.consumer_group, q.name, count(*) AS members,
+       count(*) FILTER (WHERE p.last_seq > pc.cursor_seq) AS behind,
+       coalesce(max(extract(epoch FROM now() - om.created_at)), 0)::float8 AS max_lag_seconds,
+       coalesce(sum(pc.total_consumed), 0)::bigint AS consumed,
+       s.mode, s.subscription_ts, s.created_at
+FROM partition_consumers pc
+JOIN partitions p ON p.id = pc.partition_id
+JOIN queues q ON q.id = p.queue_id
+LEFT JOIN consumer_group_subscriptions s ON s.consumer_group = pc.consumer_group AND s.queue_id = q.id
+LEFT JOIN LATERAL (
+    SELECT m.created_at FROM messages m
+    WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
+    ORDER BY m.seq LIMIT 1
+) om ON true
+GROUP BY pc.consumer_group, q.name, s.mode, s.subscription_ts, s.created_at
+ORDER BY pc.consumer_group, q.name
+
+-- name: GroupPartitions :many
+-- The partitions of one group: cursor position, lag, lease.
+SELECT q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
+       pc.last_consumed_at, pc.total_consumed, greatest(p.last_seq - pc.cursor_seq, 0),
+       coalesce(extract(epoch FROM now() - om.created_at), 0)::float8,
+       coalesce(pc.lease_expires_at > now(), false)
+FROM partition_consumers pc
+JOIN partitions p ON p.id = pc.partition_id
+JOIN queues q ON q.id = p.queue_id
+LEFT JOIN LATERAL (
+    SELECT m.created_at FROM messages m
+    WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
+    ORDER BY m.seq LIMIT 1
+) om ON true
+WHERE pc.consumer_group = $1
+ORDER BY q.name, p.name
+
+-- name: LaggingPartitions :many
+SELECT pc.consumer_group, q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
+       greatest(p.last_seq - pc.cursor_seq, 0), extract(epoch FROM now() - om.created_at)::float8,
+       om.created_at, pc.last_consumed_at
+FROM partition_consumers pc
+JOIN partitions p ON p.id = pc.partition_id
+JOIN queues q ON q.id = p.queue_id
+JOIN LATERAL (
+    SELECT m.created_at FROM messages m
+    WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
+    ORDER BY m.seq LIMIT 1
+) om ON true
+WHERE om.created_at < now() - make_interval(secs => $1)
+ORDER BY om.created_at
+
+-- name: DeleteGroupCursors :one
+-- $2: queue name or NULL for every queue. $3: also forget the subscription. Without it, the cursors
+-- are re-seeded at the recorded subscription point right away (the group restarts there).
+WITH del AS (
+    DELETE FROM partition_consumers pc
+    USING partitions p, queues q
+    WHERE pc.partition_id = p.id AND p.queue_id = q.id AND pc.consumer_group = $1
+      AND ($2::text IS NULL OR q.name = $2::text)
+    RETURNING pc.partition_id
+), meta AS (
+    DELETE FROM consumer_group_subscriptions s
+    USING queues q
+    WHERE $3 AND s.queue_id = q.id AND s.consumer_group = $1 AND ($2::text IS NULL OR q.name = $2::text)
+    RETURNING s.queue_id
+)
+SELECT (SELECT count(*) FROM del), (SELECT count(*) FROM meta)
+
+-- name: ReseedGroup :exec
+-- Puts every partition cursor of group $1 (on queue $2, or all queues when NULL) that has not consumed
+-- anything yet at its subscription point; used after a cursor reset and a subscription change.
+INSERT INTO partition_consumers AS pc (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
+SELECT p.id, s.consumer_group, x.seq, x.seq
+FROM consumer_group_subscriptions s
+JOIN queues q ON q.id = s.queue_id
+JOIN partitions p ON p.queue_id = q.id
+CROSS JOIN LATERAL (
+    SELECT coalesce((SELECT m.seq FROM messages m
+                     WHERE m.partition_id = p.id AND m.created_at <= s.subscription_ts
+                     ORDER BY m.seq DESC LIMIT 1), 0) AS seq
+) x
+WHERE s.consumer_group = $1 AND s.mode <> 'all' AND ($2::text IS NULL OR q.name = $2::text)
+ORDER BY p.id
+ON CONFLICT (partition_id, consumer_group) DO UPDATE
+    SET cursor_seq = EXCLUDED.cursor_seq, claim_cursor_seq = EXCLUDED.claim_cursor_seq
+    WHERE pc.total_consumed = 0 AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+
+-- name: UpdateSubscription :one
+WITH upd AS (
+    UPDATE consumer_group_subscriptions
+    SET subscription_ts = $2, mode = CASE WHEN mode = 'all' THEN 'timestamp' ELSE mode END
+    WHERE consumer_group = $1
+    RETURNING 1
+)
+SELECT count(*) FROM upd
+
+-- name: SeekQueue :one
+-- Moves every cursor group $1 has on queue $2 to the end ($3) or to the last message at or before $4,
+-- and ends their leases.
+WITH target AS (
+    SELECT pc.partition_id,
+           CASE WHEN $3 THEN p.last_seq
+                ELSE coalesce((SELECT m.seq FROM messages m
+                               WHERE m.partition_id = p.id AND m.created_at <= $4::timestamptz
+                               ORDER BY m.seq DESC LIMIT 1), 0)
+           END AS seq
+    FROM partition_consumers pc
+    JOIN partitions p ON p.id = pc.partition_id
+    JOIN queues q ON q.id = p.queue_id
+    WHERE pc.consumer_group = $1 AND q.name = $2
+    ORDER BY pc.partition_id
+    FOR UPDATE OF pc
+), upd AS (
+    UPDATE partition_consumers pc
+    SET cursor_seq = t.seq, claim_cursor_seq = t.seq, lease_expires_at = NULL, batch_retry_count = 0, retry_after = NULL
+    FROM target t
+    WHERE pc.partition_id = t.partition_id AND pc.consumer_group = $1
+    RETURNING 1
+)
+SELECT count(*) FROM upd
+
+-- name: SeekPartition :one
+-- Moves group $1's cursor on partition $3 of queue $2 to the partition's end (creating the cursor).
+WITH p AS (
+    SELECT p.id, p.last_seq FROM partitions p JOIN queues q ON q.id = p.queue_id
+    WHERE q.name = $2 AND p.name = $3
+), up AS (
+    INSERT INTO partition_consumers AS pc (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
+    SELECT p.id, $1, p.last_seq, p.last_seq FROM p
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE
+        SET cursor_seq = EXCLUDED.cursor_seq, claim_cursor_seq = EXCLUDED.cursor_seq,
+            lease_expires_at = NULL, batch_retry_count = 0, retry_after = NULL
+    RETURNING cursor_seq
+)
+SELECT (SELECT cursor_seq FROM up), EXISTS (SELECT 1 FROM p)
