@@ -21,6 +21,7 @@ import (
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/pgcluster"
+	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -33,6 +34,7 @@ type Broker struct {
 	log     *slog.Logger
 	cluster *pgcluster.Cluster
 	st      *store.Store
+	spool   *spool.Spool
 	eng     *engine.Engine
 	loops   []*engine.Loop // stats and retention (ops); stopped before the engine
 	srv     *http.Server
@@ -80,12 +82,24 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	b.spool, err = spool.Open(cfg.Durability.SpoolDir, spool.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("broker: spool: %w", err)
+	}
+	if n := b.spool.Pending(); n > 0 {
+		log.InfoContext(ctx, "spool holds pushes from before the restart: replaying", slog.Int64("pending", n))
+	}
 	b.eng = engine.New(b.st, log, engine.Options{
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
 		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
+		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
 	})
 	reg := prometheus.NewRegistry()
-	mx := metrics.New(reg, metrics.Sources{Pool: b.st.PoolStats})
+	mx := metrics.New(reg, metrics.Sources{
+		Pool:        b.st.PoolStats,
+		Buffers:     func() (int64, int64) { p, f, _ := b.eng.SpoolStats(); return p, f },
+		Maintenance: func() (bool, bool) { return b.eng.Maintenance(context.WithoutCancel(ctx)) },
+	})
 	if err = b.eng.EnableOps(ctx, engine.OpsOptions{Key: cfg.Ops.EncryptionKey, Observer: mx}); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -98,7 +112,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg},
+	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version,
 	})
@@ -118,6 +132,12 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 
 // Parked reports how many long-poll pops are waiting for messages.
 func (b *Broker) Parked() int { return b.eng.Parked() }
+
+// SpoolPending reports how many pushes the disk spool holds for replay.
+func (b *Broker) SpoolPending() int64 {
+	p, _, _ := b.eng.SpoolStats()
+	return p
+}
 
 // Addr is the address the broker serves on.
 func (b *Broker) Addr() string { return b.ln.Addr().String() }
@@ -142,6 +162,11 @@ func (b *Broker) release(ctx context.Context) {
 	}
 	if b.st != nil {
 		b.st.Close()
+	}
+	if b.spool != nil {
+		if err := b.spool.Close(); err != nil {
+			b.log.WarnContext(ctx, "close spool", slog.Any("error", err))
+		}
 	}
 	if b.cluster != nil {
 		if err := b.cluster.Stop(ctx); err != nil {

@@ -178,6 +178,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 		return notFound("queue %q not found", name)
 	}
 	e.parts.forgetQueue(name)
+	e.lim.forget(name)
 	return nil
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -24,6 +26,9 @@ type Options struct {
 	EvictionInterval        time.Duration // maxWaitTimeSeconds sweep
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
 	MaxPollTimeout          time.Duration // longest long-poll honoured
+	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
+	SpoolFlushInterval      time.Duration // FILE_BUFFER_FLUSH_MS
+	SpoolReplayBatch        int           // FILE_BUFFER_MAX_BATCH
 	OperationTimeout        time.Duration // bound on one batched database operation
 }
 
@@ -46,6 +51,12 @@ func (o *Options) defaults() {
 	if o.MaxPollTimeout <= 0 {
 		o.MaxPollTimeout = 300 * time.Second
 	}
+	if o.SpoolFlushInterval <= 0 {
+		o.SpoolFlushInterval = 100 * time.Millisecond
+	}
+	if o.SpoolReplayBatch <= 0 {
+		o.SpoolReplayBatch = 100
+	}
 	if o.EvictionInterval <= 0 {
 		o.EvictionInterval = time.Minute
 	}
@@ -63,9 +74,14 @@ type Engine struct {
 	parts   *partitionCache
 	subs    subscriptionCache
 	lim     limitCache
-	push    *coalescer[pushJob, []store.PushOutcome]
-	ack     *coalescer[[]AckItem, []AckResult]
-	ops     opsState // ops_*.go: payload encryption, observer, operation counters
+	maint   maintenanceState
+
+	spool      *spool.Spool
+	dbDown     atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
+	replayKick chan struct{} // wakes the replay loop early
+	push       *coalescer[pushJob, []store.PushOutcome]
+	ack        *coalescer[[]AckItem, []AckResult]
+	ops        opsState // ops_*.go: payload encryption, observer, operation counters
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once
@@ -78,7 +94,7 @@ type Engine struct {
 func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	opt.defaults()
 	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newPartitionCache(100_000),
-		draining: make(chan struct{})}
+		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1)}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	return e
@@ -99,6 +115,13 @@ func (e *Engine) Start(ctx context.Context) {
 		defer e.wg.Done()
 		e.evictLoop(ctx)
 	}()
+	if e.spool != nil {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.replayLoop(ctx)
+		}()
+	}
 }
 
 // Drain answers every parked long-poll empty and makes new ones return at once; the first step of a

@@ -69,6 +69,9 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 	if r.Partition != "" {
 		r.Partitions = 1
 	}
+	if _, popPaused := e.Maintenance(ctx); popPaused {
+		return nil, nil // pop maintenance: every pop answers empty
+	}
 	try := func(ctx context.Context) (*PopResult, error) { return e.popOnce(ctx, r) }
 	keys := []string{r.Queue}
 	if r.Group != QueueMode {
@@ -84,14 +87,15 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		}
 	}
 	if r.Queue == "" {
-		// Namespace/task pop: the matching queues, highest priority first; parked on all of them.
-		queues, err := e.st.QueuesByNamespaceTask(ctx, r.Namespace, r.Task)
-		if err != nil {
-			return nil, opErr("pop", err)
-		}
+		// Namespace/task pop: the matching queues, highest priority first, looked up on every try so
+		// that a queue created while the pop is parked is found; any push wakes it.
 		one := try
-		keys = queues
+		keys = []string{anyQueue}
 		try = func(ctx context.Context) (*PopResult, error) {
+			queues, err := e.st.QueuesByNamespaceTask(ctx, r.Namespace, r.Task)
+			if err != nil {
+				return nil, opErr("pop", err)
+			}
 			for _, q := range queues {
 				r.Queue = q
 				if res, err := one(ctx); res != nil || err != nil {

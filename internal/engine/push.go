@@ -69,6 +69,9 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 			items[i].TransactionID = uuid.Must(uuid.NewV7()).String()
 		}
 	}
+	if e.divert(ctx) {
+		return e.spoolPush(ctx, items)
+	}
 	var queues []string
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -79,7 +82,7 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 	}
 	refused, err := e.admit(ctx, items, queues)
 	if err != nil {
-		return nil, opErr("push", err)
+		return e.pushFailed(ctx, items, err)
 	}
 	// Items over their queue's maxSize are refused one by one; the others go through.
 	admitted := make([]PushItem, 0, len(items))
@@ -88,18 +91,11 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 			admitted = append(admitted, it)
 		}
 	}
-	var res []PushResult
-	for attempt := 0; ; attempt++ {
-		var stale []store.PartitionKey
-		res, stale, err = e.pushOnce(ctx, admitted)
-		if err != nil {
-			return nil, opErr("push", err)
+	res, err := e.pushStored(ctx, admitted)
+	if err != nil {
+		if res, err = e.pushFailed(ctx, admitted, err); err != nil {
+			return nil, err
 		}
-		if len(stale) == 0 || attempt == 2 {
-			break
-		}
-		// A cached partition vanished (queue deleted meanwhile): forget it and recreate on retry.
-		e.parts.forget(stale)
 	}
 	if len(admitted) == len(items) {
 		return res, nil
@@ -184,6 +180,32 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	}
 	e.observePush(res)
 	return res, stale, nil
+}
+
+// pushFailed answers a push that PostgreSQL did not take: spooled when the database is unreachable
+// and a spool is configured (the items keep their transactionIds, so a push that did commit before the
+// connection broke is deduplicated on replay), an error otherwise.
+func (e *Engine) pushFailed(ctx context.Context, items []PushItem, err error) ([]PushResult, error) {
+	if e.spool != nil && unreachable(err) {
+		e.dbDown.Store(true)
+		return e.spoolPush(ctx, items)
+	}
+	return nil, opErr("push", err)
+}
+
+// pushStored inserts items (with their transactionIds assigned), retrying when a cached partition
+// vanished because its queue was deleted meanwhile.
+func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult, error) {
+	for attempt := 0; ; attempt++ {
+		res, stale, err := e.pushOnce(ctx, items)
+		if err != nil {
+			return nil, err
+		}
+		if len(stale) == 0 || attempt == 2 {
+			return res, nil
+		}
+		e.parts.forget(stale)
+	}
 }
 
 // partitionIDs resolves every item's partition, creating missing queues and partitions.

@@ -53,8 +53,9 @@ type TxPushResult struct {
 var errTxStale = errors.New("partition vanished")
 
 // Transaction applies every operation in one PostgreSQL transaction: all take effect or none do. A
-// duplicate push (QDUP) or a rejected ack (QTXN) rolls everything back and is reported with
-// Success false; a failed ack spends the same retry budget as /api/v1/ack.
+// duplicate push (QDUP), a rejected ack (QTXN) or a push into a full queue (QFULL, maxSize) rolls
+// everything back and is reported with Success false; a failed ack spends the same retry budget as
+// /api/v1/ack.
 func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error) {
 	var acks []AckItem
 	var pushes []PushItem
@@ -97,6 +98,24 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 
 func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem, pushes []PushItem) (*TxResult, error) {
 	res := &TxResult{TransactionID: uuid.Must(uuid.NewV7()).String(), Results: []any{}}
+	var queues []string
+	seenQ := map[string]bool{}
+	for _, p := range pushes {
+		if !seenQ[p.Queue] {
+			seenQ[p.Queue] = true
+			queues = append(queues, p.Queue)
+		}
+	}
+	refused, err := e.admit(ctx, pushes, queues)
+	if err != nil {
+		return nil, err
+	}
+	for _, why := range refused {
+		if why != "" {
+			res.Error = "QFULL " + why
+			return res, nil
+		}
+	}
 	pids, err := e.partitionIDs(ctx, pushes)
 	if err != nil {
 		return nil, err
@@ -134,8 +153,6 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	}
 
 	rows := make([]store.PushRow, len(pushes))
-	var queues []string
-	seenQ := map[string]bool{}
 	for i, p := range pushes {
 		rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
 			Payload: p.Payload, ProducerSub: pgtype.Text{String: p.ProducerSub, Valid: p.ProducerSub != ""}}
@@ -144,10 +161,6 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 		}
 		if p.TraceID != nil {
 			rows[i].TraceID = pgtype.UUID{Bytes: *p.TraceID, Valid: true}
-		}
-		if !seenQ[p.Queue] {
-			seenQ[p.Queue] = true
-			queues = append(queues, p.Queue)
 		}
 	}
 	if len(rows) > 0 {

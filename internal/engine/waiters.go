@@ -43,9 +43,15 @@ func (w *waiters) remove(wt *waiter, queues ...string) {
 	w.mu.Unlock()
 }
 
+// anyQueue is the waiter key of pops that span queues (namespace/task): every push wakes them.
+const anyQueue = "\x00any"
+
 func (w *waiters) wake(queue string) {
 	w.mu.Lock()
 	for wt := range w.byQueue[queue] {
+		signal(wt.ch)
+	}
+	for wt := range w.byQueue[anyQueue] {
 		signal(wt.ch)
 	}
 	w.mu.Unlock()

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -71,6 +72,13 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.eng.Push(r.Context(), items)
+	var sfe *engine.SpoolFailedError
+	if errors.As(err, &sfe) {
+		// Neither PostgreSQL nor the spool took them: 500 with every item marked failed.
+		s.log.ErrorContext(r.Context(), "push refused: spool write failed", "error", err)
+		writeJSON(w, http.StatusInternalServerError, sfe.Results)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -123,3 +123,24 @@ func (s *Store) QueueLimits(ctx context.Context, queues []string) (map[string]in
 	}
 	return out, nil
 }
+
+// State reads a shared flag of system_state (false when never set).
+func (s *Store) State(ctx context.Context, key string) (bool, error) {
+	var v bool
+	err := s.pool.QueryRow(ctx, q("GetState"), key).Scan(&v)
+	if err == pgx.ErrNoRows {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: state %q: %w", key, interpret(err))
+	}
+	return v, nil
+}
+
+// SetState writes a shared flag of system_state, seen by every broker on the database.
+func (s *Store) SetState(ctx context.Context, key string, v bool) error {
+	if _, err := s.pool.Exec(ctx, q("SetState"), key, v); err != nil {
+		return fmt.Errorf("store: set state %q: %w", key, interpret(err))
+	}
+	return nil
+}

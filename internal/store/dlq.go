@@ -47,9 +47,14 @@ func scanDeadLetter(r pgx.Rows, total *int64) (d DeadLetterRow, err error) {
 
 // ListDeadLetters returns one page of dead letters, newest failure first, and the filtered total.
 func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterRow, int64, error) {
-	var total int64
-	out, err := collect(ctx, s, "ListDeadLetters", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &total) },
-		text(f.Queue), text(f.Group), text(f.Partition), tstz(f.From), tstz(f.To), f.Limit, f.Offset)
+	var ignored int64
+	args := []any{text(f.Queue), text(f.Group), text(f.Partition), tstz(f.From), tstz(f.To)}
+	out, err := collect(ctx, s, "ListDeadLetters", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) },
+		append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.countQuery(ctx, "CountDeadLetters", args...)
 	if err != nil {
 		return nil, 0, err
 	}

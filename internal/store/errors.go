@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -68,7 +70,11 @@ func interpret(err error) error {
 		return &PgError{Code: pgErr.Code, Message: pgErr.Message, Detail: pgErr.Detail}
 	}
 	var ne net.Error
-	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.As(err, &ne) {
+	// A connection that broke mid-statement (server stopped, socket reset) surfaces as EOF or a
+	// syscall error rather than a PgError: the statement may or may not have committed.
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.As(err, &ne) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
 		return errors.Join(ErrUnavailable, err)
 	}
 	var ce *pgconn.ConnectError

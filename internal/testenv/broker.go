@@ -30,6 +30,9 @@ func StartBroker(t testing.TB, env map[string]string) *RunningBroker {
 	if vars["DATABASE_URL"] == "" {
 		vars["DATABASE_URL"] = NewDatabase(t)
 	}
+	if vars["FILE_BUFFER_DIR"] == "" {
+		vars["FILE_BUFFER_DIR"] = t.TempDir() // each broker needs a spool of its own
+	}
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatalf("testenv: config: %v", err)

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/spool"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// spooledItem is a push as the disk spool keeps it: everything needed to insert it later exactly as
+// it would have been inserted now, including the transactionId that makes the replay idempotent.
+type spooledItem struct {
+	Queue         string          `json:"q"`
+	Partition     string          `json:"p"`
+	Payload       json.RawMessage `json:"d,omitempty"`
+	TransactionID string          `json:"t"`
+	TraceID       *uuid.UUID      `json:"r,omitempty"`
+	ProducerSub   string          `json:"s,omitempty"`
+}
+
+// SpoolFailedError is a push that could reach neither PostgreSQL nor the disk spool. Results has every
+// item marked failed; the HTTP answer is 500 with them.
+type SpoolFailedError struct {
+	Results []PushResult
+	Err     error
+}
+
+func (e *SpoolFailedError) Error() string { return "spool write failed: " + e.Err.Error() }
+func (e *SpoolFailedError) Unwrap() error { return e.Err }
+
+// divert reports whether a push must go to the spool rather than to PostgreSQL: push maintenance is
+// on, the database was found unreachable and has not come back, or the spool still holds pushes that
+// must be inserted first (so that per-partition order stays push order across an outage).
+func (e *Engine) divert(ctx context.Context) bool {
+	if e.spool == nil {
+		return false
+	}
+	if e.dbDown.Load() || !e.spool.Empty() {
+		return true
+	}
+	push, _ := e.Maintenance(ctx)
+	return push
+}
+
+// unreachable tells the failures that mean "PostgreSQL is not there" (spool and retry later) from
+// those that mean "this push is wrong" (answer 500, never spool).
+func unreachable(err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrPool)
+}
+
+// spoolPush appends items to the spool, fsynced, and answers them buffered.
+func (e *Engine) spoolPush(ctx context.Context, items []PushItem) ([]PushResult, error) {
+	recs := make([][]byte, len(items))
+	for i, it := range items {
+		b, err := json.Marshal(spooledItem{Queue: it.Queue, Partition: it.Partition, Payload: it.Payload,
+			TransactionID: it.TransactionID, TraceID: it.TraceID, ProducerSub: it.ProducerSub})
+		if err != nil {
+			return nil, err
+		}
+		recs[i] = b
+	}
+	err := e.spool.Append(context.WithoutCancel(ctx), recs)
+	res := make([]PushResult, len(items))
+	for i, it := range items {
+		res[i] = PushResult{Index: i, TransactionID: it.TransactionID, Status: StatusBuffered, QueueName: it.Queue,
+			Queue: it.Queue, Partition: it.Partition}
+		if err != nil {
+			res[i].Status, res[i].Error = StatusFailed, "File buffer write failed"
+		}
+	}
+	if err != nil {
+		e.log.ErrorContext(ctx, "spool write failed", slog.Any("error", err), slog.Int("items", len(items)))
+		return nil, &SpoolFailedError{Results: res, Err: err}
+	}
+	signal(e.replayKick)
+	return res, nil
+}
+
+// replayLoop inserts spooled pushes into PostgreSQL, oldest first, whenever the database is reachable
+// and push maintenance is off. Duplicates (a push whose commit was not seen before the database went
+// away) are dropped by the transactionId dedup.
+func (e *Engine) replayLoop(ctx context.Context) {
+	t := time.NewTicker(e.opt.SpoolFlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-e.replayKick:
+		}
+		if e.spool.Empty() {
+			e.dbDown.Store(false)
+			continue
+		}
+		if push, _ := e.Maintenance(ctx); push {
+			continue
+		}
+		n, err := e.spool.Replay(ctx, e.opt.SpoolReplayBatch, e.replay)
+		switch {
+		case err != nil && !errors.Is(err, spool.ErrReplayInProgress):
+			e.dbDown.Store(true)
+			if ctx.Err() == nil {
+				e.log.WarnContext(ctx, "spool replay paused", slog.Any("error", err), slog.Int64("pending", e.spool.Pending()))
+			}
+		case n > 0:
+			e.log.InfoContext(ctx, "spool replayed", slog.Int("items", n), slog.Int64("pending", e.spool.Pending()))
+		}
+		if e.spool.Empty() {
+			e.dbDown.Store(false)
+		}
+	}
+}
+
+func (e *Engine) replay(ctx context.Context, recs [][]byte) error {
+	items := make([]PushItem, 0, len(recs))
+	for _, r := range recs {
+		var s spooledItem
+		if err := json.Unmarshal(r, &s); err != nil {
+			// A checksummed record that does not decode was written by another version: keep the
+			// rest flowing and say so.
+			e.log.ErrorContext(ctx, "spool record skipped: undecodable", slog.Any("error", err))
+			continue
+		}
+		items = append(items, PushItem{Queue: s.Queue, Partition: s.Partition, Payload: s.Payload,
+			TransactionID: s.TransactionID, TraceID: s.TraceID, ProducerSub: s.ProducerSub})
+	}
+	_, err := e.pushStored(ctx, items)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
+
+// maintenanceState caches the shared maintenance flags of system_state for a moment, so that a push
+// does not cost a read of them, while a change on any broker is seen everywhere within maintenanceTTL.
+type maintenanceState struct {
+	mu       sync.Mutex // protects the fields below
+	push     bool
+	pop      bool
+	loadedAt time.Time
+}
+
+const maintenanceTTL = 500 * time.Millisecond
+
+// Maintenance flag keys in system_state.
+const (
+	MaintenancePush = "maintenance_mode"
+	MaintenancePop  = "pop_maintenance_mode"
+)
+
+// Maintenance reports the push and pop maintenance flags shared by every broker on the database. When
+// the database cannot be read, the last known values stand.
+func (e *Engine) Maintenance(ctx context.Context) (push, pop bool) {
+	m := &e.maint
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if time.Since(m.loadedAt) < maintenanceTTL {
+		return m.push, m.pop
+	}
+	if e.dbDown.Load() && !m.loadedAt.IsZero() {
+		return m.push, m.pop // do not spend a connect timeout on every push during an outage
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	p, err1 := e.st.State(rctx, MaintenancePush)
+	q, err2 := e.st.State(rctx, MaintenancePop)
+	if err1 == nil && err2 == nil {
+		m.push, m.pop = p, q
+	}
+	m.loadedAt = time.Now()
+	return m.push, m.pop
+}
+
+// SetMaintenance switches one maintenance flag for every broker on the database.
+func (e *Engine) SetMaintenance(ctx context.Context, key string, on bool) error {
+	if err := e.st.SetState(ctx, key, on); err != nil {
+		return opErr("maintenance", err)
+	}
+	e.maint.mu.Lock()
+	e.maint.loadedAt = time.Time{}
+	e.maint.mu.Unlock()
+	if !on {
+		signal(e.replayKick)
+	}
+	return nil
+}
+
+// SpoolStats reports the spool's pending records and failed replay attempts (zeros without a spool).
+func (e *Engine) SpoolStats() (pending, failed int64, dbHealthy bool) {
+	if e.spool == nil {
+		return 0, 0, !e.dbDown.Load()
+	}
+	return e.spool.Pending(), e.spool.Failed(), !e.dbDown.Load()
+}

@@ -1,0 +1,39 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/queen-go/queen/internal/engine"
+)
+
+func (s *Server) handleMaintenance(w http.ResponseWriter, r *http.Request) error {
+	pop := strings.HasSuffix(r.URL.Path, "/pop")
+	if r.Method == http.MethodPost {
+		var body struct {
+			Enabled *bool `json:"enabled"`
+		}
+		if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
+			return err
+		}
+		if body.Enabled == nil {
+			return badRequest("enabled (boolean) is required")
+		}
+		key := engine.MaintenancePush
+		if pop {
+			key = engine.MaintenancePop
+		}
+		if err := s.eng.SetMaintenance(r.Context(), key, *body.Enabled); err != nil {
+			return err
+		}
+	}
+	push, popOn := s.eng.Maintenance(r.Context())
+	pending, failed, healthy := s.eng.SpoolStats()
+	if pop {
+		writeJSON(w, http.StatusOK, map[string]any{"popMaintenanceMode": popOn})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"maintenanceMode": push, "bufferedMessages": pending,
+		"failedReplays": failed, "dbHealthy": healthy})
+	return nil
+}

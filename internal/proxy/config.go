@@ -1,0 +1,96 @@
+package proxy
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Config is queen-proxy's configuration, read once from the environment by [LoadConfig].
+type Config struct {
+	Addr            string        // QUEEN_PROXY_HOST:QUEEN_PROXY_PORT
+	DatabaseURL     string        // QUEEN_PROXY_DATABASE_URL
+	Schema          string        // QUEEN_PROXY_SCHEMA
+	AdminToken      string        // QUEEN_PROXY_ADMIN_TOKEN; empty disables the admin API
+	JWTSecret       []byte        // QUEEN_PROXY_JWT_SECRET; the broker's JWT_SECRET
+	JWTTTL          time.Duration // QUEEN_PROXY_JWT_TTL_SECONDS
+	Shadow          bool          // QUEEN_PROXY_RATE_MODE=shadow
+	MaxBodyBytes    int64         // QUEEN_PROXY_MAX_BODY_BYTES
+	UpstreamTimeout time.Duration // QUEEN_PROXY_UPSTREAM_TIMEOUT_MS
+	LogLevel        string        // QUEEN_PROXY_LOG_LEVEL
+}
+
+// EnvVar documents one variable of [LoadConfig].
+type EnvVar struct{ Name, Default, Doc string }
+
+// EnvVars is the proxy's environment, in one table (docs/proxy.md lists the same).
+var EnvVars = []EnvVar{
+	{"QUEEN_PROXY_HOST", "0.0.0.0", "listen address"},
+	{"QUEEN_PROXY_PORT", "6634", "listen port"},
+	{"QUEEN_PROXY_DATABASE_URL", "", "PostgreSQL URL for the proxy's own state (required)"},
+	{"QUEEN_PROXY_SCHEMA", "queen_proxy", "schema of the proxy's tables"},
+	{"QUEEN_PROXY_ADMIN_TOKEN", "", "bearer token of /_proxy/admin/*; empty disables the admin API (secret)"},
+	{"QUEEN_PROXY_JWT_SECRET", "", "HS256 secret shared with the brokers' JWT_SECRET (required for serve; secret)"},
+	{"QUEEN_PROXY_JWT_TTL_SECONDS", "60", "lifetime of the JWT minted per forwarded request"},
+	{"QUEEN_PROXY_RATE_MODE", "enforce", "enforce: answer 429; shadow: log and count denials but forward"},
+	{"QUEEN_PROXY_MAX_BODY_BYTES", "16777216", "request body cap per instance (413 request body exceeds cap)"},
+	{"QUEEN_PROXY_UPSTREAM_TIMEOUT_MS", "30000", "broker answer deadline, extended by a long-poll's timeout"},
+	{"QUEEN_PROXY_LOG_LEVEL", "info", "debug, info, warn, error"},
+}
+
+// LoadConfig reads the environment through getenv. Garbage in a numeric variable is an error naming it.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	get := func(name string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		for _, e := range EnvVars {
+			if e.Name == name {
+				return e.Default
+			}
+		}
+		return ""
+	}
+	num := func(name string) (int64, error) {
+		n, err := strconv.ParseInt(get(name), 10, 64)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("proxy: %s must be a positive integer, got %q", name, get(name))
+		}
+		return n, nil
+	}
+	c := Config{
+		Addr:        get("QUEEN_PROXY_HOST") + ":" + get("QUEEN_PROXY_PORT"),
+		DatabaseURL: get("QUEEN_PROXY_DATABASE_URL"),
+		Schema:      get("QUEEN_PROXY_SCHEMA"),
+		AdminToken:  get("QUEEN_PROXY_ADMIN_TOKEN"),
+		JWTSecret:   []byte(get("QUEEN_PROXY_JWT_SECRET")),
+		LogLevel:    get("QUEEN_PROXY_LOG_LEVEL"),
+	}
+	if _, err := num("QUEEN_PROXY_PORT"); err != nil {
+		return Config{}, err
+	}
+	ttl, err := num("QUEEN_PROXY_JWT_TTL_SECONDS")
+	if err != nil {
+		return Config{}, err
+	}
+	c.JWTTTL = time.Duration(ttl) * time.Second
+	if c.MaxBodyBytes, err = num("QUEEN_PROXY_MAX_BODY_BYTES"); err != nil {
+		return Config{}, err
+	}
+	ms, err := num("QUEEN_PROXY_UPSTREAM_TIMEOUT_MS")
+	if err != nil {
+		return Config{}, err
+	}
+	c.UpstreamTimeout = time.Duration(ms) * time.Millisecond
+	switch m := get("QUEEN_PROXY_RATE_MODE"); m {
+	case "enforce":
+	case "shadow":
+		c.Shadow = true
+	default:
+		return Config{}, fmt.Errorf("proxy: QUEEN_PROXY_RATE_MODE must be enforce or shadow, got %q", m)
+	}
+	if c.DatabaseURL == "" {
+		return Config{}, fmt.Errorf("proxy: QUEEN_PROXY_DATABASE_URL is required")
+	}
+	return c, nil
+}

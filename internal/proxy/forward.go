@@ -1,0 +1,199 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/queen-go/queen/internal/proxy/proxystore"
+)
+
+// errUpstreamTimeout is the cancel cause of a forwarded request that ran out of time.
+var errUpstreamTimeout = errors.New("proxy: upstream did not answer in time")
+
+type forwardKey struct{}
+
+// forwardInfo travels in the outgoing request's context from forward to rewrite.
+type forwardInfo struct {
+	target       *url.URL
+	path         string
+	token        string
+	inspectTxn   bool // read the transaction's answer to learn whether its pushes committed
+	txnCommitted bool
+}
+
+// maxTxnAnswer bounds how much of a transaction answer is buffered to read its success flag.
+const maxTxnAnswer = 16 << 20
+
+// modifyResponse reads a transaction's answer (always 200) for its success flag, then replays it.
+func (s *Server) modifyResponse(res *http.Response) error {
+	fi, _ := res.Request.Context().Value(forwardKey{}).(*forwardInfo)
+	if fi == nil || !fi.inspectTxn || res.StatusCode != http.StatusOK {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(res.Body, maxTxnAnswer))
+	_ = res.Body.Close()
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		Success bool `json:"success"`
+	}
+	fi.txnCommitted = json.Unmarshal(b, &ans) == nil && ans.Success
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	return nil
+}
+
+// mintToken signs the short-lived HS256 JWT the broker verifies: sub = key (or session) id, roles = the
+// credential's role set. It uses the wall clock, since the broker checks exp against its own.
+func (s *Server) mintToken(req *request) (string, error) {
+	now := time.Now()
+	claims := jwt.MapClaims{
+		"sub":     req.cred.ID,
+		"roles":   req.cred.Roles,
+		"iat":     now.Unix(),
+		"exp":     now.Add(s.o.JWTTTL).Unix(),
+		"iss":     "queen-proxy",
+		"cluster": req.cluster.Name,
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.o.JWTSecret)
+}
+
+// parseUpstream accepts only absolute http(s) URLs with a host.
+func parseUpstream(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q is not an absolute http(s) URL", raw)
+	}
+	return u, nil
+}
+
+// forward sends the request to the cluster's broker. The deadline is the proxy's timeout plus a waiting
+// pop's own timeout. A pushed batch answered 201 is counted into the usage counters.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, req *request) error {
+	target, err := parseUpstream(req.cluster.UpstreamURL)
+	if err != nil {
+		return wrapError(CodeBadGateway, "bad upstream URI", err)
+	}
+	tok, err := s.mintToken(req)
+	if err != nil {
+		return fmt.Errorf("proxy: sign token: %w", err)
+	}
+	ctx, cancel := context.WithTimeoutCause(r.Context(), s.o.UpstreamTimeout+req.timeout, errUpstreamTimeout)
+	defer cancel()
+	fi := &forwardInfo{target: target, path: req.path, token: tok, inspectTxn: req.push != nil && req.push.txn}
+	ctx = context.WithValue(ctx, forwardKey{}, fi)
+	out := r.WithContext(ctx)
+	out.Body = req.bodyReader()
+	out.ContentLength = int64(len(req.body))
+	sw := &statusWriter{ResponseWriter: w}
+	s.rp.ServeHTTP(sw, out)
+	if sw.failed != nil {
+		return sw.failed // nothing was written: ServeHTTP answers with the code
+	}
+	s.metrics.Decisions.WithLabelValues(req.cluster.Name, "forwarded").Inc()
+	if req.push != nil && (sw.status == http.StatusCreated || (req.push.txn && fi.txnCommitted)) {
+		s.countPush(context.WithoutCancel(r.Context()), req)
+	}
+	return nil
+}
+
+// countPush records an accepted push in the usage counters and the known partitions.
+func (s *Server) countPush(ctx context.Context, req *request) {
+	c := req.cluster
+	if err := s.o.Store.AddUsage(ctx, c.ID, proxystore.Month(s.o.NowFunc()), int64(len(req.push.Items)), req.push.bytes); err != nil {
+		s.log.ErrorContext(ctx, "proxy usage update failed", slog.String("cluster", c.Name), slog.Any("error", err))
+	}
+	if c.Plan.MaxQueues > 0 || c.Plan.MaxPartitionsPerQueue > 0 {
+		var ps []proxystore.QueuePartition
+		for _, it := range req.push.Items {
+			p := it.Partition
+			if p == "" {
+				p = "Default"
+			}
+			ps = append(ps, proxystore.QueuePartition{Queue: it.Queue, Partition: p})
+		}
+		if err := s.o.Store.RecordPartitions(ctx, c.ID, ps); err != nil {
+			s.log.ErrorContext(ctx, "proxy partition record failed", slog.String("cluster", c.Name), slog.Any("error", err))
+		}
+	}
+}
+
+// rewrite points the outgoing request at the broker and replaces the tenant's credential with the JWT.
+func (s *Server) rewrite(pr *httputil.ProxyRequest) {
+	fi := pr.Out.Context().Value(forwardKey{}).(*forwardInfo)
+	pr.Out.URL.Path = ""
+	pr.Out.URL.RawPath = ""
+	pr.SetURL(fi.target)
+	pr.Out.URL.Path = singleJoin(fi.target.Path, fi.path)
+	pr.Out.URL.RawPath = ""
+	pr.Out.Header.Del("Cookie")
+	pr.Out.Header.Set("Authorization", "Bearer "+fi.token)
+	pr.SetXForwarded()
+}
+
+func singleJoin(base, p string) string {
+	if base == "" || base == "/" {
+		return p
+	}
+	if base[len(base)-1] == '/' {
+		base = base[:len(base)-1]
+	}
+	return base + p
+}
+
+// upstreamError maps a failed round trip: our deadline is 504 upstream_timeout, anything else 502.
+func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	switch {
+	case errors.Is(context.Cause(r.Context()), errUpstreamTimeout):
+		e = wrapError(CodeUpstreamTimeout, "the broker did not answer in time", err)
+	case r.Context().Err() != nil && errors.Is(context.Cause(r.Context()), context.Canceled):
+		// The client went away; there is nobody to answer.
+		e = wrapError(CodeBadGateway, "client closed request", err)
+	default:
+		e = wrapError(CodeBadGateway, "upstream unreachable", err)
+	}
+	if sw, ok := w.(*statusWriter); ok && sw.status == 0 {
+		sw.failed = e // reported and written by ServeHTTP
+		return
+	}
+	writeError(w, e)
+}
+
+// statusWriter remembers the status written and whether the round trip failed.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	failed *Error
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach Flush on the real writer (long-poll streaming).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,25 @@
+-- name: MonthlyMessages :one
+SELECT coalesce((SELECT messages FROM usage_monthly WHERE cluster_id = $1 AND month = $2), 0)
+
+-- name: AddUsage :exec
+WITH bump AS (
+    UPDATE clusters SET storage_bytes_used = storage_bytes_used + $4 WHERE id = $1
+)
+INSERT INTO usage_monthly (cluster_id, month, messages, bytes) VALUES ($1, $2, $3, $4)
+ON CONFLICT (cluster_id, month) DO UPDATE
+SET messages = usage_monthly.messages + excluded.messages, bytes = usage_monthly.bytes + excluded.bytes
+
+-- name: SetMonthlyMessages :exec
+INSERT INTO usage_monthly (cluster_id, month, messages) VALUES ($1, $2, $3)
+ON CONFLICT (cluster_id, month) DO UPDATE SET messages = excluded.messages
+
+-- name: CountQueues :one
+SELECT count(DISTINCT queue) FROM known_partitions WHERE cluster_id = $1
+
+-- name: PartitionsOfQueues :many
+SELECT queue, partition FROM known_partitions WHERE cluster_id = $1 AND queue = ANY($2::text[])
+
+-- name: RecordPartitions :exec
+INSERT INTO known_partitions (cluster_id, queue, partition)
+SELECT $1, q, p FROM unnest($2::text[], $3::text[]) AS t(q, p)
+ON CONFLICT DO NOTHING

@@ -1,0 +1,536 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/queen-go/queen/internal/proxy/proxystore"
+)
+
+// DefaultMaxBodyBytes is the per-instance request body cap (16 MiB).
+const DefaultMaxBodyBytes = 16 << 20
+
+// defaultLongPollMs is the broker's pop timeout when a waiting pop names none (DEFAULT_TIMEOUT).
+const defaultLongPollMs = 30000
+
+// sessionCookie carries a dashboard session token when there is no Authorization header.
+const sessionCookie = "queen_session"
+
+// Token prefixes tell API keys from session tokens.
+const (
+	keyPrefix     = "qk_"
+	sessionPrefix = "qs_"
+)
+
+// Options configure [NewServer].
+type Options struct {
+	Store           *proxystore.Store
+	Logger          *slog.Logger
+	Registry        *prometheus.Registry // metrics are registered here and served on /_proxy/metrics
+	JWTSecret       []byte
+	JWTTTL          time.Duration // default 60 s
+	Shadow          bool          // rate limits log and count but forward
+	MaxBodyBytes    int64         // default DefaultMaxBodyBytes
+	UpstreamTimeout time.Duration // default 30 s
+	AdminToken      string
+	// NowFunc is the clock of the rate limiters, sessions and usage months; default time.Now.
+	NowFunc func() time.Time
+	// Transport reaches the brokers; default a clone of http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// Server is the proxy's http.Handler.
+type Server struct {
+	o       Options
+	log     *slog.Logger
+	metrics *Metrics
+	limits  *limiter
+	rp      *httputil.ReverseProxy
+	ops     *http.ServeMux
+}
+
+// NewServer builds the handler.
+func NewServer(o Options) (*Server, error) {
+	if o.Store == nil || o.Logger == nil || o.Registry == nil {
+		return nil, errors.New("proxy: Store, Logger and Registry are required")
+	}
+	if len(o.JWTSecret) == 0 {
+		return nil, errors.New("proxy: a JWT secret is required (QUEEN_PROXY_JWT_SECRET)")
+	}
+	if o.JWTTTL <= 0 {
+		o.JWTTTL = 60 * time.Second
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.UpstreamTimeout <= 0 {
+		o.UpstreamTimeout = 30 * time.Second
+	}
+	if o.NowFunc == nil {
+		o.NowFunc = time.Now
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	m, err := NewMetrics(o.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: register metrics: %w", err)
+	}
+	s := &Server{o: o, log: o.Logger, metrics: m, limits: newLimiter(o.NowFunc)}
+	s.rp = &httputil.ReverseProxy{
+		Rewrite:        s.rewrite,
+		Transport:      o.Transport,
+		ErrorHandler:   s.upstreamError,
+		ModifyResponse: s.modifyResponse,
+		ErrorLog:       slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
+	}
+	s.ops = http.NewServeMux()
+	s.ops.Handle("GET /_proxy/metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
+	s.registerAdmin(s.ops)
+	s.ops.HandleFunc("/_proxy/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, newError(CodeNotFound, "no such proxy route"))
+	})
+	return s, nil
+}
+
+// ServeHTTP runs the request path: host → credential → cluster state → blocked routes → plan features →
+// size caps → quotas → rate limits → forward.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/_proxy/") {
+		s.serveOps(w, r)
+		return
+	}
+	cluster, err := s.serveTenant(w, r)
+	if err == nil {
+		return
+	}
+	e := asError(err)
+	label := cluster
+	if label == "" {
+		label = "unknown"
+	}
+	s.metrics.Decisions.WithLabelValues(label, string(e.Code)).Inc()
+	attrs := []any{slog.String("cluster", cluster), slog.String("code", string(e.Code)),
+		slog.Int("status", e.Status()), slog.String("method", r.Method), slog.String("path", r.URL.Path)}
+	if e.RetryAfter > 0 {
+		attrs = append(attrs, slog.Int("retry_after", e.RetryAfter))
+	}
+	if e.cause != nil {
+		attrs = append(attrs, slog.Any("error", e.cause))
+	}
+	if e.Code == CodeInternalError {
+		s.log.ErrorContext(r.Context(), "proxy request failed", attrs...)
+	} else {
+		s.log.WarnContext(r.Context(), "proxy denied request", attrs...)
+	}
+	writeError(w, e)
+}
+
+// request is what the checks learn about one tenant request.
+type request struct {
+	cluster  proxystore.Cluster
+	cred     proxystore.Credential
+	path     string // cleaned
+	body     []byte
+	push     *pushBody // non-nil for a parseable POST /api/v1/push
+	park     bool      // a waiting pop
+	timeout  time.Duration
+	upstream string
+}
+
+func (s *Server) serveTenant(w http.ResponseWriter, r *http.Request) (string, error) {
+	ctx := r.Context()
+	c, cred, err := s.resolve(ctx, r)
+	if err != nil {
+		return c.Name, err
+	}
+	req := &request{cluster: c, cred: cred}
+	if c.State != proxystore.StateActive {
+		return c.Name, newError(CodeClusterSuspended, "cluster is "+c.State)
+	}
+	req.path = cleanPath(r.URL.Path)
+	if blocked(req.path, c.Plan) {
+		return c.Name, newError(CodeRouteBlocked, "")
+	}
+	if f := gatedFeature(req.path, c.Plan); f != "" {
+		return c.Name, newError(CodeFeatureGated, "plan feature "+f+" is off")
+	}
+	if err := s.readBody(r, req); err != nil {
+		return c.Name, err
+	}
+	if err := s.checkQuotas(ctx, r, req); err != nil {
+		return c.Name, err
+	}
+	release, err := s.rateLimit(r, req)
+	if err != nil {
+		return c.Name, err
+	}
+	defer release()
+	return c.Name, s.forward(w, r, req)
+}
+
+// credentialToken returns the bearer token, or the session cookie when there is no Authorization header.
+func credentialToken(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+			return strings.TrimSpace(h[7:])
+		}
+		return ""
+	}
+	if ck, err := r.Cookie(sessionCookie); err == nil {
+		return ck.Value
+	}
+	return ""
+}
+
+// resolve maps the Host to a cluster (421 cluster_unknown) and then authenticates the API key or
+// session against it (401 unauthorized). An API key costs one database round trip in all.
+func (s *Server) resolve(ctx context.Context, r *http.Request) (proxystore.Cluster, proxystore.Credential, error) {
+	tok := credentialToken(r)
+	sum := sha256.Sum256([]byte(tok))
+	var (
+		c    proxystore.Cluster
+		cred proxystore.Credential
+		ok   bool
+		err  error
+	)
+	if strings.HasPrefix(tok, keyPrefix) {
+		c, cred, ok, err = s.o.Store.ClusterAndKey(ctx, r.Host, sum[:])
+	} else {
+		c, err = s.o.Store.ClusterByHost(ctx, r.Host)
+	}
+	if errors.Is(err, proxystore.ErrNotFound) {
+		return c, cred, newError(CodeClusterUnknown, fmt.Sprintf("host %q does not resolve to a cluster", proxystore.NormalizeHost(r.Host)))
+	}
+	if err != nil {
+		return c, cred, err
+	}
+	if tok == "" {
+		return c, cred, newError(CodeUnauthorized, "missing bearer credential")
+	}
+	if strings.HasPrefix(tok, sessionPrefix) {
+		cred, err = s.o.Store.ActiveSession(ctx, c.ID, sum[:], s.o.NowFunc())
+		if err != nil && !errors.Is(err, proxystore.ErrNotFound) {
+			return c, cred, err
+		}
+		ok = err == nil
+	}
+	if !ok {
+		return c, cred, newError(CodeUnauthorized, "unknown, revoked or expired credential")
+	}
+	return c, cred, nil
+}
+
+// cleanPath resolves dot segments so "/api/v1/../../internal/x" cannot dodge the route checks; the cleaned
+// path is also the one forwarded.
+func cleanPath(p string) string {
+	c := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
+func hasPrefixSegment(p, prefix string) bool {
+	return p == prefix || strings.HasPrefix(p, prefix+"/")
+}
+
+// blocked reports routes never exposed to a tenant, and operator routes when the plan lacks them.
+func blocked(p string, plan proxystore.Plan) bool {
+	switch {
+	case hasPrefixSegment(p, "/internal"),
+		hasPrefixSegment(p, "/api/v1/migration"),
+		hasPrefixSegment(p, "/api/v1/system/shared-state"):
+		return true
+	case hasPrefixSegment(p, "/api/v1/system/maintenance"), p == "/api/v1/stats/refresh":
+		return !plan.FeatureOperator
+	}
+	return false
+}
+
+// gatedFeature names the plan feature a route needs when it is off.
+func gatedFeature(p string, plan proxystore.Plan) string {
+	switch {
+	case hasPrefixSegment(p, "/streams") && !plan.FeatureStreams:
+		return "streams"
+	case strings.HasPrefix(p, "/api/v1/traces") && !plan.FeatureTraces:
+		return "traces"
+	}
+	return ""
+}
+
+// pushItem is the part of a pushed item the proxy inspects.
+type pushItem struct {
+	Queue     string          `json:"queue"`
+	Partition string          `json:"partition"`
+	Payload   json.RawMessage `json:"payload"`
+	Data      json.RawMessage `json:"data"` // a transaction's single push op may say data instead of payload
+}
+
+// pushBody is the pushed items of a push or of a transaction's push operations.
+type pushBody struct {
+	Items []pushItem `json:"items"`
+	txn   bool       // from POST /api/v1/transaction: counted only when the broker reports success
+	bytes int64      // sum of payload sizes
+}
+
+// parsePush extracts the pushed items of a push or transaction body; ok is false when the body does not
+// parse (the broker answers 400 for it).
+func parsePush(body []byte, txn bool) (*pushBody, bool) {
+	if !txn {
+		var pb pushBody
+		if json.Unmarshal(body, &pb) != nil {
+			return nil, false
+		}
+		return &pb, true
+	}
+	var tb struct {
+		Operations []struct {
+			Type  string     `json:"type"`
+			Items []pushItem `json:"items"`
+			pushItem
+		} `json:"operations"`
+	}
+	if json.Unmarshal(body, &tb) != nil {
+		return nil, false
+	}
+	pb := &pushBody{txn: true}
+	for _, op := range tb.Operations {
+		if op.Type != "push" {
+			continue
+		}
+		if op.Items != nil {
+			pb.Items = append(pb.Items, op.Items...)
+		} else {
+			pb.Items = append(pb.Items, op.pushItem)
+		}
+	}
+	if len(pb.Items) == 0 {
+		return nil, true // acks only: nothing to cap, count or gate
+	}
+	return pb, true
+}
+
+// readBody applies the three size limits: the instance body cap, the plan's batch item cap and the plan's
+// per-item payload cap (checked per item, so many small messages are not refused by the single-item cap).
+func (s *Server) readBody(r *http.Request, req *request) error {
+	limit := s.o.MaxBodyBytes
+	if r.ContentLength > limit {
+		return newError(CodePayloadTooLarge, "request body exceeds cap")
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err != nil {
+			return wrapError(CodeBadRequest, "could not read request body", err)
+		}
+		if int64(len(b)) > limit {
+			return newError(CodePayloadTooLarge, "request body exceeds cap")
+		}
+		req.body = b
+	}
+	switch {
+	case r.Method == http.MethodPost && (req.path == "/api/v1/push" || req.path == "/api/v1/transaction"):
+		pb, ok := parsePush(req.body, req.path == "/api/v1/transaction")
+		if !ok || pb == nil {
+			return nil // unparseable: the broker answers 400 bad body
+		}
+		plan := req.cluster.Plan
+		if n := len(pb.Items); plan.MaxBatchItems > 0 && n > plan.MaxBatchItems {
+			return newError(CodePayloadTooLarge, fmt.Sprintf("batch of %d items exceeds max_batch_items (%d)", n, plan.MaxBatchItems))
+		}
+		for i, it := range pb.Items {
+			size := int64(len(it.Payload))
+			if size == 0 {
+				size = int64(len(it.Data))
+			}
+			if plan.MaxPayloadBytes > 0 && size > plan.MaxPayloadBytes {
+				return newError(CodePayloadTooLarge, fmt.Sprintf("item %d: payload %d bytes exceeds max_payload_bytes (%d)", i, size, plan.MaxPayloadBytes))
+			}
+			pb.bytes += size
+		}
+		req.push = pb
+	case r.Method == http.MethodGet && strings.HasPrefix(req.path, "/api/v1/pop"):
+		qv := r.URL.Query()
+		req.park = qv.Get("wait") == "true"
+		if req.park {
+			ms := int64(defaultLongPollMs)
+			if v, err := strconv.ParseInt(qv.Get("timeout"), 10, 64); err == nil && v >= 0 {
+				ms = v
+			}
+			req.timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return nil
+}
+
+// checkQuotas applies the hard gates. They ignore the rate mode: shadow mode never lets them through.
+func (s *Server) checkQuotas(ctx context.Context, r *http.Request, req *request) error {
+	c, plan := req.cluster, req.cluster.Plan
+	if r.Method == http.MethodPost && req.path == "/api/v1/configure" {
+		return s.checkConfigure(ctx, req)
+	}
+	if req.push == nil {
+		return nil
+	}
+	if c.BillingHold {
+		return newError(CodePushBlocked, "")
+	}
+	if plan.StorageQuotaBytes > 0 && c.StorageBytesUsed >= plan.StorageQuotaBytes {
+		return newError(CodeStorageQuotaExceeded, fmt.Sprintf("storage quota reached (%d of %d bytes)", c.StorageBytesUsed, plan.StorageQuotaBytes))
+	}
+	n := int64(len(req.push.Items))
+	if plan.MonthlyMessageQuota > 0 {
+		used, err := s.o.Store.MonthlyMessages(ctx, c.ID, proxystore.Month(s.o.NowFunc()))
+		if err != nil {
+			return err
+		}
+		if used+n > plan.MonthlyMessageQuota {
+			return newError(CodeQuotaExceeded, fmt.Sprintf("monthly message quota exhausted (%d used of %d)", used, plan.MonthlyMessageQuota))
+		}
+	}
+	if plan.MaxQueues > 0 || plan.MaxPartitionsPerQueue > 0 {
+		var ps []proxystore.QueuePartition
+		for _, it := range req.push.Items {
+			p := it.Partition
+			if p == "" {
+				p = "Default"
+			}
+			ps = append(ps, proxystore.QueuePartition{Queue: it.Queue, Partition: p})
+		}
+		return s.checkCeilings(ctx, req, ps)
+	}
+	return nil
+}
+
+// checkCeilings refuses a request that would create queues or partitions beyond the plan's ceilings.
+func (s *Server) checkCeilings(ctx context.Context, req *request, ps []proxystore.QueuePartition) error {
+	plan := req.cluster.Plan
+	var queues []string
+	seenQ := map[string]bool{}
+	for _, p := range ps {
+		if !seenQ[p.Queue] {
+			seenQ[p.Queue] = true
+			queues = append(queues, p.Queue)
+		}
+	}
+	count, known, err := s.o.Store.PartitionUsage(ctx, req.cluster.ID, queues)
+	if err != nil {
+		return err
+	}
+	perQueue := map[string]int{}
+	queueKnown := map[string]bool{}
+	for qp := range known {
+		perQueue[qp.Queue]++
+		queueKnown[qp.Queue] = true
+	}
+	newQueues := 0
+	for _, q := range queues {
+		if !queueKnown[q] {
+			newQueues++
+		}
+	}
+	if plan.MaxQueues > 0 && count+newQueues > plan.MaxQueues {
+		return newError(CodeQuotaExceeded, fmt.Sprintf("queue ceiling reached (max_queues %d)", plan.MaxQueues))
+	}
+	if plan.MaxPartitionsPerQueue > 0 {
+		seen := map[proxystore.QueuePartition]bool{}
+		for _, p := range ps {
+			if p.Partition == "" || known[p] || seen[p] {
+				continue
+			}
+			seen[p] = true
+			perQueue[p.Queue]++
+			if perQueue[p.Queue] > plan.MaxPartitionsPerQueue {
+				return newError(CodeQuotaExceeded, fmt.Sprintf("partition ceiling reached for queue %q (max_partitions_per_queue %d)", p.Queue, plan.MaxPartitionsPerQueue))
+			}
+		}
+	}
+	return nil
+}
+
+// checkConfigure applies the retention and queue ceilings to POST /api/v1/configure.
+func (s *Server) checkConfigure(ctx context.Context, req *request) error {
+	var body struct {
+		Queue     string `json:"queue"`
+		Partition string `json:"partition"`
+		Options   struct {
+			RetentionSeconds          int64 `json:"retentionSeconds"`
+			CompletedRetentionSeconds int64 `json:"completedRetentionSeconds"`
+		} `json:"options"`
+	}
+	if json.Unmarshal(req.body, &body) != nil {
+		return nil // the broker answers 400
+	}
+	plan := req.cluster.Plan
+	if max := plan.MaxRetentionSeconds; max > 0 {
+		for _, v := range []int64{body.Options.RetentionSeconds, body.Options.CompletedRetentionSeconds} {
+			if v > max {
+				return newError(CodeQuotaExceeded, fmt.Sprintf("retention %d s exceeds the plan ceiling (%d s)", v, max))
+			}
+		}
+	}
+	if body.Queue != "" && (plan.MaxQueues > 0 || plan.MaxPartitionsPerQueue > 0) {
+		return s.checkCeilings(ctx, req, []proxystore.QueuePartition{{Queue: body.Queue, Partition: body.Partition}})
+	}
+	return nil
+}
+
+// rateLimit applies the request and message buckets and the parked-consumer slots. In shadow mode a
+// denial is logged and counted, and the request is forwarded without taking anything.
+func (s *Server) rateLimit(r *http.Request, req *request) (func(), error) {
+	messages := 0
+	if req.push != nil {
+		messages = len(req.push.Items)
+	}
+	cl := s.limits.forCluster(req.cluster)
+	release, d := cl.admit(s.o.NowFunc(), messages, req.park)
+	if d == nil {
+		return release, nil
+	}
+	mode := "enforce"
+	if s.o.Shadow {
+		mode = "shadow"
+	}
+	s.metrics.RateLimited.WithLabelValues(req.cluster.Name, d.limiter, mode).Inc()
+	msg := "request rate limit exceeded"
+	switch d.limiter {
+	case limiterMessages:
+		msg = "message rate limit exceeded"
+	case limiterParked:
+		msg = "too many parked consumers"
+	}
+	if s.o.Shadow {
+		s.log.WarnContext(r.Context(), "proxy shadow denial forwarded", slog.String("cluster", req.cluster.Name),
+			slog.String("code", string(CodeRateLimited)), slog.String("limiter", d.limiter), slog.Int("retry_after", d.retryAfter))
+		return release, nil
+	}
+	return nil, &Error{Code: CodeRateLimited, Message: msg, RetryAfter: d.retryAfter}
+}
+
+// serveOps serves /_proxy/*: metrics and the admin API. Its errors carry codes too.
+func (s *Server) serveOps(w http.ResponseWriter, r *http.Request) {
+	s.ops.ServeHTTP(w, r)
+}
+
+// body replays the buffered request body.
+func (req *request) bodyReader() io.ReadCloser {
+	if req.body == nil {
+		return http.NoBody
+	}
+	return io.NopCloser(bytes.NewReader(req.body))
+}
