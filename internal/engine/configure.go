@@ -90,6 +90,9 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 			return nil, invalid("options.%s must not be negative", name)
 		}
 	}
+	if err := e.CheckEncryption(eff.EncryptionEnabled); err != nil {
+		return nil, err
+	}
 	qid, pid, err := e.st.ConfigureQueue(ctx, queue, store.QueueOptions{
 		Namespace: namespace, Task: task, Priority: eff.Priority, LeaseTime: eff.LeaseTime,
 		RetryLimit: eff.RetryLimit, RetryDelay: eff.RetryDelay, MaxSize: eff.MaxSize, TTL: eff.TTL,
@@ -103,6 +106,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 		return nil, opErr("configure", err)
 	}
 	e.lim.forget(queue)
+	e.ForgetQueueEncryption(queue)
 	opts, err := json.Marshal(eff)
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func (e *Engine) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
 		out.TraceID = &s
 	}
 	if len(d.Payload) > 0 {
-		data, err := e.plaintext(d.Payload, d.Encrypted.Bool)
+		data, err := e.DecryptPayload(d.Payload, d.Encrypted.Bool)
 		if err != nil {
 			return DeadLetter{}, err
 		}

@@ -57,5 +57,3 @@ func (e *NotFoundError) Error() string { return e.Msg }
 func notFound(format string, args ...any) error {
 	return &NotFoundError{Msg: fmt.Sprintf(format, args...)}
 }
-
-var errNoKey = errors.New("payload is encrypted and no QUEEN_ENCRYPTION_KEY is configured")

@@ -118,7 +118,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		if res != nil || err != nil {
 			e.waiters.remove(w, keys...)
 			if err != nil && ctx.Err() != nil {
-				return nil, nil // the deadline interrupted a try: that is an empty long-poll
+				return nil, nil // the deadline interrupted a lookup before any claim
 			}
 			return res, err
 		}
@@ -145,7 +145,11 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		Queue: r.Queue, Group: r.Group, MaxPartitions: r.Partitions, Batch: r.Batch, LeaseID: lease, AutoAck: r.AutoAck,
 		Partition: pgtype.Text{String: r.Partition, Valid: r.Partition != ""},
 	}
-	rows, err := e.st.Pop(ctx, p)
+	// The claim commits leases: once sent it must finish and be answered, even if the long-poll's
+	// deadline passes meanwhile, or its messages would sit leased with nobody to deliver them to.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opt.OperationTimeout)
+	defer cancel()
+	rows, err := e.st.Pop(sctx, p)
 	if err != nil {
 		return nil, opErr("pop", err)
 	}

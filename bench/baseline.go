@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// baseliner measures what the same PostgreSQL accepts for plain multi-row INSERTs of rows like the
+// broker's messages, so a push rate can be read as a fraction of the database's own ceiling.
+type baseliner struct {
+	pool   *pgxpool.Pool
+	schema string
+}
+
+// BaselineResult is one baseline measurement.
+type BaselineResult struct {
+	Batch       int     `json:"batch"`
+	Concurrency int     `json:"concurrency"`
+	Seconds     float64 `json:"seconds"`
+	Rows        int64   `json:"rows"`
+	Rate        float64 `json:"rows_per_s"`
+	Latency     Summary `json:"insert_latency"`
+	Fraction    float64 `json:"push_fraction"` // broker push rate / baseline rate
+}
+
+func newBaseliner(ctx context.Context, pgURL string, conns int) (*baseliner, error) {
+	cfg, err := pgxpool.ParseConfig(pgURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = int32(conns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &baseliner{pool: pool, schema: "bench_scratch"}
+	_, err = pool.Exec(ctx, `
+		DROP SCHEMA IF EXISTS bench_scratch CASCADE;
+		CREATE SCHEMA bench_scratch;
+		CREATE TABLE bench_scratch.messages (
+			partition_id   uuid NOT NULL,
+			seq            bigint NOT NULL,
+			id             uuid NOT NULL,
+			transaction_id text NOT NULL,
+			payload        jsonb,
+			created_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+			PRIMARY KEY (partition_id, seq),
+			UNIQUE (partition_id, transaction_id)
+		)`)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("create scratch schema: %w", err)
+	}
+	return b, nil
+}
+
+// close drops the scratch schema and closes the pool.
+func (b *baseliner) close(ctx context.Context) {
+	_, _ = b.pool.Exec(ctx, `DROP SCHEMA IF EXISTS bench_scratch CASCADE`)
+	b.pool.Close()
+}
+
+// settings returns the PostgreSQL settings that matter for write throughput.
+func (b *baseliner) settings(ctx context.Context) string {
+	var parts []string
+	for _, name := range []string{"server_version", "fsync", "synchronous_commit", "full_page_writes", "shared_buffers", "wal_buffers", "max_wal_size", "max_connections"} {
+		var v string
+		if err := b.pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err == nil {
+			parts = append(parts, name+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// run inserts batches of batch rows from conc workers for d, each batch into one of partitions
+// partitions (round robin), each in its own implicit transaction, like one push request.
+func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize int, d time.Duration) (*BaselineResult, error) {
+	if _, err := b.pool.Exec(ctx, `TRUNCATE bench_scratch.messages`); err != nil {
+		return nil, err
+	}
+	parts := make([][16]byte, partitions)
+	seqs := make([]atomic.Int64, partitions)
+	for i := range parts {
+		parts[i] = uuidV4()
+	}
+	payload := string(payloadOf(msgSize))
+	sql := insertSQL(batch)
+	var (
+		rows    atomic.Int64
+		lat     Recorder
+		ctr     atomic.Uint64
+		firstMu sync.Mutex
+		first   error
+		wg      sync.WaitGroup
+	)
+	stopAt := time.Now().Add(d)
+	start := time.Now()
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := make([]any, 0, batch*5)
+			for n := 0; time.Now().Before(stopAt); n++ {
+				p := int(ctr.Add(1) % uint64(partitions))
+				base := seqs[p].Add(int64(batch)) - int64(batch)
+				args = args[:0]
+				for i := range batch {
+					args = append(args, parts[p], base+int64(i)+1, uuidV4(), fmt.Sprintf("w%d-%d-%d", w, n, i), payload)
+				}
+				t := time.Now()
+				if _, err := b.pool.Exec(ctx, sql, args...); err != nil {
+					firstMu.Lock()
+					first = cmpErr(first, err)
+					firstMu.Unlock()
+					return
+				}
+				lat.Add(time.Since(t))
+				rows.Add(int64(batch))
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	el := time.Since(start)
+	return &BaselineResult{Batch: batch, Concurrency: conc, Seconds: round1(el.Seconds()), Rows: rows.Load(),
+		Rate: float64(rows.Load()) / el.Seconds(), Latency: lat.Summary()}, nil
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// insertSQL is a plain multi-row INSERT of n rows.
+func insertSQL(n int) string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO bench_scratch.messages (partition_id, seq, id, transaction_id, payload) VALUES ")
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		k := i * 5
+		fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d::jsonb)", k+1, k+2, k+3, k+4, k+5)
+	}
+	return sb.String()
+}
+
+func uuidV4() [16]byte {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return u
+}

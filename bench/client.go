@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// client speaks the Queen wire protocol (api.md §4) over one http.Transport.
+type client struct {
+	base string
+	hc   *http.Client
+}
+
+// newClient returns a client whose transport holds at most conns connections to the broker.
+func newClient(base string, conns int) *client {
+	tr := &http.Transport{
+		MaxConnsPerHost:     conns,
+		MaxIdleConnsPerHost: conns,
+		MaxIdleConns:        conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &client{base: base, hc: &http.Client{Transport: tr, Timeout: 2 * time.Minute}}
+}
+
+func (c *client) close() { c.hc.CloseIdleConnections() }
+
+type pushItem struct {
+	Queue         string          `json:"queue"`
+	Partition     string          `json:"partition"`
+	Payload       json.RawMessage `json:"payload"`
+	TransactionID string          `json:"transactionId"`
+}
+
+type pushResult struct {
+	Status        string `json:"status"`
+	TransactionID string `json:"transaction_id"`
+	Error         string `json:"error"`
+}
+
+type popMessage struct {
+	ID            string          `json:"id"`
+	TransactionID string          `json:"transactionId"`
+	PartitionID   string          `json:"partitionId"`
+	LeaseID       string          `json:"leaseId"`
+	ConsumerGroup string          `json:"consumerGroup"`
+	Data          json.RawMessage `json:"data"`
+	Partition     string          `json:"partition"`
+}
+
+type popResponse struct {
+	Messages []popMessage `json:"messages"`
+}
+
+type ackItem struct {
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	LeaseID       string `json:"leaseId,omitempty"`
+	Status        string `json:"status"`
+}
+
+type ackResult struct {
+	Success bool   `json:"success"`
+	Error   any    `json:"error"`
+	Noop    bool   `json:"noop"`
+	TxID    string `json:"transactionId"`
+}
+
+// httpError is a non-2xx answer.
+type httpError struct {
+	Status int
+	Body   string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body) }
+
+// do sends a request and decodes a JSON answer into out (unless nil or 204). It returns the status code.
+func (c *client) do(ctx context.Context, method, path string, in, out any) (int, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return 0, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, &httpError{resp.StatusCode, string(bytes.TrimSpace(b))}
+	}
+	if out != nil && resp.StatusCode != http.StatusNoContent && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("decode %s answer: %w", path, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+func (c *client) push(ctx context.Context, items []pushItem) ([]pushResult, error) {
+	var res []pushResult
+	_, err := c.do(ctx, http.MethodPost, "/api/v1/push", map[string]any{"items": items}, &res)
+	if err == nil && len(res) != len(items) {
+		err = fmt.Errorf("push: %d results for %d items", len(res), len(items))
+	}
+	return res, err
+}
+
+// pop long-polls the queue; nil messages means 204.
+func (c *client) pop(ctx context.Context, queue, group string, batch, partitions int, wait time.Duration) ([]popMessage, error) {
+	q := url.Values{}
+	q.Set("batch", strconv.Itoa(batch))
+	if partitions > 1 {
+		q.Set("partitions", strconv.Itoa(partitions))
+	}
+	if wait > 0 {
+		q.Set("wait", "true")
+		q.Set("timeout", strconv.Itoa(int(wait/time.Millisecond)))
+	}
+	if group != "" {
+		q.Set("consumerGroup", group)
+	}
+	var res popResponse
+	status, err := c.do(ctx, http.MethodGet, "/api/v1/pop/queue/"+queue+"?"+q.Encode(), nil, &res)
+	if err != nil || status == http.StatusNoContent {
+		return nil, err
+	}
+	return res.Messages, nil
+}
+
+func (c *client) ackBatch(ctx context.Context, group string, acks []ackItem) ([]ackResult, error) {
+	body := map[string]any{"acknowledgments": acks}
+	if group != "" {
+		body["consumerGroup"] = group
+	}
+	var res []ackResult
+	_, err := c.do(ctx, http.MethodPost, "/api/v1/ack/batch", body, &res)
+	if err == nil && len(res) != len(acks) {
+		err = fmt.Errorf("ack: %d results for %d acks", len(res), len(acks))
+	}
+	return res, err
+}
+
+type txAck struct {
+	Type          string `json:"type"` // "ack"
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	LeaseID       string `json:"leaseId,omitempty"`
+	ConsumerGroup string `json:"consumerGroup,omitempty"`
+	Status        string `json:"status"`
+}
+
+type txPush struct {
+	Type  string     `json:"type"` // "push"
+	Items []pushItem `json:"items"`
+}
+
+type txResponse struct {
+	TransactionID string `json:"transactionId"`
+	Success       bool   `json:"success"`
+	Error         string `json:"error"`
+}
+
+func (c *client) transaction(ctx context.Context, ops []any) (txResponse, error) {
+	var res txResponse
+	_, err := c.do(ctx, http.MethodPost, "/api/v1/transaction", map[string]any{"operations": ops}, &res)
+	return res, err
+}
+
+// configure creates the queue (full-replace options, so the defaults of api.md §4.1 apply).
+func (c *client) configure(ctx context.Context, queue string, leaseSeconds int) error {
+	_, err := c.do(ctx, http.MethodPost, "/api/v1/configure", map[string]any{"queue": queue, "options": map[string]any{"leaseTime": leaseSeconds}}, nil)
+	return err
+}
+
+// hasTransactionRoute probes /api/v1/transaction with an empty operations list: an implementation answers
+// 400 ("operations array cannot be empty"), a broker without the route 404.
+func (c *client) hasTransactionRoute(ctx context.Context) (bool, error) {
+	status, err := c.do(ctx, http.MethodPost, "/api/v1/transaction", map[string]any{"operations": []any{}}, nil)
+	if status == http.StatusNotFound {
+		return false, nil
+	}
+	if status == 0 {
+		return false, err
+	}
+	return true, nil
+}
