@@ -45,18 +45,26 @@ func scanDeadLetter(r pgx.Rows, total *int64) (d DeadLetterRow, err error) {
 	return d, err
 }
 
-// ListDeadLetters returns one page of dead letters, newest failure first, and the filtered total.
+// ListDeadLetters returns one page of dead letters, newest failure first, and the filtered total, both
+// read from one snapshot.
 func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterRow, int64, error) {
-	var ignored int64
 	args := []any{text(f.Queue), text(f.Group), text(f.Partition), tstz(f.From), tstz(f.To)}
-	out, err := collect(ctx, s, "ListDeadLetters", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) },
-		append(args, f.Limit, f.Offset)...)
+	var out []DeadLetterRow
+	var total int64
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q("ListDeadLetters"), append(args, f.Limit, f.Offset)...)
+		if err != nil {
+			return err
+		}
+		var ignored int64
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeadLetterRow, error) { return scanDeadLetter(r.(pgx.Rows), &ignored) })
+		if err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, q("CountDeadLetters"), args...).Scan(&total)
+	})
 	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.countQuery(ctx, "CountDeadLetters", args...)
-	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("store: list dead letters: %w", interpret(err))
 	}
 	return out, total, nil
 }
