@@ -143,6 +143,9 @@ func ackPlan(items []AckItem, strict bool) ([]store.AckTarget, store.AckDecision
 		for _, k := range d.order {
 			d.eff.Updates = append(d.eff.Updates, *d.touched[k])
 		}
+		for q, n := range d.released {
+			d.eff.Notify = append(d.eff.Notify, notifyPayload(q, n))
+		}
 		return d.eff, nil
 	}
 	return targets, decide, results
@@ -150,10 +153,11 @@ func ackPlan(items []AckItem, strict bool) ([]store.AckTarget, store.AckDecision
 
 // ackDecider applies ack items in order to the in-memory state of the locked consumer rows.
 type ackDecider struct {
-	states  map[store.ConsumerKey]*store.ConsumerState
-	touched map[store.ConsumerKey]*store.ConsumerUpdate
-	order   []store.ConsumerKey
-	eff     store.AckEffects
+	states   map[store.ConsumerKey]*store.ConsumerState
+	touched  map[store.ConsumerKey]*store.ConsumerUpdate
+	order    []store.ConsumerKey
+	eff      store.AckEffects
+	released map[string]int // per queue, partitions whose lease ended: parked pops may claim them
 }
 
 // decide applies one item, recording the resulting row update, dead letter or settled redelivery.
@@ -207,6 +211,10 @@ func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.Re
 			st.LeaseLive = false
 			u.Release = true
 			r.LeaseReleased = true
+			if d.released == nil {
+				d.released = map[string]int{}
+			}
+			d.released[m.Queue]++
 		}
 	}
 	settle := func() {

@@ -109,7 +109,7 @@ func (e *Engine) Start(ctx context.Context) {
 	e.wg.Add(2)
 	go func() {
 		defer e.wg.Done()
-		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.waiters.wake)
+		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.waiters.wakeNotified)
 	}()
 	go func() {
 		defer e.wg.Done()

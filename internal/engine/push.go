@@ -124,7 +124,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		return nil, nil, err
 	}
 	job := pushJob{rows: make([]store.PushRow, len(items))}
-	seenQ := map[string]struct{}{}
+	parts := map[string]map[uuid.UUID]struct{}{} // per queue, the partitions this push fills
 	for i, it := range items {
 		payload := it.Payload
 		if len(payload) == 0 {
@@ -144,10 +144,13 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 			return nil, nil, err
 		}
 		job.rows[i] = r
-		if _, ok := seenQ[it.Queue]; !ok {
-			seenQ[it.Queue] = struct{}{}
-			job.queues = append(job.queues, it.Queue)
+		if parts[it.Queue] == nil {
+			parts[it.Queue] = map[uuid.UUID]struct{}{}
 		}
+		parts[it.Queue][pids[i]] = struct{}{}
+	}
+	for q, ps := range parts {
+		job.notify = append(job.notify, notifyPayload(q, len(ps)))
 	}
 	outs, err := e.push.do(ctx, job)
 	if err != nil {
@@ -175,8 +178,8 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		}
 		res[i] = r
 	}
-	for _, q := range job.queues {
-		e.waiters.wake(q)
+	for q, ps := range parts {
+		e.waiters.wakeN(q, len(ps))
 	}
 	e.observePush(res)
 	return res, stale, nil
@@ -242,7 +245,7 @@ func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUI
 
 type pushJob struct {
 	rows   []store.PushRow
-	queues []string
+	notify []string // NOTIFY payloads: "<partitions>:<queue>"
 }
 
 // pushBatch stores the rows of several concurrent push requests with one statement. If the merged batch
@@ -253,14 +256,14 @@ func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushO
 	errs := make([]error, len(jobs))
 	run := func(js []pushJob) ([]store.PushOutcome, error) {
 		var rows []store.PushRow
-		var queues []string
+		var notify []string
 		for _, j := range js {
 			rows = append(rows, j.rows...)
-			queues = append(queues, j.queues...)
+			notify = append(notify, j.notify...)
 		}
 		octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 		defer cancel()
-		return e.st.Push(octx, rows, queues)
+		return e.st.Push(octx, rows, notify)
 	}
 	all, err := run(jobs)
 	if err == nil {

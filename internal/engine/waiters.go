@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
 
 // waiters parks long-poll pops per queue. A push (local, or announced by NOTIFY from any broker) wakes
 // every waiter of its queue; each then retries its pop. Parking costs a map entry and a channel, no
@@ -56,6 +60,38 @@ func (w *waiters) wake(queue string) {
 	}
 	w.mu.Unlock()
 }
+
+// wakeN wakes up to n waiters of queue (n partitions became claimable: more would only race for them),
+// and every cross-queue waiter.
+func (w *waiters) wakeN(queue string, n int) {
+	w.mu.Lock()
+	for wt := range w.byQueue[queue] {
+		if n <= 0 {
+			break
+		}
+		signal(wt.ch)
+		n--
+	}
+	for wt := range w.byQueue[anyQueue] {
+		signal(wt.ch)
+	}
+	w.mu.Unlock()
+}
+
+// wakeNotified handles a NOTIFY payload "<n>:<queue>"; a payload without a count wakes every waiter
+// of the queue.
+func (w *waiters) wakeNotified(payload string) {
+	if i := strings.IndexByte(payload, ':'); i > 0 {
+		if n, err := strconv.Atoi(payload[:i]); err == nil {
+			w.wakeN(payload[i+1:], n)
+			return
+		}
+	}
+	w.wake(payload)
+}
+
+// notifyPayload is what a push or an ack announces: n partitions of queue became claimable.
+func notifyPayload(queue string, n int) string { return strconv.Itoa(n) + ":" + queue }
 
 func (w *waiters) wakeAll() {
 	w.mu.Lock()

@@ -71,6 +71,7 @@ type AckEffects struct {
 	Updates     []ConsumerUpdate
 	DeadLetters []DeadLetter
 	Redelivered []Redelivered // retried dead letters now settled
+	Notify      []string      // queues whose partitions became claimable again (a lease ended)
 }
 
 // Redelivered names a retried dead letter that no longer needs serving.
@@ -85,9 +86,19 @@ type AckDecision func(states map[ConsumerKey]*ConsumerState, msgs []ResolvedMess
 
 // Ack locks every consumer row the targets touch (in key order, so concurrent batches cannot deadlock),
 // resolves the messages, lets decide compute the outcome and applies it, all in one transaction.
+//
+// The transaction is opened and closed inside the two pipelined batches it needs anyway (read and
+// lock, then write), so an ack costs two round-trips rather than four.
 func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
-	err := s.withTx(ctx, func(tx pgx.Tx) error { return ackTx(ctx, tx, targets, decide) })
+	c, err := s.acquire(ctx)
 	if err != nil {
+		return err
+	}
+	defer c.Release() // a connection left inside a transaction is discarded by the pool
+	if err := ackTx(ctx, c, s.PushChannel(), targets, decide, true); err != nil {
+		if !c.Conn().IsClosed() {
+			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
+		}
 		return fmt.Errorf("store: ack: %w", interpret(err))
 	}
 	return nil
@@ -95,13 +106,15 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 
 // Ack applies acknowledgements inside the transaction; see [Store.Ack].
 func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
-	if err := ackTx(ctx, t.tx, targets, decide); err != nil {
+	if err := ackTx(ctx, t.tx, t.s.PushChannel(), targets, decide, false); err != nil {
 		return fmt.Errorf("store: ack: %w", interpret(err))
 	}
 	return nil
 }
 
-func ackTx(ctx context.Context, tx pgx.Tx, targets []AckTarget, decide AckDecision) error {
+// ackTx runs the ack statements on db; with own it opens and commits the transaction itself, inside
+// its batches.
+func ackTx(ctx context.Context, db batcher, pushChannel string, targets []AckTarget, decide AckDecision, own bool) error {
 	pids := make([]uuid.UUID, len(targets))
 	groups := make([]string, len(targets))
 	txids := make([]string, len(targets))
@@ -112,8 +125,10 @@ func ackTx(ctx context.Context, tx pgx.Tx, targets []AckTarget, decide AckDecisi
 		states := make(map[ConsumerKey]*ConsumerState)
 		msgs := make([]ResolvedMessage, len(targets))
 		b := &pgx.Batch{}
-		b.Queue(q("EnsureConsumers"), pids, groups)
-		b.Queue(q("LockConsumers"), pids, groups).Query(func(rs pgx.Rows) error {
+		if own {
+			b.Queue(q("Begin"))
+		}
+		lock := func(rs pgx.Rows) error {
 			for rs.Next() {
 				var k ConsumerKey
 				st := &ConsumerState{}
@@ -124,7 +139,8 @@ func ackTx(ctx context.Context, tx pgx.Tx, targets []AckTarget, decide AckDecisi
 				states[k] = st
 			}
 			return rs.Err()
-		})
+		}
+		b.Queue(q("LockConsumers"), pids, groups).Query(lock)
 		b.Queue(q("ResolveAcks"), pids, txids, groups).Query(func(rs pgx.Rows) error {
 			for rs.Next() {
 				var i int64
@@ -137,8 +153,21 @@ func ackTx(ctx context.Context, tx pgx.Tx, targets []AckTarget, decide AckDecisi
 			}
 			return rs.Err()
 		})
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		if err := db.SendBatch(ctx, b).Close(); err != nil {
 			return err
+		}
+		// Consumer rows exist once a partition was popped; an ack of a message nobody popped (queue
+		// mode without a lease) creates them, at the cost of one more round-trip.
+		for i, t := range targets {
+			if _, ok := states[t.ConsumerKey]; !ok && msgs[i].Found {
+				b = &pgx.Batch{}
+				b.Queue(q("EnsureConsumers"), pids, groups)
+				b.Queue(q("LockConsumers"), pids, groups).Query(lock)
+				if err := db.SendBatch(ctx, b).Close(); err != nil {
+					return err
+				}
+				break
+			}
 		}
 		eff, err := decide(states, msgs)
 		if err != nil {
@@ -181,9 +210,15 @@ func ackTx(ctx context.Context, tx pgx.Tx, targets []AckTarget, decide AckDecisi
 			}
 			b.Queue(q("DeleteRedeliveries"), rp, rg, rs)
 		}
+		if len(eff.Notify) > 0 {
+			b.Queue(q("NotifyQueues"), pushChannel, eff.Notify)
+		}
+		if own {
+			b.Queue(q("Commit"))
+		}
 		if b.Len() == 0 {
 			return nil
 		}
-		return tx.SendBatch(ctx, b).Close()
+		return db.SendBatch(ctx, b).Close()
 	}
 }

@@ -78,7 +78,8 @@ type PushOutcome struct {
 	ExistingID uuid.UUID
 }
 
-// Push inserts rows in one transaction and notifies the push channel once per queue. Each partition's
+// Push inserts rows in one transaction and sends each notify payload on the push channel at commit
+// (payloads name the queues written to; see the engine's waiters). Each partition's
 // rows get increasing sequence numbers in slice order, after everything already committed in that
 // partition. Without an explicit transaction the statements form one implicit transaction.
 func (s *Store) Push(ctx context.Context, rows []PushRow, queues []string) ([]PushOutcome, error) {
