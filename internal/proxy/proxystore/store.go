@@ -15,52 +15,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/queen-go/queen/internal/pgschema"
 )
 
 //go:embed queries/*.sql
 var queryFiles embed.FS
 
 // queries holds every named query of queries/*.sql, keyed by its `-- name:` header.
-var queries = mustLoadQueries()
-
-func mustLoadQueries() map[string]string {
-	out := map[string]string{}
-	entries, err := queryFiles.ReadDir("queries")
-	if err != nil {
-		panic(err)
-	}
-	for _, e := range entries {
-		b, err := queryFiles.ReadFile("queries/" + e.Name())
-		if err != nil {
-			panic(err)
-		}
-		var name string
-		var body strings.Builder
-		flush := func() {
-			if name != "" {
-				if _, dup := out[name]; dup {
-					panic("proxystore: duplicate query name " + name)
-				}
-				out[name] = strings.TrimSpace(body.String())
-			}
-			body.Reset()
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "-- name: "); ok {
-				flush()
-				name = strings.Fields(rest)[0]
-				continue
-			}
-			if strings.HasPrefix(strings.TrimSpace(line), "--") {
-				continue
-			}
-			body.WriteString(line)
-			body.WriteByte('\n')
-		}
-		flush()
-	}
-	return out
-}
+var queries = pgschema.MustQueries(queryFiles, "queries")
 
 func q(name string) string {
 	s, ok := queries[name]

@@ -1,14 +1,12 @@
 package proxystore
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/testenv"
@@ -44,9 +42,6 @@ func TestQueries(t *testing.T) {
 	defer conn.Release()
 	for name, sql := range queries {
 		require.True(t, used[name], "query %s is not used", name)
-		if name == "CreateSchema" {
-			sql = fmt.Sprintf(sql, pgx.Identifier{"x"}.Sanitize())
-		}
 		_, err := conn.Conn().Prepare(t.Context(), "", sql)
 		require.NoError(t, err, "query %s", name)
 	}

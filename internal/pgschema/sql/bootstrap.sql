@@ -6,6 +6,7 @@ SELECT pg_advisory_xact_lock($1)
 CREATE SCHEMA IF NOT EXISTS %s
 
 -- name: CreateMigrationsTable :exec
+-- Runs with search_path set to the schema being migrated.
 CREATE TABLE IF NOT EXISTS schema_migrations (
     version    integer PRIMARY KEY,
     name       text NOT NULL,

@@ -1,0 +1,90 @@
+package store_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// TestQueries prepares every named query against the migrated schema, and fails on a query no Go code
+// uses or a name the code uses that no .sql file defines (style rule 3).
+func TestQueries(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	defer st.Close()
+
+	var src strings.Builder
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src.Write(b)
+	}
+	// A query is used where its name appears as a string literal: q("X"), collect(ctx, s, "X", ...).
+	used := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"([A-Z]\w+)"`).FindAllStringSubmatch(src.String(), -1) {
+		used[m[1]] = true
+	}
+	conn, err := store.PoolOf(st).Acquire(t.Context())
+	require.NoError(t, err)
+	defer conn.Release()
+	for name, sql := range store.Queries {
+		require.True(t, used[name], "query %s is not used", name)
+		if strings.Contains(sql, "%s") {
+			sql = fmt.Sprintf(sql, pgx.Identifier{"x"}.Sanitize())
+		}
+		switch name {
+		case "Begin", "Commit", "Rollback", "Listen":
+			continue // transaction control and LISTEN are not preparable statements
+		}
+		_, err := conn.Conn().Prepare(t.Context(), "", sql)
+		require.NoError(t, err, "query %s", name)
+	}
+	for _, m := range regexp.MustCompile(`q\("(\w+)"\)`).FindAllStringSubmatch(src.String(), -1) {
+		_, ok := store.Queries[m[1]]
+		require.True(t, ok, "Go code uses unknown query %s", m[1])
+	}
+}
+
+// TestMigrateConcurrently starts several stores on one empty database at once: each migration is
+// applied exactly once and every store opens.
+func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
+	url := testenv.NewDatabase(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			st, err := store.Open(t.Context(), store.Options{URL: url})
+			if err == nil {
+				st.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	defer conn.Close(t.Context())
+	var n, distinct int
+	require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*), count(DISTINCT version) FROM queenmq.schema_migrations").Scan(&n, &distinct))
+	require.Equal(t, distinct, n)
+	require.Positive(t, n)
+}
