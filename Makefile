@@ -17,7 +17,9 @@ run: build
 # Tests start a private PostgreSQL themselves (or use QUEEN_TEST_DATABASE_URL).
 test: vet fmt-check
 	@bash scripts/ensure-postgres.sh
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -short -timeout 20m ./...
+	@# Rate-holding load tests measure wall-clock rates: they run alone, after the parallel suite.
+	$(GO) test -race -count=1 -timeout 5m -run 'TestLoad' ./internal/proxy/
 
 vet:
 	$(GO) vet ./...

@@ -94,7 +94,7 @@ func TestSlowPushNeverSkippedOrReordered(t *testing.T) {
 			rows[k] = store.PushRow{PartitionID: pid, TransactionID: fmt.Sprintf("slow-%d-%d", r, k),
 				ID: uuid.Must(uuid.NewV7()), Payload: []byte(`"slow"`)}
 		}
-		_, err = tx.Push(ctx, rows, []string{"race"})
+		_, err = tx.Push(ctx, rows)
 		require.NoError(t, err)
 
 		var wg sync.WaitGroup

@@ -110,32 +110,40 @@ func (e *Engine) ackBatch(ctx context.Context, reqs [][]AckItem) ([][]AckResult,
 }
 
 func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, error) {
-	targets, decide, results := ackPlan(items, false)
+	p := ackPlan(items, false)
 	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 	defer cancel()
-	if err := e.st.Ack(octx, targets, decide); err != nil {
+	if err := e.st.Ack(octx, p.targets, p.decide); err != nil {
 		return nil, err
 	}
-	return *results, nil
+	p.announce(e)
+	return p.results, nil
 }
 
 // errAckRejected aborts a transaction whose ack was rejected; the results say which and why.
 var errAckRejected = errors.New("ack rejected")
 
-// ackPlan prepares an ack batch: the store targets, the decision to run inside the transaction and
-// where its per-item results land. With strict, any rejected item aborts the whole transaction.
-func ackPlan(items []AckItem, strict bool) ([]store.AckTarget, store.AckDecision, *[]AckResult) {
-	targets := make([]store.AckTarget, len(items))
+// ackRun is an ack batch in preparation: the store targets, the decision to run inside the
+// transaction, and what it decided (per-item results; per queue, how many leases it ended).
+type ackRun struct {
+	targets  []store.AckTarget
+	decide   store.AckDecision
+	results  []AckResult
+	released map[string]int
+}
+
+// ackPlan prepares an ack batch. With strict, any rejected item aborts the whole transaction.
+func ackPlan(items []AckItem, strict bool) *ackRun {
+	p := &ackRun{targets: make([]store.AckTarget, len(items))}
 	for i, it := range items {
-		targets[i] = store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: it.PartitionID, Group: it.Group}, TransactionID: it.TransactionID}
+		p.targets[i] = store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: it.PartitionID, Group: it.Group}, TransactionID: it.TransactionID}
 	}
-	results := new([]AckResult)
-	decide := func(states map[store.ConsumerKey]*store.ConsumerState, msgs []store.ResolvedMessage) (store.AckEffects, error) {
+	p.decide = func(states map[store.ConsumerKey]*store.ConsumerState, msgs []store.ResolvedMessage) (store.AckEffects, error) {
 		d := ackDecider{states: states, touched: map[store.ConsumerKey]*store.ConsumerUpdate{}}
-		*results = make([]AckResult, len(items))
+		p.results = make([]AckResult, len(items))
 		for i, it := range items {
-			r := d.decide(i, it, targets[i].ConsumerKey, msgs[i])
-			(*results)[i] = r
+			r := d.decide(i, it, p.targets[i].ConsumerKey, msgs[i])
+			p.results[i] = r
 			if strict && !r.Success {
 				return store.AckEffects{}, errAckRejected
 			}
@@ -143,12 +151,18 @@ func ackPlan(items []AckItem, strict bool) ([]store.AckTarget, store.AckDecision
 		for _, k := range d.order {
 			d.eff.Updates = append(d.eff.Updates, *d.touched[k])
 		}
-		for q, n := range d.released {
-			d.eff.Notify = append(d.eff.Notify, notifyPayload(q, n))
-		}
+		p.released = d.released
 		return d.eff, nil
 	}
-	return targets, decide, results
+	return p
+}
+
+// announce tells parked pops, here and on the other brokers, about the partitions whose lease ended.
+// Call it once the transaction committed.
+func (p *ackRun) announce(e *Engine) {
+	for q, n := range p.released {
+		e.announce(q, n)
+	}
 }
 
 // ackDecider applies ack items in order to the in-memory state of the locked consumer rows.

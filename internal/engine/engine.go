@@ -76,6 +76,7 @@ type Engine struct {
 	lim     limitCache
 	maint   maintenanceState
 
+	ann        *announcer
 	spool      *spool.Spool
 	dbDown     atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
 	replayKick chan struct{} // wakes the replay loop early
@@ -94,7 +95,7 @@ type Engine struct {
 func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	opt.defaults()
 	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newPartitionCache(100_000),
-		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1)}
+		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer()}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	return e
@@ -106,10 +107,14 @@ func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
 	e.push.start(ctx, e.opt.PushWorkers)
 	e.ack.start(ctx, e.opt.AckWorkers)
-	e.wg.Add(2)
+	e.wg.Add(3)
 	go func() {
 		defer e.wg.Done()
-		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.waiters.wakeNotified)
+		e.announceLoop(ctx)
+	}()
+	go func() {
+		defer e.wg.Done()
+		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.onNotify)
 	}()
 	go func() {
 		defer e.wg.Done()

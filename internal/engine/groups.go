@@ -282,7 +282,7 @@ func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool,
 	if !toEnd {
 		target = isoMillis(ts)
 	}
-	e.waiters.wake(queue)
+	e.announce(queue, int(n))
 	return map[string]any{"success": true, "consumerGroup": group, "queueName": queue, "seekToEnd": toEnd,
 		"targetTimestamp": target, "partitionsUpdated": n}, nil
 }

@@ -149,9 +149,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		}
 		parts[it.Queue][pids[i]] = struct{}{}
 	}
-	for q, ps := range parts {
-		job.notify = append(job.notify, notifyPayload(q, len(ps)))
-	}
+
 	outs, err := e.push.do(ctx, job)
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +177,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		res[i] = r
 	}
 	for q, ps := range parts {
-		e.waiters.wakeN(q, len(ps))
+		e.announce(q, len(ps))
 	}
 	e.observePush(res)
 	return res, stale, nil
@@ -244,8 +242,7 @@ func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUI
 }
 
 type pushJob struct {
-	rows   []store.PushRow
-	notify []string // NOTIFY payloads: "<partitions>:<queue>"
+	rows []store.PushRow
 }
 
 // pushBatch stores the rows of several concurrent push requests with one statement. If the merged batch
@@ -256,14 +253,12 @@ func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushO
 	errs := make([]error, len(jobs))
 	run := func(js []pushJob) ([]store.PushOutcome, error) {
 		var rows []store.PushRow
-		var notify []string
 		for _, j := range js {
 			rows = append(rows, j.rows...)
-			notify = append(notify, j.notify...)
 		}
 		octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 		defer cancel()
-		return e.st.Push(octx, rows, notify)
+		return e.st.Push(octx, rows)
 	}
 	all, err := run(jobs)
 	if err == nil {

@@ -136,10 +136,10 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	}
 
 	var ackRes []AckResult
+	plan := ackPlan(acks, true)
 	if len(acks) > 0 {
-		targets, decide, results := ackPlan(acks, true)
-		err := tx.Ack(ctx, targets, decide)
-		ackRes = *results
+		err := tx.Ack(ctx, plan.targets, plan.decide)
+		ackRes = plan.results
 		if errors.Is(err, errAckRejected) {
 			for _, r := range ackRes {
 				if r.Error != nil && !r.Success {
@@ -164,7 +164,7 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 		}
 	}
 	if len(rows) > 0 {
-		outs, err := tx.Push(ctx, rows, queues)
+		outs, err := tx.Push(ctx, rows)
 		if err != nil {
 			return nil, err
 		}
@@ -182,8 +182,16 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 		return nil, err
 	}
 	committed = true
-	for _, q := range queues {
-		e.waiters.wake(q)
+	plan.announce(e)
+	touched := map[string]map[uuid.UUID]bool{}
+	for i, p := range pushes {
+		if touched[p.Queue] == nil {
+			touched[p.Queue] = map[uuid.UUID]bool{}
+		}
+		touched[p.Queue][pids[i]] = true
+	}
+	for q, ps := range touched {
+		e.announce(q, len(ps))
 	}
 
 	ai, pi := 0, 0

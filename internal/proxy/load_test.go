@@ -23,7 +23,7 @@ import (
 // lookups and limiter) is measured; the broker path is covered by the other tests.
 func TestLoadHoldsRequestRate(t *testing.T) {
 	if testing.Short() {
-		t.Skip("20 s load test")
+		t.Skip("20 s load test: make test runs it alone, after the parallel suite")
 	}
 	const (
 		rate     = 50.0 // requests per second

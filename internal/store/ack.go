@@ -71,7 +71,6 @@ type AckEffects struct {
 	Updates     []ConsumerUpdate
 	DeadLetters []DeadLetter
 	Redelivered []Redelivered // retried dead letters now settled
-	Notify      []string      // queues whose partitions became claimable again (a lease ended)
 }
 
 // Redelivered names a retried dead letter that no longer needs serving.
@@ -95,7 +94,7 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 		return err
 	}
 	defer c.Release() // a connection left inside a transaction is discarded by the pool
-	if err := ackTx(ctx, c, s.PushChannel(), targets, decide, true); err != nil {
+	if err := ackTx(ctx, c, targets, decide, true); err != nil {
 		if !c.Conn().IsClosed() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 		}
@@ -106,7 +105,7 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 
 // Ack applies acknowledgements inside the transaction; see [Store.Ack].
 func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
-	if err := ackTx(ctx, t.tx, t.s.PushChannel(), targets, decide, false); err != nil {
+	if err := ackTx(ctx, t.tx, targets, decide, false); err != nil {
 		return fmt.Errorf("store: ack: %w", interpret(err))
 	}
 	return nil
@@ -114,7 +113,7 @@ func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) e
 
 // ackTx runs the ack statements on db; with own it opens and commits the transaction itself, inside
 // its batches.
-func ackTx(ctx context.Context, db batcher, pushChannel string, targets []AckTarget, decide AckDecision, own bool) error {
+func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecision, own bool) error {
 	pids := make([]uuid.UUID, len(targets))
 	groups := make([]string, len(targets))
 	txids := make([]string, len(targets))
@@ -209,9 +208,6 @@ func ackTx(ctx context.Context, db batcher, pushChannel string, targets []AckTar
 				rp[i], rg[i], rs[i] = r.PartitionID, r.Group, r.Seq
 			}
 			b.Queue(q("DeleteRedeliveries"), rp, rg, rs)
-		}
-		if len(eff.Notify) > 0 {
-			b.Queue(q("NotifyQueues"), pushChannel, eff.Notify)
 		}
 		if own {
 			b.Queue(q("Commit"))

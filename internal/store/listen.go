@@ -8,9 +8,18 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// PushChannel is the NOTIFY channel on which pushes announce the queues they wrote to. It carries the
-// schema name so that installations sharing a database do not wake each other.
+// PushChannel is the NOTIFY channel on which brokers announce queues with newly claimable partitions.
+// It carries the schema name so that installations sharing a database do not wake each other.
 func (s *Store) PushChannel() string { return s.schema + "_push" }
+
+// Notify sends each payload on the push channel, in one statement of its own (never inside a pushing
+// or acking transaction, where NOTIFY would serialise commits on PostgreSQL's notification lock).
+func (s *Store) Notify(ctx context.Context, payloads []string) error {
+	if _, err := s.pool.Exec(ctx, q("NotifyQueues"), s.PushChannel(), payloads); err != nil {
+		return fmt.Errorf("store: notify: %w", interpret(err))
+	}
+	return nil
+}
 
 // Listen holds a dedicated connection LISTENing on channel and calls onNotify with each payload until
 // ctx ends. After every (re)connect it calls onConnect, because notifications sent while it was not

@@ -78,23 +78,22 @@ type PushOutcome struct {
 	ExistingID uuid.UUID
 }
 
-// Push inserts rows in one transaction and sends each notify payload on the push channel at commit
-// (payloads name the queues written to; see the engine's waiters). Each partition's
+// Push inserts rows in one transaction. Each partition's
 // rows get increasing sequence numbers in slice order, after everything already committed in that
 // partition. Without an explicit transaction the statements form one implicit transaction.
-func (s *Store) Push(ctx context.Context, rows []PushRow, queues []string) ([]PushOutcome, error) {
+func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
 	c, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Release()
-	return push(ctx, c, rows, s.PushChannel(), queues)
+	return push(ctx, c, rows)
 }
 
 // Push inserts rows inside the transaction; see [Store.Push]. The partitions stay locked until the
 // transaction ends, which is what keeps later pushes to them behind these rows.
-func (t *Tx) Push(ctx context.Context, rows []PushRow, queues []string) ([]PushOutcome, error) {
-	return push(ctx, t.tx, rows, t.s.PushChannel(), queues)
+func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
+	return push(ctx, t.tx, rows)
 }
 
 // batcher is what push needs of a connection or a transaction.
@@ -103,7 +102,7 @@ type batcher interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func push(ctx context.Context, db batcher, rows []PushRow, channel string, queues []string) ([]PushOutcome, error) {
+func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error) {
 	n := len(rows)
 	idx := make([]int32, n)
 	pids := make([]uuid.UUID, n)
@@ -136,7 +135,6 @@ func push(ctx context.Context, db batcher, rows []PushRow, channel string, queue
 		}
 		return rs.Err()
 	})
-	b.Queue(q("NotifyQueues"), channel, queues)
 	if err := db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: push: %w", interpret(err))
 	}

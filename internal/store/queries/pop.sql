@@ -37,11 +37,20 @@ WITH q AS (
     FROM locked l
     CROSS JOIN q
     CROSS JOIN LATERAL (
-        SELECT * FROM messages m
-        WHERE m.partition_id = l.id
-          AND (m.seq > l.cursor_seq
-               OR m.seq IN (SELECT r.seq FROM redeliveries r WHERE r.partition_id = l.id AND r.consumer_group = $2))
-          AND (q.delayed_processing = 0 OR m.created_at <= now() - make_interval(secs => q.delayed_processing))
+        -- Two index range reads, not one OR: an OR with the redeliveries would stop the cursor bound
+        -- from limiting the scan of the (partition_id, seq) key, and every pop would read the whole
+        -- partition from its first message.
+        SELECT * FROM (
+            (SELECT m.* FROM messages m
+             WHERE m.partition_id = l.id AND m.seq > l.cursor_seq
+             ORDER BY m.seq
+             LIMIT $5)
+            UNION ALL
+            (SELECT m.* FROM redeliveries r
+             JOIN messages m ON m.partition_id = r.partition_id AND m.seq = r.seq
+             WHERE r.partition_id = l.id AND r.consumer_group = $2)
+        ) m
+        WHERE q.delayed_processing = 0 OR m.created_at <= now() - make_interval(secs => q.delayed_processing)
         ORDER BY m.seq
         LIMIT $5
     ) m
