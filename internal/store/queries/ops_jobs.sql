@@ -18,14 +18,15 @@ LEFT JOIN partitions p ON p.queue_id = q.id
 LEFT JOIN LATERAL (SELECT coalesce(min(pc.cursor_seq), 0) AS min_cursor
                    FROM partition_consumers pc WHERE pc.partition_id = p.id) f ON true
 LEFT JOIN LATERAL (
-    SELECT count(*) AS total,
-           count(*) FILTER (WHERE m.seq <= f.min_cursor) AS consumed,
-           count(*) FILTER (WHERE m.seq > f.min_cursor AND EXISTS (
+    -- Only the unconsumed tail is counted; the stored total is partitions.message_count.
+    SELECT p.message_count AS total,
+           p.message_count - count(*) AS consumed,
+           count(*) FILTER (WHERE EXISTS (
                SELECT 1 FROM partition_consumers pc
                WHERE pc.partition_id = p.id AND pc.lease_expires_at > now()
                  AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq)) AS processing,
-           min(m.created_at) FILTER (WHERE m.seq > f.min_cursor) AS oldest_pending
-    FROM messages m WHERE m.partition_id = p.id) c ON true
+           min(m.created_at) AS oldest_pending
+    FROM messages m WHERE m.partition_id = p.id AND m.seq > f.min_cursor) c ON true
 LEFT JOIN LATERAL (
     SELECT count(DISTINCT dl.message_seq) AS dlq,
            count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.min_cursor) AS dlq_consumed
@@ -91,6 +92,10 @@ WITH victims AS (
     RETURNING m.partition_id, m.transaction_id, v.queue_name
 ), dl AS (
     DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
+), counted AS (
+    UPDATE partitions p SET message_count = p.message_count - x.n
+    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
+    WHERE p.id = x.partition_id
 ), hist AS (
     INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
     SELECT queue_name, 'retention', count(*), $1 FROM del GROUP BY queue_name
@@ -124,6 +129,10 @@ WITH frontier AS (
     RETURNING m.partition_id, m.transaction_id, v.queue_name
 ), dl AS (
     DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
+), counted AS (
+    UPDATE partitions p SET message_count = p.message_count - x.n
+    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
+    WHERE p.id = x.partition_id
 ), hist AS (
     INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
     SELECT queue_name, 'completed_retention', count(*), $1 FROM del GROUP BY queue_name

@@ -29,15 +29,18 @@ FROM partitions p
 CROSS JOIN LATERAL (SELECT coalesce(min(pc.cursor_seq), 0) AS min_cursor
                     FROM partition_consumers pc WHERE pc.partition_id = p.id) f
 CROSS JOIN LATERAL (
-    SELECT count(*) AS total,
-           count(*) FILTER (WHERE m.seq <= f.min_cursor) AS consumed,
-           count(*) FILTER (WHERE m.seq > f.min_cursor AND EXISTS (
+    -- Only the unconsumed tail is counted (an index range on (partition_id, seq)); the stored total
+    -- is partitions.message_count.
+    SELECT p.message_count AS total,
+           p.message_count - count(*) AS consumed,
+           count(*) FILTER (WHERE EXISTS (
                SELECT 1 FROM partition_consumers pc
                WHERE pc.partition_id = p.id AND pc.lease_expires_at > now()
                  AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq)) AS processing,
-           min(m.created_at) AS oldest, max(m.created_at) AS newest,
-           min(m.created_at) FILTER (WHERE m.seq > f.min_cursor) AS oldest_pending
-    FROM messages m WHERE m.partition_id = p.id) c
+           (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq LIMIT 1) AS oldest,
+           (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq DESC LIMIT 1) AS newest,
+           min(m.created_at) AS oldest_pending
+    FROM messages m WHERE m.partition_id = p.id AND m.seq > f.min_cursor) c
 CROSS JOIN LATERAL (
     SELECT count(DISTINCT dl.message_seq) AS dlq,
            count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.min_cursor) AS dlq_consumed
@@ -102,6 +105,10 @@ WITH del AS (
     DELETE FROM messages WHERE partition_id = $1 AND transaction_id = $2 RETURNING partition_id, transaction_id
 ), dl AS (
     DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
+), counted AS (
+    UPDATE partitions p SET message_count = p.message_count - x.n
+    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
+    WHERE p.id = x.partition_id
 )
 SELECT count(*) FROM del
 

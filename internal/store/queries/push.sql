@@ -27,8 +27,9 @@ WITH input AS (
     ON CONFLICT (partition_id, transaction_id) DO NOTHING
     RETURNING partition_id, seq, created_at
 ), bump AS (
-    UPDATE partitions p SET last_seq = m.max_seq, last_push_at = m.max_at
-    FROM (SELECT partition_id, max(seq) AS max_seq, max(created_at) AS max_at FROM ins GROUP BY partition_id) m
+    UPDATE partitions p SET last_seq = m.max_seq, last_push_at = m.max_at, message_count = p.message_count + m.n
+    FROM (SELECT partition_id, max(seq) AS max_seq, max(created_at) AS max_at, count(*) AS n
+          FROM ins GROUP BY partition_id) m
     WHERE p.id = m.partition_id
 )
 SELECT n.idx FROM ins JOIN numbered n ON n.partition_id = ins.partition_id AND n.seq = ins.seq
