@@ -40,17 +40,8 @@ type DLQPage struct {
 func (e *Engine) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
 	out := DeadLetter{ID: d.MessageID.String(), TransactionID: d.TransactionID, PartitionID: d.PartitionID.String(),
 		Queue: d.Queue, Partition: d.Partition, ConsumerGroup: d.Group, RetryCount: d.RetryCount,
-		CreatedAt: isoMillis(d.CreatedAt), FailedAt: isoMillis(d.FailedAt), Data: jsonNull}
-	if d.Error.Valid {
-		out.ErrorMessage = &d.Error.String
-	}
-	if d.ProducerSub.Valid {
-		out.ProducerSub = &d.ProducerSub.String
-	}
-	if d.TraceID.Valid {
-		s := uuid.UUID(d.TraceID.Bytes).String()
-		out.TraceID = &s
-	}
+		CreatedAt: isoMillis(d.CreatedAt), FailedAt: isoMillis(d.FailedAt), Data: jsonNull,
+		ErrorMessage: optText(d.Error), ProducerSub: optText(d.ProducerSub), TraceID: optUUID(d.TraceID)}
 	if len(d.Payload) > 0 {
 		data, err := e.DecryptPayload(d.Payload, d.Encrypted.Bool)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -127,17 +128,7 @@ func (e *Engine) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
 		default:
 			g.State = "Dead"
 		}
-		if r.Mode.Valid {
-			g.SubscriptionMode = &r.Mode.String
-		}
-		if r.SubscriptionTS.Valid {
-			s := isoMillis(r.SubscriptionTS.Time)
-			g.SubscriptionTimestamp = &s
-		}
-		if r.SubscribedAt.Valid {
-			s := isoMillis(r.SubscribedAt.Time)
-			g.SubscriptionCreatedAt = &s
-		}
+		g.SubscriptionMode, g.SubscriptionTimestamp, g.SubscriptionCreatedAt = optText(r.Mode), optTime(r.SubscriptionTS), optTime(r.SubscribedAt)
 		out[i] = g
 	}
 	return out, nil
@@ -172,15 +163,8 @@ func (e *Engine) ConsumerGroup(ctx context.Context, group string) (GroupDetails,
 	out := GroupDetails{}
 	for _, r := range rows {
 		p := GroupPartition{Partition: r.Partition, PartitionID: r.PartitionID.String(), TotalConsumed: r.TotalConsumed,
-			OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds, LeaseActive: r.LeaseActive}
-		if r.LeaseID.Valid {
-			s := uuid.UUID(r.LeaseID.Bytes).String()
-			p.WorkerID = &s
-		}
-		if r.LastConsumedAt.Valid {
-			s := isoMillis(r.LastConsumedAt.Time)
-			p.LastConsumedAt = &s
-		}
+			OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds, LeaseActive: r.LeaseActive,
+			WorkerID: optUUID(r.LeaseID), LastConsumedAt: optTime(r.LastConsumedAt)}
 		q := out[r.Queue]
 		q.Partitions = append(q.Partitions, p)
 		out[r.Queue] = q
@@ -212,15 +196,8 @@ func (e *Engine) LaggingPartitions(ctx context.Context, minLag time.Duration) ([
 	for i, r := range rows {
 		l := LaggingPartition{ConsumerGroup: r.Group, QueueName: r.Queue, PartitionName: r.Partition,
 			PartitionID: r.PartitionID.String(), OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds,
-			LagHours: r.TimeLagSeconds / 3600, OldestUnconsumedAt: isoMillis(r.OldestUnconsumedAt)}
-		if r.LeaseID.Valid {
-			s := uuid.UUID(r.LeaseID.Bytes).String()
-			l.WorkerID = &s
-		}
-		if r.LastConsumedAt.Valid {
-			s := isoMillis(r.LastConsumedAt.Time)
-			l.LastConsumedAt = &s
-		}
+			LagHours: r.TimeLagSeconds / 3600, OldestUnconsumedAt: isoMillis(r.OldestUnconsumedAt),
+			WorkerID: optUUID(r.LeaseID), LastConsumedAt: optTime(r.LastConsumedAt)}
 		out[i] = l
 	}
 	return out, nil
@@ -304,3 +281,28 @@ func (e *Engine) SeekPartition(ctx context.Context, group, queue, partition stri
 }
 
 func isoMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// Nullable database values as the API shows them: absent is JSON null.
+
+func optText(t pgtype.Text) *string {
+	if !t.Valid {
+		return nil
+	}
+	return &t.String
+}
+
+func optUUID(u pgtype.UUID) *string {
+	if !u.Valid {
+		return nil
+	}
+	s := uuid.UUID(u.Bytes).String()
+	return &s
+}
+
+func optTime(t pgtype.Timestamptz) *string {
+	if !t.Valid {
+		return nil
+	}
+	s := isoMillis(t.Time)
+	return &s
+}

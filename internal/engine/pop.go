@@ -178,14 +178,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 			PartitionID: m.PartitionID.String(), Partition: m.Partition, LeaseID: leaseID,
 			ConsumerGroup: r.Group, Queue: r.Queue, RetryCount: m.Retries,
 		}
-		if m.TraceID.Valid {
-			s := uuid.UUID(m.TraceID.Bytes).String()
-			msg.TraceID = &s
-		}
-		if m.ProducerSub.Valid {
-			s := m.ProducerSub.String
-			msg.ProducerSub = &s
-		}
+		msg.TraceID, msg.ProducerSub = optUUID(m.TraceID), optText(m.ProducerSub)
 		if len(msg.Data) == 0 {
 			msg.Data = jsonNull
 		}
