@@ -1,0 +1,51 @@
+package engine_test
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/spool"
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// TestSpoolWriteFailureFailsEveryItem: a push diverted to a spool that cannot take it is refused as a
+// whole, every item marked failed with the contract's text, and nothing is stored.
+func TestSpoolWriteFailureFailsEveryItem(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	defer st.Close()
+	sp, err := spool.Open(t.TempDir(), spool.Options{})
+	require.NoError(t, err)
+	require.NoError(t, sp.Close()) // every append now fails
+
+	eng := engine.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), engine.Options{Spool: sp})
+	eng.Start(ctx)
+	defer eng.Stop()
+	require.NoError(t, eng.SetMaintenance(ctx, engine.MaintenancePush, true))
+
+	res, err := eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}, {Queue: "q", Partition: "p", TransactionID: "b"}})
+	require.Nil(t, res)
+	var sfe *engine.SpoolFailedError
+	require.True(t, errors.As(err, &sfe), "%v", err)
+	require.Len(t, sfe.Results, 2)
+	for i, r := range sfe.Results {
+		require.Equal(t, i, r.Index)
+		require.Equal(t, engine.StatusFailed, r.Status)
+		require.Equal(t, "File buffer write failed", r.Error)
+		require.Equal(t, "q", r.Queue)
+	}
+	require.Equal(t, "p", sfe.Results[1].Partition)
+	pending, _, _ := eng.SpoolStats()
+	require.Zero(t, pending)
+}
