@@ -94,6 +94,17 @@ func queryInt(r *http.Request, name string, def, lowest int) (int, error) {
 	return n, nil
 }
 
+// queryPage reads the limit (at least 1, defLimit when absent) and offset (at least 0) of a listing.
+func queryPage(r *http.Request, defLimit int) (limit, offset int, err error) {
+	if limit, err = queryInt(r, "limit", defLimit, 1); err != nil {
+		return 0, 0, err
+	}
+	if offset, err = queryInt(r, "offset", 0, 0); err != nil {
+		return 0, 0, err
+	}
+	return limit, offset, nil
+}
+
 // queryBool reads an optional boolean query parameter: true/1 and false/0.
 func queryBool(r *http.Request, name string) (bool, error) {
 	switch r.URL.Query().Get(name) {

@@ -283,13 +283,10 @@ func messageListing(r *http.Request, queue string, defLimit int) (store.ListMess
 		return p, badRequest("status must be one of pending, processing, completed, dead_letter")
 	}
 	var err error
-	if p.Limit, err = queryInt(r, "limit", defLimit, 1); err != nil {
+	if p.Limit, p.Offset, err = queryPage(r, defLimit); err != nil {
 		return p, err
 	}
 	p.Limit = min(p.Limit, 10_000)
-	if p.Offset, err = queryInt(r, "offset", 0, 0); err != nil {
-		return p, err
-	}
 	return p, nil
 }
 

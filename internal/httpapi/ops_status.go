@@ -115,11 +115,7 @@ func throughput(points []store.QueueOpsPoint, bm int) []map[string]any {
 }
 
 func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) error {
-	limit, err := queryInt(r, "limit", 100, 1)
-	if err != nil {
-		return err
-	}
-	offset, err := queryInt(r, "offset", 0, 0)
+	limit, offset, err := queryPage(r, 100)
 	if err != nil {
 		return err
 	}
@@ -394,11 +390,7 @@ func (s *Server) handleMessageTraces(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) handleTracesByName(w http.ResponseWriter, r *http.Request) error {
-	limit, err := queryInt(r, "limit", 100, 1)
-	if err != nil {
-		return err
-	}
-	offset, err := queryInt(r, "offset", 0, 0)
+	limit, offset, err := queryPage(r, 100)
 	if err != nil {
 		return err
 	}
@@ -416,11 +408,7 @@ func (s *Server) handleTracesByName(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) handleTraceNames(w http.ResponseWriter, r *http.Request) error {
-	limit, err := queryInt(r, "limit", 50, 1)
-	if err != nil {
-		return err
-	}
-	offset, err := queryInt(r, "offset", 0, 0)
+	limit, offset, err := queryPage(r, 50)
 	if err != nil {
 		return err
 	}

@@ -131,10 +131,7 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
 	if f.To, err = queryTime(r, "to"); err != nil {
 		return err
 	}
-	if f.Limit, err = queryInt(r, "limit", 100, 1); err != nil {
-		return err
-	}
-	if f.Offset, err = queryInt(r, "offset", 0, 0); err != nil {
+	if f.Limit, f.Offset, err = queryPage(r, 100); err != nil {
 		return err
 	}
 	res, err := s.eng.ListDLQ(r.Context(), f)
