@@ -124,7 +124,6 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		return nil, nil, err
 	}
 	job := pushJob{rows: make([]store.PushRow, len(items))}
-	parts := map[string]map[uuid.UUID]struct{}{} // per queue, the partitions this push fills
 	for i, it := range items {
 		payload := it.Payload
 		if len(payload) == 0 {
@@ -144,10 +143,6 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 			return nil, nil, err
 		}
 		job.rows[i] = r
-		if parts[it.Queue] == nil {
-			parts[it.Queue] = map[uuid.UUID]struct{}{}
-		}
-		parts[it.Queue][pids[i]] = struct{}{}
 	}
 
 	outs, err := e.push.do(ctx, job)
@@ -176,11 +171,24 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		}
 		res[i] = r
 	}
+	e.announcePushed(items, pids)
+	e.observePush(res)
+	return res, stale, nil
+}
+
+// announcePushed wakes, per queue, as many parked pops as the push filled partitions (items[i] went to
+// partition pids[i]).
+func (e *Engine) announcePushed(items []PushItem, pids []uuid.UUID) {
+	parts := map[string]map[uuid.UUID]struct{}{}
+	for i, it := range items {
+		if parts[it.Queue] == nil {
+			parts[it.Queue] = map[uuid.UUID]struct{}{}
+		}
+		parts[it.Queue][pids[i]] = struct{}{}
+	}
 	for q, ps := range parts {
 		e.announce(q, len(ps))
 	}
-	e.observePush(res)
-	return res, stale, nil
 }
 
 // pushFailed answers a push that PostgreSQL did not take: spooled when the database is unreachable

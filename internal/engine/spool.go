@@ -171,10 +171,8 @@ func (e *Engine) Maintenance(ctx context.Context) (push, pop bool) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	p, err1 := e.st.State(rctx, MaintenancePush)
-	q, err2 := e.st.State(rctx, MaintenancePop)
-	if err1 == nil && err2 == nil {
-		m.push, m.pop = p, q
+	if flags, err := e.st.States(rctx, MaintenancePush, MaintenancePop); err == nil {
+		m.push, m.pop = flags[MaintenancePush], flags[MaintenancePop]
 	}
 	m.loadedAt = time.Now()
 	return m.push, m.pop

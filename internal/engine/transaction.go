@@ -183,16 +183,7 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	}
 	committed = true
 	plan.announce(e)
-	touched := map[string]map[uuid.UUID]bool{}
-	for i, p := range pushes {
-		if touched[p.Queue] == nil {
-			touched[p.Queue] = map[uuid.UUID]bool{}
-		}
-		touched[p.Queue][pids[i]] = true
-	}
-	for q, ps := range touched {
-		e.announce(q, len(ps))
-	}
+	e.announcePushed(pushes, pids)
 
 	ai, pi := 0, 0
 	for i, op := range ops {

@@ -124,17 +124,24 @@ func (s *Store) QueueLimits(ctx context.Context, queues []string) (map[string]in
 	return out, nil
 }
 
-// State reads a shared flag of system_state (false when never set).
-func (s *Store) State(ctx context.Context, key string) (bool, error) {
-	var v bool
-	err := s.pool.QueryRow(ctx, q("GetState"), key).Scan(&v)
-	if err == pgx.ErrNoRows {
-		return false, nil
+// States reads shared flags of system_state in one round-trip (false for a flag never set).
+func (s *Store) States(ctx context.Context, keys ...string) (map[string]bool, error) {
+	type row struct {
+		key string
+		v   bool
 	}
+	rows, err := collect(ctx, s, "GetStates", func(r pgx.Rows) (x row, err error) {
+		err = r.Scan(&x.key, &x.v)
+		return x, err
+	}, keys)
 	if err != nil {
-		return false, fmt.Errorf("store: state %q: %w", key, interpret(err))
+		return nil, err
 	}
-	return v, nil
+	out := make(map[string]bool, len(keys))
+	for _, r := range rows {
+		out[r.key] = r.v
+	}
+	return out, nil
 }
 
 // SetState writes a shared flag of system_state, seen by every broker on the database.

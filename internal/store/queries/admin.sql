@@ -68,8 +68,8 @@ SELECT count(*) FROM exp
 -- One broker per interval runs a background job: the lock lives as long as the job's transaction.
 SELECT pg_try_advisory_xact_lock($1)
 
--- name: GetState :one
-SELECT value FROM system_state WHERE key = $1
+-- name: GetStates :many
+SELECT key, value FROM system_state WHERE key = ANY($1::text[])
 
 -- name: SetState :exec
 INSERT INTO system_state (key, value, updated_at) VALUES ($1, $2, now())
