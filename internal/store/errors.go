@@ -35,20 +35,6 @@ func (e *PgError) Error() string {
 	return e.Message
 }
 
-// SQLSTATEs the engine branches on.
-const (
-	CodeUniqueViolation     = "23505"
-	CodeForeignKeyViolation = "23503"
-	CodeLockTimeout         = "55P03"
-	CodeQueryCanceled       = "57014"
-)
-
-// IsCode reports whether err is a PostgreSQL error with the given SQLSTATE.
-func IsCode(err error, code string) bool {
-	var pe *PgError
-	return errors.As(err, &pe) && pe.Code == code
-}
-
 // interpret is the one place where driver errors become this package's errors.
 func interpret(err error) error {
 	if err == nil {
