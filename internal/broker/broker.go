@@ -104,6 +104,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.eng.Start(ctx)
+	if cfg.PprofAddr != "" {
+		if err = startPprof(ctx, cfg.PprofAddr, log); err != nil {
+			return nil, err
+		}
+	}
 	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Ops.StatsInterval, OnSnapshot: mx.SetStats}),
 		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Ops.RetentionInterval, BatchSize: cfg.Ops.RetentionBatchSize,
 			PartitionCleanupDays: cfg.Ops.PartitionCleanupDays, MetricsRetentionDays: cfg.Ops.MetricsRetentionDays})}
