@@ -35,6 +35,7 @@ type options struct {
 	lease                            time.Duration
 	repo, brokerBin                  string
 	compareURL, comparePGURL         string
+	compareBin                       string
 	comparePID                       int
 	pprofDir                         string
 	pgStats                          bool
@@ -101,6 +102,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.repo, "repo", ".", "module root holding ./cmd/queen (local broker mode)")
 	flag.StringVar(&o.compareURL, "compare", "", "also run every scenario against this Queen-compatible broker and print both and their ratio; \"local\" starts a second instance of ours on its own PostgreSQL")
 	flag.StringVar(&o.comparePGURL, "compare-pg-url", "", "with -compare URL: that broker's PostgreSQL (baseline, settings; optional)")
+	flag.StringVar(&o.compareBin, "compare-bin", "", "with -compare local: run this queen binary as the second broker (e.g. a build of another commit), instead of the same one")
 	flag.IntVar(&o.comparePID, "compare-pid", 0, "with -compare URL: that broker's pid (RSS, CPU; optional)")
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the broker per scenario window into this directory (local brokers; prints the top functions)")
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")

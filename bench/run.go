@@ -59,7 +59,11 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 			r.pprofURL = "http://127.0.0.1:" + strconv.Itoa(port)
 			env = append(env, "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
 		}
-		b, err := startLocalBroker(ctx, o.repo, o.brokerBin, durable, settings, env, os.Stderr)
+		bin := o.brokerBin
+		if label == "compare" && o.compareBin != "" {
+			bin = o.compareBin
+		}
+		b, err := startLocalBroker(ctx, o.repo, bin, durable, settings, env, os.Stderr)
 		if err != nil {
 			return nil, err
 		}

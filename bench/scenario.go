@@ -223,6 +223,11 @@ func (r *runner) finish(res *Result, trs map[string]*tracker) {
 	}
 	for q, t := range trs {
 		res.Verify = append(res.Verify, t.verify(q))
+		if !r.opt.keep {
+			// Each scenario measures its own queue, not what earlier ones left behind (the broker's
+			// statistics job, for one, reads every partition). Best effort: not every broker has the route.
+			_ = r.prod.deleteQueue(context.Background(), q)
+		}
 	}
 	res.MaxRSSMB = round1(float64(r.rss.reset()) / (1 << 20))
 }

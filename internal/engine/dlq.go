@@ -169,6 +169,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 		return notFound("queue %q not found", name)
 	}
 	e.parts.forgetQueue(name)
+	e.subs.forgetQueue(name) // a queue created anew under the name needs its subscriptions recorded again
 	e.lim.forget(name)
 	return nil
 }

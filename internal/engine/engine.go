@@ -14,7 +14,7 @@ import (
 )
 
 // QueueMode is the consumer group of competing consumers that share one cursor per partition.
-const QueueMode = "__QUEUE_MODE__"
+const QueueMode = store.QueueMode
 
 // Options tune the engine; zero values take the documented defaults.
 type Options struct {
@@ -96,7 +96,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	opt.defaults()
 	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newPartitionCache(100_000),
 		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer()}
-	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch)
+	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
+		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	return e
 }

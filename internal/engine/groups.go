@@ -48,6 +48,16 @@ func (c *subscriptionCache) forgetGroup(group string) {
 	c.mu.Unlock()
 }
 
+func (c *subscriptionCache) forgetQueue(queue string) {
+	c.mu.Lock()
+	for k := range c.m {
+		if strings.HasPrefix(k, queue+"\x00") {
+			delete(c.m, k)
+		}
+	}
+	c.mu.Unlock()
+}
+
 // subscription resolves a pop's subscription options (api.md §9): subscriptionFrom (a timestamp or
 // "now") wins over subscriptionMode, which falls back to DEFAULT_SUBSCRIPTION_MODE.
 func (e *Engine) subscription(mode, from string) (string, time.Time, error) {

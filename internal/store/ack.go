@@ -209,6 +209,17 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			}
 			b.Queue(q("DeleteRedeliveries"), rp, rg, rs)
 		}
+		if len(updates) > 0 {
+			n := len(updates)
+			fp := make([]uuid.UUID, n)
+			fg := make([]string, n)
+			fc := make([]int64, n)
+			for i, u := range updates {
+				fp[i], fg[i], fc[i] = u.PartitionID, u.Group, u.Cursor
+			}
+			// After the redeliveries are settled, so that settling the last one counts.
+			b.Queue(q("ForgetConsumed"), fp, fg, fc)
+		}
 		if own {
 			b.Queue(q("Commit"))
 		}

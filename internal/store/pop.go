@@ -9,6 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// QueueMode is the consumer group of queue-mode (competing) consumers. Every queue has it, so pushes
+// keep its pending-work records without it subscribing.
+const QueueMode = "__QUEUE_MODE__"
+
 // PopParams selects what one pop claims.
 type PopParams struct {
 	Queue         string

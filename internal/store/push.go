@@ -125,7 +125,7 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	out := make([]PushOutcome, n)
 	b := &pgx.Batch{}
 	b.Queue(q("LockPartitions"), lock)
-	b.Queue(q("InsertMessages"), idx, pids, txids, ids, traces, payloads, subs, enc).Query(func(rs pgx.Rows) error {
+	b.Queue(q("InsertMessages"), idx, pids, txids, ids, traces, payloads, subs, enc, QueueMode).Query(func(rs pgx.Rows) error {
 		for rs.Next() {
 			var i int32
 			if err := rs.Scan(&i); err != nil {
