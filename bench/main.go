@@ -38,7 +38,8 @@ type options struct {
 	compareBin                       string
 	comparePID                       int
 	pprofDir                         string
-	pgStats                          bool
+	pgStats, explain                 bool
+	schema                           string
 	brokerEnv                        []string
 }
 
@@ -105,6 +106,8 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.compareBin, "compare-bin", "", "with -compare local: run this queen binary as the second broker (e.g. a build of another commit), instead of the same one")
 	flag.IntVar(&o.comparePID, "compare-pid", 0, "with -compare URL: that broker's pid (RSS, CPU; optional)")
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the broker per scenario window into this directory (local brokers; prints the top functions)")
+	flag.BoolVar(&o.explain, "explain-pop", false, "instead of load: EXPLAIN (ANALYZE, BUFFERS) of a wildcard pop on queues of -partition-counts partitions, in the broker's database")
+	flag.StringVar(&o.schema, "schema", "queenmq", "the broker's schema (QUEEN_SCHEMA), for -explain-pop")
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")
 	flag.Parse()
 	var err error

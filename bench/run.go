@@ -48,7 +48,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		fmt.Printf("[%s] starting PostgreSQL (durable=%v) and the broker ...\n", label, durable)
 		var settings []string
 		if o.pgStats {
-			settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all")
+			settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on")
 		}
 		env := append([]string(nil), o.brokerEnv...)
 		if o.pprofDir != "" {
@@ -121,6 +121,15 @@ func run(ctx context.Context, o options) (int, error) {
 		return 1, err
 	}
 	defer main.stop()
+	if o.explain {
+		if main.runner.db == nil {
+			return 2, fmt.Errorf("-explain-pop needs the broker's database (-pg-url with -url)")
+		}
+		if err := explainPop(ctx, o, main.runner.db.url, os.Stdout); err != nil {
+			return 1, err
+		}
+		return 0, nil
+	}
 	targets := []*target{main}
 	if o.compareURL != "" {
 		url := o.compareURL

@@ -154,49 +154,62 @@ func (e *Engine) Parked() int { return e.waiters.count() }
 func (e *Engine) Ping(ctx context.Context) error { return e.st.Ping(ctx) }
 
 // partitionCache remembers partition ids so a push to a known partition costs no lookup. It only
-// grows until a size bound, then starts over: ids never change while a partition exists.
+// grows until a size bound, then starts over: ids never change while a partition exists. Entries are
+// grouped by queue so that a queue's name is held once, not once per partition (100 000 partitions
+// of one queue then cost a few MB).
 type partitionCache struct {
-	mu  sync.RWMutex // protects m
-	m   map[store.PartitionKey]uuid.UUID
+	mu  sync.RWMutex // protects m and n
+	m   map[string]map[string]uuid.UUID
+	n   int
 	max int
 }
 
 func newPartitionCache(max int) *partitionCache {
-	return &partitionCache{m: map[store.PartitionKey]uuid.UUID{}, max: max}
+	return &partitionCache{m: map[string]map[string]uuid.UUID{}, max: max}
 }
 
 func (c *partitionCache) get(k store.PartitionKey) (uuid.UUID, bool) {
 	c.mu.RLock()
-	id, ok := c.m[k]
+	id, ok := c.m[k.Queue][k.Partition]
 	c.mu.RUnlock()
 	return id, ok
 }
 
 func (c *partitionCache) put(m map[store.PartitionKey]uuid.UUID) {
 	c.mu.Lock()
-	if len(c.m)+len(m) > c.max {
-		c.m = map[store.PartitionKey]uuid.UUID{}
+	if c.n+len(m) > c.max {
+		c.m, c.n = map[string]map[string]uuid.UUID{}, 0
 	}
 	for k, v := range m {
-		c.m[k] = v
+		parts := c.m[k.Queue]
+		if parts == nil {
+			parts = map[string]uuid.UUID{}
+			c.m[k.Queue] = parts
+		}
+		if _, ok := parts[k.Partition]; !ok {
+			c.n++
+		}
+		parts[k.Partition] = v
 	}
 	c.mu.Unlock()
 }
 
 func (c *partitionCache) forgetQueue(queue string) {
 	c.mu.Lock()
-	for k := range c.m {
-		if k.Queue == queue {
-			delete(c.m, k)
-		}
-	}
+	c.n -= len(c.m[queue])
+	delete(c.m, queue)
 	c.mu.Unlock()
 }
 
 func (c *partitionCache) forget(keys []store.PartitionKey) {
 	c.mu.Lock()
 	for _, k := range keys {
-		delete(c.m, k)
+		if parts := c.m[k.Queue]; parts != nil {
+			if _, ok := parts[k.Partition]; ok {
+				delete(parts, k.Partition)
+				c.n--
+			}
+		}
 	}
 	c.mu.Unlock()
 }

@@ -126,6 +126,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 		b := &pgx.Batch{}
 		if own {
 			b.Queue(q("Begin"))
+			b.Queue(q("HotPathSettings"), true)
 		}
 		lock := func(rs pgx.Rows) error {
 			for rs.Next() {
