@@ -66,3 +66,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	writeJSON(w, status, env)
 }
+
+func notFound(msg string) error { return &apiError{status: http.StatusNotFound, msg: msg} }
+
+// isNotFound reports whether an engine error means the addressed row does not exist.
+func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
