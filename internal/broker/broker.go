@@ -37,7 +37,7 @@ type Broker struct {
 	st      *store.Store
 	spool   *spool.Spool
 	eng     *engine.Engine
-	loops   []*engine.Loop // stats and retention (ops); stopped before the engine
+	loops   []*engine.Loop // stats and retention; stopped before the engine
 	srv     *http.Server
 	ln      net.Listener
 	served  chan error

@@ -116,9 +116,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// BufferStats is the disk spool as the operations surface sees it; the broker's spool satisfies it.
+// BufferStats is the disk spool as /status/buffers sees it; the broker's spool satisfies it.
 type BufferStats interface {
 	Pending() int64
 	Failed() int64
 }
-
