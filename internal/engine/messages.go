@@ -23,7 +23,7 @@ func (e *Engine) ListMessages(ctx context.Context, p store.ListMessagesParams) (
 func (e *Engine) GetMessage(ctx context.Context, partitionID uuid.UUID, tx string) (*store.MessageDetail, []store.MessageConsumer, error) {
 	m, cs, err := e.st.GetMessage(ctx, partitionID, tx)
 	if err != nil {
-		return nil, nil, opErr("get message", err)
+		return nil, nil, opErrOr("get message", err, "Message not found: %s/%s", partitionID, tx)
 	}
 	if m.Payload, err = e.DecryptPayload(m.Payload, m.Encrypted); err != nil {
 		return nil, nil, opErr("get message", err)
@@ -31,7 +31,7 @@ func (e *Engine) GetMessage(ctx context.Context, partitionID uuid.UUID, tx strin
 	return m, cs, nil
 }
 
-// DeleteMessage deletes one message; ErrNotFound when missing.
+// DeleteMessage deletes one message; a NotFoundError when missing.
 func (e *Engine) DeleteMessage(ctx context.Context, partitionID uuid.UUID, tx string) error {
-	return opErr("delete message", e.st.DeleteMessage(ctx, partitionID, tx))
+	return opErrOr("delete message", e.st.DeleteMessage(ctx, partitionID, tx), "Message not found: %s/%s", partitionID, tx)
 }

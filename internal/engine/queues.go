@@ -123,10 +123,10 @@ func (e *Engine) ListQueues(ctx context.Context, p store.ListQueuesParams) ([]st
 	return out, opErr("list queues", err)
 }
 
-// QueueInfo reads one queue; ErrNotFound when missing.
+// QueueInfo reads one queue; a NotFoundError when missing.
 func (e *Engine) QueueInfo(ctx context.Context, name string) (*store.QueueInfo, error) {
 	q, err := e.st.QueueByName(ctx, name)
-	return q, opErr("queue", err)
+	return q, opErrOr("queue", err, "Queue not found: %s", name)
 }
 
 // PartitionCounts counts each partition of a queue exactly.

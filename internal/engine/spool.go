@@ -35,6 +35,9 @@ type SpoolFailedError struct {
 func (e *SpoolFailedError) Error() string { return "spool write failed: " + e.Err.Error() }
 func (e *SpoolFailedError) Unwrap() error { return e.Err }
 
+// ErrorBody is the answer's body: every item marked failed, not the one-line error envelope.
+func (e *SpoolFailedError) ErrorBody() any { return e.Results }
+
 // divert reports whether a push must go to the spool rather than to PostgreSQL: push maintenance is
 // on, the database was found unreachable and has not come back, or the spool still holds pushes that
 // must be inserted first (so that per-partition order stays push order across an outage).

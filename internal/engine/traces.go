@@ -8,10 +8,10 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// RecordTrace stores a trace event; ErrNotFound when the message does not exist.
+// RecordTrace stores a trace event; a NotFoundError when the message does not exist.
 func (e *Engine) RecordTrace(ctx context.Context, p store.TraceParams) (uuid.UUID, error) {
 	id, err := e.st.RecordTrace(ctx, p)
-	return id, opErr("record trace", err)
+	return id, opErrOr("record trace", err, "Message not found: %s/%s", p.PartitionID, p.TransactionID)
 }
 
 // MessageTraces lists a message's trace events.

@@ -43,8 +43,8 @@ func (a rawAck) toItem(missingTx, missingPartition string) (engine.AckItem, erro
 		}
 		*f.dst = v
 	}
-	if !engine.ValidAckStatus(it.Status) {
-		return engine.AckItem{}, badRequest(fmt.Sprintf("status must be one of completed, success, failed, dlq, retry (got %q)", it.Status))
+	if err := engine.CheckAckStatus(it.Status); err != nil {
+		return engine.AckItem{}, err
 	}
 	return it, nil
 }

@@ -74,6 +74,16 @@ func optString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// pathUUID reads a UUID path parameter. A value that is not a UUID cannot name anything, so it is
+// answered like an unknown one: a not-found error with the text missing.
+func pathUUID(r *http.Request, name, missing string) (uuid.UUID, error) {
+	id, ok := parseUUID(r.PathValue(name))
+	if !ok {
+		return uuid.Nil, notFound(missing)
+	}
+	return id, nil
+}
+
 func parseUUID(s string) (uuid.UUID, bool) {
 	if len(s) != 36 {
 		return uuid.Nil, false

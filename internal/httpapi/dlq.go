@@ -32,9 +32,9 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
 // cannot name anything.
 func dlqAddress(r *http.Request) (engine.DLQAddress, error) {
 	pid, tx := r.PathValue("partitionId"), r.PathValue("transactionId")
-	id, ok := parseUUID(pid)
-	if !ok {
-		return engine.DLQAddress{}, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("dead letter %s/%s not found", pid, tx)}
+	id, err := pathUUID(r, "partitionId", fmt.Sprintf("dead letter %s/%s not found", pid, tx))
+	if err != nil {
+		return engine.DLQAddress{}, err
 	}
 	return engine.DLQAddress{PartitionID: id, TransactionID: tx, Group: r.URL.Query().Get("consumerGroup")}, nil
 }

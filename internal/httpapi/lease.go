@@ -7,9 +7,9 @@ import (
 )
 
 func (s *Server) handleLeaseExtend(w http.ResponseWriter, r *http.Request) error {
-	id, ok := parseUUID(r.PathValue("leaseId"))
-	if !ok {
-		return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("lease %q not found", r.PathValue("leaseId"))}
+	id, err := pathUUID(r, "leaseId", fmt.Sprintf("lease %q not found", r.PathValue("leaseId")))
+	if err != nil {
+		return err
 	}
 	var body struct {
 		Seconds *float64 `json:"seconds"`

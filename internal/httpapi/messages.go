@@ -101,9 +101,6 @@ func (s *Server) handleGetMessage(w http.ResponseWriter, r *http.Request) error 
 	}
 	m, cs, err := s.eng.GetMessage(r.Context(), pid, tx)
 	if err != nil {
-		if isNotFound(err) {
-			return notFound("Message not found: " + pid.String() + "/" + tx)
-		}
 		return err
 	}
 	groups := make([]map[string]any, len(cs))
@@ -160,9 +157,6 @@ func (s *Server) handleDeleteMessage(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	if err := s.eng.DeleteMessage(r.Context(), pid, tx); err != nil {
-		if isNotFound(err) {
-			return notFound("Message not found: " + pid.String() + "/" + tx)
-		}
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "partitionId": pid.String(), "transactionId": tx,
@@ -173,9 +167,6 @@ func (s *Server) handleDeleteMessage(w http.ResponseWriter, r *http.Request) err
 func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("queue")
 	if _, err := s.eng.QueueInfo(r.Context(), name); err != nil {
-		if isNotFound(err) {
-			return notFound("Queue not found: " + name)
-		}
 		return err
 	}
 	p, err := messageListing(r, name, 50)

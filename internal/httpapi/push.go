@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -70,13 +69,6 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.eng.Push(r.Context(), items)
-	var sfe *engine.SpoolFailedError
-	if errors.As(err, &sfe) {
-		// Neither PostgreSQL nor the spool took them: 500 with every item marked failed.
-		s.log.ErrorContext(r.Context(), "push refused: spool write failed", "error", err)
-		writeJSON(w, http.StatusInternalServerError, sfe.Results)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -111,9 +111,6 @@ func (s *Server) queueDetail(r *http.Request, name string) (*store.QueueInfo, []
 	var tot counts
 	q, err := s.eng.QueueInfo(r.Context(), name)
 	if err != nil {
-		if isNotFound(err) {
-			return nil, nil, tot, notFound("Queue not found: " + name)
-		}
 		return nil, nil, tot, err
 	}
 	ps, err := s.eng.PartitionCounts(r.Context(), q.ID)

@@ -96,8 +96,8 @@ var Routes = []Route{
 	{"GET", "/metrics/prometheus", Public, "Prometheus text exposition of the broker's registry", (*Server).handleMetricsPrometheus},
 
 	// System.
-	{"GET", "/api/v1/system/maintenance", Admin, "push maintenance flag (pushes diverted to the disk spool)", (*Server).handleMaintenance},
-	{"POST", "/api/v1/system/maintenance", Admin, "switch push maintenance for every broker: {\"enabled\":bool}", (*Server).handleMaintenance},
-	{"GET", "/api/v1/system/maintenance/pop", Admin, "pop maintenance flag (pops answer 204)", (*Server).handleMaintenance},
-	{"POST", "/api/v1/system/maintenance/pop", Admin, "switch pop maintenance for every broker: {\"enabled\":bool}", (*Server).handleMaintenance},
+	{"GET", "/api/v1/system/maintenance", Admin, "push maintenance flag (pushes diverted to the disk spool)", (*Server).handlePushMaintenance},
+	{"POST", "/api/v1/system/maintenance", Admin, "switch push maintenance for every broker: {\"enabled\":bool}", (*Server).handlePushMaintenance},
+	{"GET", "/api/v1/system/maintenance/pop", Admin, "pop maintenance flag (pops answer 204)", (*Server).handlePopMaintenance},
+	{"POST", "/api/v1/system/maintenance/pop", Admin, "switch pop maintenance for every broker: {\"enabled\":bool}", (*Server).handlePopMaintenance},
 }

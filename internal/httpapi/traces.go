@@ -54,9 +54,6 @@ func (s *Server) handleRecordTrace(w http.ResponseWriter, r *http.Request) error
 	id, err := s.eng.RecordTrace(r.Context(), store.TraceParams{PartitionID: pid, TransactionID: tx, EventType: ev,
 		Data: b.Data, ConsumerGroup: group, WorkerID: worker, Names: names})
 	if err != nil {
-		if isNotFound(err) {
-			return notFound("Message not found: " + pid.String() + "/" + tx)
-		}
 		return err
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "traceId": id.String()})
