@@ -75,9 +75,10 @@ func TestWireGolden(t *testing.T) {
 	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": "wire-q", "namespace": "wire-ns", "task": "wire-task",
 		"options": map[string]any{"retryLimit": 2, "priority": 3}})
 	require.Equal(t, http.StatusOK, st, string(body))
+	// Two pushes: listings are newest first, and messages of one push share their creation instant.
 	pushed := a.push(pushItem{Queue: "wire-q", Partition: "p1", Payload: map[string]any{"n": 1}, TransactionID: "w1"},
-		pushItem{Queue: "wire-q", Partition: "p1", Payload: map[string]any{"n": 2}, TransactionID: "w2"},
-		pushItem{Queue: "wire-q", Partition: "p2", Payload: map[string]any{"n": 3}, TransactionID: "w3"})
+		pushItem{Queue: "wire-q", Partition: "p1", Payload: map[string]any{"n": 2}, TransactionID: "w2"})
+	a.push(pushItem{Queue: "wire-q", Partition: "p2", Payload: map[string]any{"n": 3}, TransactionID: "w3"})
 	p1 := pushed[0].PartitionID
 	got := a.pop("/api/v1/pop/queue/wire-q/partition/p1?consumerGroup=wire-g&batch=2")
 	require.Len(t, got.Messages, 2)
