@@ -46,6 +46,7 @@ func New(eng *engine.Engine, log *slog.Logger, opt Options) *Server {
 }
 
 func (s *Server) wrap(rt Route) http.Handler {
+	params := pathParams(rt.Pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.opt.Auth != nil {
 			p, err := s.opt.Auth.Authorize(r, rt.Access)
@@ -54,6 +55,10 @@ func (s *Server) wrap(rt Route) http.Handler {
 				return
 			}
 			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		}
+		if err := checkParams(r, params); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
 		if err := rt.handle(s, w, r); err != nil {
 			s.writeError(w, r, err)
@@ -64,6 +69,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 // ServeHTTP adds what every response carries (CORS, panic recovery, the access log line) around the mux.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	r = withRequestID(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
@@ -74,9 +80,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path))
+			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path),
+				slog.String("request_id", requestID(r.Context())))
 			if sw.status == 0 {
-				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error"})
+				id := requestID(r.Context())
+				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error (request " + id + ")", RequestID: id})
 			}
 		}
 		s.log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
@@ -133,8 +141,10 @@ the HTTP API lives under <code>/api/v1/</code>.</p></body></html>
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version}
 	if err := s.eng.Ping(r.Context()); err != nil {
+		// The cause (host, port, user) goes to the log only: /health is public.
+		s.log.WarnContext(r.Context(), "health check: database unreachable", slog.Any("error", err))
 		body["status"], body["database"] = "unhealthy", "disconnected"
-		body["error"] = err.Error()
+		body["error"] = "database unreachable"
 		writeJSON(w, http.StatusServiceUnavailable, body)
 		return nil
 	}
