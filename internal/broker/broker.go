@@ -93,12 +93,14 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
 		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
+		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
 	})
 	reg := prometheus.NewRegistry()
 	mx := metrics.New(reg, metrics.Sources{
 		Pool:        b.st.PoolStats,
 		Buffers:     func() (int64, int64) { p, f, _ := b.eng.SpoolStats(); return p, f },
 		Maintenance: func() (bool, bool) { return b.eng.Maintenance(context.WithoutCancel(ctx)) },
+		Spool:       func() (int64, bool) { h := b.eng.SpoolHealth(); return h.DeadSpooled, h.Stalled },
 	})
 	if err = b.eng.EnableOps(ctx, engine.OpsOptions{Key: cfg.Ops.EncryptionKey, Observer: mx}); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)

@@ -29,6 +29,7 @@ type Options struct {
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
 	SpoolFlushInterval      time.Duration // FILE_BUFFER_FLUSH_MS
 	SpoolReplayBatch        int           // FILE_BUFFER_MAX_BATCH
+	DeadSpoolPath           string        // file for spooled pushes PostgreSQL refuses ("" = log them only)
 	OperationTimeout        time.Duration // bound on one batched database operation
 }
 
@@ -76,13 +77,14 @@ type Engine struct {
 	lim     limitCache
 	maint   maintenanceState
 
-	ann        *announcer
-	spool      *spool.Spool
-	dbDown     atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
-	replayKick chan struct{} // wakes the replay loop early
-	push       *coalescer[pushJob, []store.PushOutcome]
-	ack        *coalescer[[]AckItem, []AckResult]
-	ops        opsState // ops_*.go: payload encryption, observer, operation counters
+	ann         *announcer
+	spool       *spool.Spool
+	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
+	replayKick  chan struct{} // wakes the replay loop early
+	spoolHealth spoolHealth   // deadspool.go: what /health and metrics say about draining
+	push        *coalescer[pushJob, []store.PushOutcome]
+	ack         *coalescer[[]AckItem, []AckResult]
+	ops         opsState // ops_*.go: payload encryption, observer, operation counters
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once

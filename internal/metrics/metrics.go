@@ -16,6 +16,7 @@ import (
 type Sources struct {
 	Pool        func() (total, idle, waiting int32)
 	Buffers     func() (pending, failed int64)
+	Spool       func() (deadSpooled int64, stalled bool) // nil: zeros
 	Maintenance func() (push, pop bool)
 }
 
@@ -115,6 +116,24 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_waiting_requests", Help: "Requests waiting for a connection."}, pool(3)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_pending_messages", Help: "Pushes in the disk spool waiting for replay."}, buf(0)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_failed_messages", Help: "Spooled pushes that failed to replay."}, buf(1)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "queen_spool_dead_total",
+			Help: "Spooled pushes PostgreSQL refused on replay, moved to the dead-spool file."}, func() float64 {
+			if src.Spool == nil {
+				return 0
+			}
+			d, _ := src.Spool()
+			return float64(d)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_stalled",
+			Help: "1 while the spool holds pushes and its last replay attempts failed."}, func() float64 {
+			if src.Spool == nil {
+				return 0
+			}
+			if _, st := src.Spool(); st {
+				return 1
+			}
+			return 0
+		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_maintenance_mode_enabled", Help: "1 while a maintenance mode is on.",
 			ConstLabels: prometheus.Labels{"mode": "push"}}, maint(0)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_maintenance_mode_enabled", Help: "1 while a maintenance mode is on.",
