@@ -48,6 +48,10 @@ func New(eng *engine.Engine, log *slog.Logger, opt Options) *Server {
 func (s *Server) wrap(rt Route) http.Handler {
 	params := pathParams(rt.Pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if headRefused(r, rt) {
+			s.writeError(w, r, errNoSuchRoute)
+			return
+		}
 		if s.opt.Auth != nil {
 			p, err := s.opt.Auth.Authorize(r, rt.Access)
 			if err != nil {
