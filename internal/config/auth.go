@@ -19,6 +19,9 @@ type AuthConfig struct {
 	Issuer    string // checked only when set
 	Audience  string // checked only when set
 	ClockSkew time.Duration
+	// RequireExp refuses tokens without an exp claim (JWT_REQUIRE_EXP, default true): a token that
+	// never expires cannot be revoked by waiting.
+	RequireExp bool
 
 	SkipPaths []string
 
@@ -66,6 +69,14 @@ var authVars = []Var{
 	{"JWT_JWKS_URL", "", "URL of a JWKS for RS256/EdDSA keys, cached by kid", false, authStr(func(a *AuthConfig) *string { return &a.JWKSURL })},
 	{"JWT_ISSUER", "", "required iss claim (unchecked when empty)", false, authStr(func(a *AuthConfig) *string { return &a.Issuer })},
 	{"JWT_AUDIENCE", "", "required aud claim (unchecked when empty)", false, authStr(func(a *AuthConfig) *string { return &a.Audience })},
+	{"JWT_REQUIRE_EXP", "true", "refuse tokens without an exp claim (401 Token has expired: exp claim is required); `false` accepts them", false, func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.Auth.RequireExp = b
+		return nil
+	}},
 	{"JWT_CLOCK_SKEW", "30", "seconds of leeway on exp, nbf and iat", false, secondsVar(func(c *Config) *time.Duration { return &c.Auth.ClockSkew })},
 	{"JWT_SKIP_PATHS", "/health,/metrics/prometheus,/metrics,/", "comma-separated paths that bypass auth: exact match, or prefix match for entries longer than one character ending in /", false, func(c *Config, v string) error {
 		c.Auth.SkipPaths = nil
