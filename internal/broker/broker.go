@@ -102,6 +102,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		Maintenance: func() (bool, bool) { return b.eng.Maintenance(context.WithoutCancel(ctx)) },
 		Spool:       func() (int64, bool) { h := b.eng.SpoolHealth(); return h.DeadSpooled, h.Stalled },
 	})
+	mx.LimitQueues(cfg.Ops.MetricsMaxQueues)
 	if err = b.eng.EnableOps(ctx, engine.OpsOptions{Key: cfg.Ops.EncryptionKey, Observer: mx}); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -116,7 +117,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
-		Version: Version,
+		Version: Version, MetricsAccess: metricsAccess(cfg),
 	})
 	if ln == nil {
 		ln, err = net.Listen("tcp", cfg.Addr())
@@ -130,6 +131,14 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	go func() { b.served <- b.srv.Serve(ln) }()
 	log.InfoContext(ctx, "queen broker listening", slog.String("addr", ln.Addr().String()), slog.String("schema", cfg.Schema))
 	return b, nil
+}
+
+// metricsAccess puts the metrics routes behind read access when JWT is on and METRICS_REQUIRE_AUTH is.
+func metricsAccess(cfg config.Config) auth.Access {
+	if cfg.Auth.Enabled && cfg.Auth.MetricsRequireAuth {
+		return auth.Read
+	}
+	return ""
 }
 
 // Parked reports how many long-poll pops are waiting for messages.

@@ -15,10 +15,13 @@ type OpsConfig struct {
 	RetentionBatchSize   int
 	PartitionCleanupDays int
 	MetricsRetentionDays int
+	MetricsMaxQueues     int // distinct queue label values before the __overflow__ label
 	encryptionKeyText    string
 }
 
 var opsVars = []Var{
+	{"METRICS_MAX_QUEUES", "1000", "distinct queues with Prometheus series of their own; later queues share the queue=\"__overflow__\" series", false,
+		intVar(func(c *Config) *int { return &c.Ops.MetricsMaxQueues })},
 	{"QUEEN_ENCRYPTION_KEY", "", "64 hex characters (AES-256-GCM key) for queues with encryptionEnabled; a malformed value is a startup error", true,
 		strVar(func(c *Config) *string { return &c.Ops.encryptionKeyText })},
 	{"STATS_INTERVAL_MS", "10000", "ms between refreshes of the rolled-up queue statistics (listing counts are at most this old)", false,

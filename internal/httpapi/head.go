@@ -6,8 +6,8 @@ import "net/http"
 // with autoAck, consumes), so HEAD on it must not run it: it is answered like any other method the
 // route does not have, 404 no_such_route (docs/decisions.md, "HEAD").
 var stateChangingGETs = map[string]bool{
-	"/api/v1/pop":                                     true,
-	"/api/v1/pop/queue/{queue}":                       true,
+	"/api/v1/pop":               true,
+	"/api/v1/pop/queue/{queue}": true,
 	"/api/v1/pop/queue/{queue}/partition/{partition}": true,
 }
 

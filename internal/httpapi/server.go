@@ -23,7 +23,8 @@ type Options struct {
 	DefaultTimeout   time.Duration
 	DefaultBatchSize int
 	Version          string
-	Ops              OpsOptions // ops_server.go: metrics, Prometheus gatherer, spool stats
+	MetricsAccess    auth.Access // access level of the metrics routes; "" = the route table's (public)
+	Ops              OpsOptions  // ops_server.go: metrics, Prometheus gatherer, spool stats
 }
 
 // Server answers the broker's HTTP API.
@@ -53,7 +54,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 			return
 		}
 		if s.opt.Auth != nil {
-			p, err := s.opt.Auth.Authorize(r, rt.Access)
+			p, err := s.opt.Auth.Authorize(r, s.access(rt))
 			if err != nil {
 				s.writeError(w, r, err)
 				return
