@@ -320,9 +320,12 @@ func TestSkipPaths(t *testing.T) {
 	t.Parallel()
 	l := skipList(baseConfig(t, map[string]string{"JWT_SECRET": "x"}).SkipPaths)
 	require.True(t, l.match("/health"))
+	require.False(t, l.match("/metrics"), "METRICS_REQUIRE_AUTH (default) drops the metrics routes")
+	require.False(t, l.match("/metrics/prometheus"))
+	require.True(t, l.match("/"))
+	l = skipList(baseConfig(t, map[string]string{"JWT_SECRET": "x", "METRICS_REQUIRE_AUTH": "false"}).SkipPaths)
 	require.True(t, l.match("/metrics"))
 	require.True(t, l.match("/metrics/prometheus"))
-	require.True(t, l.match("/"))
 	require.False(t, l.match("/api/v1/push"), "the root entry matches only the root")
 	require.False(t, l.match("/health/x"))
 	l = skipList{"/api/v1/pop/", "/exact", "/"}
