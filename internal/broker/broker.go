@@ -17,6 +17,7 @@ import (
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/crypto"
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/metrics"
@@ -36,7 +37,7 @@ type Broker struct {
 	st      *store.Store
 	spool   *spool.Spool
 	eng     *engine.Engine
-	loops   []*engine.Loop // stats and retention (ops); stopped before the engine
+	loops   []*engine.Loop // stats and retention; stopped before the engine
 	srv     *http.Server
 	ln      net.Listener
 	served  chan error
@@ -89,12 +90,6 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	if n := b.spool.Pending(); n > 0 {
 		log.InfoContext(ctx, "spool holds pushes from before the restart: replaying", slog.Int64("pending", n))
 	}
-	b.eng = engine.New(b.st, log, engine.Options{
-		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
-		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
-		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
-	})
 	reg := prometheus.NewRegistry()
 	mx := metrics.New(reg, metrics.Sources{
 		Pool:        b.st.PoolStats,
@@ -102,20 +97,35 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		Maintenance: func() (bool, bool) { return b.eng.Maintenance(context.WithoutCancel(ctx)) },
 		Spool:       func() (int64, bool) { h := b.eng.SpoolHealth(); return h.DeadSpooled, h.Stalled },
 	})
-	mx.LimitQueues(cfg.Ops.MetricsMaxQueues)
-	if err = b.eng.EnableOps(ctx, engine.OpsOptions{Key: cfg.Ops.EncryptionKey, Observer: mx}); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+	mx.LimitQueues(cfg.Jobs.MetricsMaxQueues)
+	// A broker without the key could neither seal new payloads of an encrypted queue nor open
+	// stored ones: refuse to start.
+	if cfg.Encryption.Key == nil {
+		encrypted, err := b.st.AnyEncryptedQueue(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		if encrypted {
+			return nil, errors.New("broker: a queue has encryptionEnabled but " + crypto.KeyHint + " is not set")
+		}
 	}
+	b.eng = engine.New(b.st, log, engine.Options{
+		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
+		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
+		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
+		Key: cfg.Encryption.Key, Observer: mx,
+		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
+	})
 	b.eng.Start(ctx)
-	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Ops.StatsInterval, OnSnapshot: mx.SetStats}),
-		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Ops.RetentionInterval, BatchSize: cfg.Ops.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Ops.PartitionCleanupDays, MetricsRetentionDays: cfg.Ops.MetricsRetentionDays})}
+	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
+		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
+			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays})}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
+	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Buffers: b.spool,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version, MetricsAccess: metricsAccess(cfg),
 	})
