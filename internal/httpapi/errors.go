@@ -148,7 +148,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		msg = row.Text
 	}
 	env := envelope{Error: msg, Code: row.Code}
-	if row.Status >= 500 {
+	if row.Status >= 500 && id != "" {
 		env.RequestID = id
 		if kind != kindPool {
 			env.Error += " (request " + id + ")"
