@@ -131,3 +131,23 @@ silently ignored camelCase keys); ` + "`queues configure`" + ` can set ` + "`--r
 ` + "`tail`" + ` is ` + "`consume`" + ` (alias kept) and ` + "`cg`" + ` is ` + "`groups`" + ` (alias kept).
 
 `
+
+// CommandPaths lists every runnable command as its words after "queenctl" (for the help test).
+func CommandPaths() [][]string {
+	a := &app{env: Env{Getenv: func(string) string { return "" }}}
+	var out [][]string
+	var walk func(*cobra.Command, []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		if c.Runnable() && len(path) > 0 {
+			out = append(out, path)
+		}
+		for _, s := range c.Commands() {
+			walk(s, append(append([]string{}, path...), s.Name()))
+		}
+	}
+	walk(a.root(), nil)
+	return out
+}

@@ -449,12 +449,16 @@ error). kind: ConsumerGroup seeks the group on its queue (seekTo: beginning | en
 					row["queue"] = s.m.Queue
 					if s.m.SeekTo != "" {
 						row["seekTo"] = s.m.SeekTo
+						row["result"] = "seeked"
 						if !dry {
-							if _, err := seekGroup(cmd.Context(), c, s.m.Name, s.m.Queue, s.m.SeekTo); err != nil {
+							// A group that never consumed the queue has no cursor to move: it starts
+							// where its subscription mode says on its first pop.
+							if _, err := seekGroup(cmd.Context(), c, s.m.Name, s.m.Queue, s.m.SeekTo); client.IsNotFound(err) {
+								row["result"] = "no-cursors"
+							} else if err != nil {
 								return err
 							}
 						}
-						row["result"] = "seeked"
 					} else {
 						row["result"] = "unchanged"
 					}
