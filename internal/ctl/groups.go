@@ -127,12 +127,14 @@ func (a *app) seekCmd(use string) *cobra.Command {
 			if to == "" {
 				return usageErr("--to is required (end, beginning or a time)")
 			}
-			group, queue := args[0], args[1]
+			var group, queue string
 			if strings.HasPrefix(use, "replay") {
 				queue, group = args[0], cmd.Flag("cg").Value.String()
 				if group == "" {
 					return usageErr("--cg is required")
 				}
+			} else {
+				group, queue = args[0], args[1]
 			}
 			if partition != "" && !strings.EqualFold(to, "end") && !strings.EqualFold(to, "now") && !strings.EqualFold(to, "latest") {
 				return usageErr("a partition seek only goes to the end (--to end)")

@@ -162,3 +162,5 @@ func uniq(t *testing.T, base string) string {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

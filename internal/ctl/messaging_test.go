@@ -15,9 +15,9 @@ import (
 )
 
 type pushOut struct {
-	Queue                                      string
+	Queue                                       string
 	Pushed, Queued, Duplicate, Buffered, Failed int
-	Results                                    []map[string]any
+	Results                                     []map[string]any
 }
 
 func TestPush(t *testing.T) {
@@ -273,7 +273,10 @@ func TestConsume(t *testing.T) {
 	var wg sync.WaitGroup
 	var res result
 	wg.Add(1)
-	go func() { defer wg.Done(); res = c.run("consume", q, "-f", "--cg", "follower", "--from-mode", "new", "--max-messages", "3", "-o", "table") }()
+	go func() {
+		defer wg.Done()
+		res = c.run("consume", q, "-f", "--cg", "follower", "--from-mode", "new", "--max-messages", "3", "-o", "table")
+	}()
 	time.Sleep(700 * time.Millisecond)
 	c.ok("push", q, `{"f":1}`, `{"f":2}`, `{"f":3}`)
 	wg.Wait()

@@ -3,6 +3,7 @@ package ctl
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -173,7 +174,7 @@ func (a *app) tracesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "traces",
 		Aliases: []string{"trace"},
-		Short:   "Read trace events: names, by name, by message",
+		Short:   "Read trace events (names, by name, by message) and record one",
 		Example: `  queenctl traces names
   queenctl traces by-name checkout-42
   queenctl traces by-message 3f2e… 0a1b…`,
@@ -230,6 +231,37 @@ func (a *app) tracesCmd() *cobra.Command {
 			return a.messageTraces(cmd.Context(), args[0], args[1])
 		},
 	}
-	cmd.AddCommand(names, byName, byMsg)
+	var event, data, group string
+	var tnames []string
+	record := &cobra.Command{
+		Use:     "record PARTITION_ID TRANSACTION_ID",
+		Short:   "Record a trace event on a message",
+		Example: `  queenctl traces record 3f2e… 0a1b… --name checkout-42 --event info --data '{"step":"paid"}'`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !json.Valid([]byte(data)) {
+				return usageErr("--data must be JSON")
+			}
+			c, err := a.conn()
+			if err != nil {
+				return err
+			}
+			body := map[string]any{"partitionId": args[0], "transactionId": args[1], "data": json.RawMessage(data),
+				"eventType": event, "traceNames": tnames}
+			if group != "" {
+				body["consumerGroup"] = group
+			}
+			raw, err := c.Do(cmd.Context(), http.MethodPost, "/api/v1/traces", nil, body)
+			if err != nil {
+				return err
+			}
+			return a.print(view{data: raw, columns: []column{{"SUCCESS", "success", false}, {"ID", "traceId", false}}})
+		},
+	}
+	record.Flags().StringVar(&event, "event", "info", "event type")
+	record.Flags().StringVar(&data, "data", "{}", "event data (JSON)")
+	record.Flags().StringArrayVar(&tnames, "name", nil, "trace name (repeatable)")
+	record.Flags().StringVar(&group, "cg", "", "consumer group that recorded it")
+	cmd.AddCommand(names, byName, byMsg, record)
 	return cmd
 }
