@@ -130,6 +130,23 @@ silently ignored camelCase keys); ` + "`queues configure`" + ` can set ` + "`--r
 ` + "`dlq retry`" + ` exists (the broker has the route) and ` + "`dlq delete --all`" + ` replaces ` + "`dlq drain`" + ` (kept as an alias);
 ` + "`tail`" + ` is ` + "`consume`" + ` (alias kept) and ` + "`cg`" + ` is ` + "`groups`" + ` (alias kept).
 
+## Performance of push -f
+
+` + "`push -f`" + ` reads JSON lines with one reader and keeps ` + "`--concurrency`" + ` (default 8) push requests of
+` + "`--batch`" + ` (default 500) items in flight; a progress bar (go-pretty) runs on a terminal, plain
+` + "`pushed N messages (P% of input, R msg/s)`" + ` lines once a second with ` + "`--progress always`" + ` elsewhere.
+
+Measured on the 2-core development machine (shared with other work, load average 11 to 14 during
+the run), back to back on one broker and PostgreSQL started by the load test:
+
+| What | Rate |
+|---|---|
+| broker, ` + "`make bench`" + ` scenario ` + "`push-b100`" + ` (16 producers, batch 100, 10 partitions, 28-byte payloads) | 19 932 msg/s |
+| ` + "`queenctl push -f`" + ` of 1 000 000 JSON lines (28-byte payloads, one partition, defaults) | 20 871 msg/s (105 %) |
+
+Reproduce with ` + "`bash scripts/bench-queenctl.sh 1000000`" + ` (it runs ` + "`bench -scenarios push-b100 -keep`" + `, then
+the CLI against the kept broker, and prints the ratio).
+
 `
 
 // CommandPaths lists every runnable command as its words after "queenctl" (for the help test).
