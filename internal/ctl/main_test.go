@@ -66,7 +66,11 @@ func (c *cli) runIn(stdin string, args ...string) result {
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
 	err := cmd.Run()
+	if os.Getenv("QUEENCTL_TEST_TIMING") != "" {
+		c.t.Logf("%v %v", time.Since(start).Round(time.Millisecond), args)
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

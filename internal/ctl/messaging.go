@@ -2,7 +2,6 @@ package ctl
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -555,6 +554,3 @@ func (a *app) leaseCmd() *cobra.Command {
 	cmd.AddCommand(ext)
 	return cmd
 }
-
-// cancelled reports a context ended by the user (Ctrl-C), which is a clean stop, not a failure.
-func cancelled(ctx context.Context) bool { return ctx.Err() != nil }

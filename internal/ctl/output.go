@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
@@ -294,25 +293,6 @@ func (a *app) table(w io.Writer, rows []any, cols []column, wide bool) {
 	t.Render()
 }
 
-// ago renders an RFC 3339 time as a short age for tables ("3m", "2h").
-func ago(v any) string {
-	s, _ := v.(string)
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return s
-	}
-	d := time.Since(t)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
-}
 
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
