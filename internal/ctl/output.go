@@ -293,7 +293,6 @@ func (a *app) table(w io.Writer, rows []any, cols []column, wide bool) {
 	t.Render()
 }
 
-
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
