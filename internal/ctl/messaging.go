@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,11 +164,25 @@ their payloads. Nothing is leased or acknowledged.`,
 			if err != nil {
 				return err
 			}
-			if _, err := c.Queue(args[0]).Info(cmd.Context()); err != nil {
+			info, err := c.Queue(args[0]).Info(cmd.Context())
+			if err != nil {
 				return err
 			}
-			raw, err := c.Messages(cmd.Context(), client.MessageFilter{Queue: args[0], Partition: partition, Status: "pending",
-				ConsumerGroup: group, Limit: 1000})
+			guess := info.Totals.Pending
+			for _, p := range info.Partitions {
+				if p.Name == partition {
+					guess = p.Stats.Pending
+				}
+			}
+			// The listing is newest first and has no total: find how many pending rows there are,
+			// then read the last page, which holds the oldest, i.e. what a consumer gets next.
+			f := client.MessageFilter{Queue: args[0], Partition: partition, Status: "pending", ConsumerGroup: group}
+			n, err := countMessages(cmd.Context(), c, f, guess)
+			if err != nil {
+				return err
+			}
+			f.Offset, f.Limit = max(n-limit, 0), limit
+			raw, err := c.Messages(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
@@ -177,13 +192,9 @@ their payloads. Nothing is leased or acknowledged.`,
 			if err := json.Unmarshal(raw, &page); err != nil {
 				return err
 			}
-			// The listing is newest first; peek shows what a consumer gets next: the oldest.
 			msgs := page.Messages
 			for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
 				msgs[i], msgs[j] = msgs[j], msgs[i]
-			}
-			if len(msgs) > limit {
-				msgs = msgs[:limit]
 			}
 			for _, m := range msgs {
 				d, err := c.Message(cmd.Context(), str(m["partitionId"]), str(m["transactionId"]))
@@ -208,6 +219,74 @@ their payloads. Nothing is leased or acknowledged.`,
 	cmd.Flags().StringVar(&group, "cg", "", "consumer group whose next messages to show (default: queue mode)")
 	cmd.Flags().StringVarP(&partition, "partition", "p", "", "only this partition")
 	return cmd
+}
+
+// countMessages counts the rows a message listing returns (it has no total): it checks single-row
+// pages around guess (the queue's exact pending count, usually right), gallops away from it when
+// it is off, and bisects. A right guess costs two small requests.
+func countMessages(ctx context.Context, c *client.Client, f client.MessageFilter, guess int) (int, error) {
+	exists := func(off int) (bool, error) {
+		if off < 0 {
+			return true, nil
+		}
+		f.Offset, f.Limit = off, 1
+		raw, err := c.Messages(ctx, f)
+		if err != nil {
+			return false, err
+		}
+		var page struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return false, err
+		}
+		return len(page.Messages) > 0, nil
+	}
+	// Find lo ≤ n < hi with a row at lo-1 (or lo = 0) and none at hi-1.
+	guess = max(guess, 0)
+	lo, hi := guess, guess+1
+	ok, err := exists(guess - 1)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		for step := 1; ; step *= 2 {
+			more, err := exists(hi - 1)
+			if err != nil {
+				return 0, err
+			}
+			if !more {
+				break
+			}
+			lo, hi = hi, hi+step
+		}
+	} else {
+		hi = guess
+		for step := 1; ; step *= 2 {
+			lo = max(hi-step, 0)
+			ok, err := exists(lo - 1)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				break
+			}
+			hi = lo
+		}
+	}
+	for lo < hi-1 {
+		mid := (lo + hi) / 2
+		ok, err := exists(mid - 1)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
 }
 
 // ackLine is one line of `ack --batch` input; pop's output lines fit.

@@ -74,6 +74,16 @@ func TestPush(t *testing.T) {
 	c.js(&p, "push", q, "-f", path, "--dry-run")
 	require.Equal(t, 2500, p.Pushed)
 
+	// --ordered keeps the file's order in the partition; peek shows the oldest pending first.
+	oq := uniq(t, "ordered")
+	c.ok("push", oq, "-f", path, "--batch", "100", "--ordered")
+	require.Equal(t, "0\n1\n", c.ok("peek", oq, "-n", "2", "-o", "jsonpath={[*].data.i}"))
+	got := ndjson(t, c.ok("consume", oq, "--cg", "", "-n", "500"))
+	require.Len(t, got, 2500)
+	for i, m := range got {
+		require.EqualValues(t, i, m["data"].(map[string]any)["i"], "message %d out of order", i)
+	}
+
 	// Bad input: nothing is pushed past the bad line's batch and the line is named.
 	r = c.runIn("{\"ok\":1}\n{not json}\n", "push", q)
 	require.Equal(t, ctl.ExitUsage, r.code)

@@ -32,6 +32,7 @@ type pushFlags struct {
 	dryRun       bool
 	progress     string
 	results      bool
+	ordered      bool
 }
 
 // pushItem is one parsed input line.
@@ -68,10 +69,15 @@ batches of --batch items by --concurrency parallel requests, with a progress bar
 With --wrapped each line is an envelope {"data":…, "transactionId":…, "traceId":…, "partition":…}.
 --partition-key takes the partition from a field of each payload (a dot path such as customer.id).
 Every item gets a transaction id (generated when absent), so a request retried after a server error
-is reported duplicate rather than stored twice.`,
+is reported duplicate rather than stored twice.
+
+Order: with --concurrency above 1, batches are in flight together, so messages keep the input's
+order only within a batch. --ordered sends one request at a time, keeping the input's order in
+every partition (at a lower rate).`,
 		Example: `  queenctl push orders '{"id":1}' '{"id":2}'
   queenctl push orders --data '{"id":1}' --partition eu --transaction-id order-1
   queenctl push orders -f orders.jsonl --batch 500 --concurrency 8
+  queenctl push orders -f orders.jsonl --ordered
   producer | queenctl push orders --partition-key customer.id
   queenctl push orders -f envelopes.jsonl --wrapped`,
 		Args:              cobra.MinimumNArgs(1),
@@ -93,6 +99,7 @@ is reported duplicate rather than stored twice.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "parse and count the input without pushing")
 	fl.StringVar(&f.progress, "progress", "auto", "progress display: auto (a bar on a terminal), always, never")
 	fl.BoolVar(&f.results, "results", false, "include every item's result in the output")
+	fl.BoolVar(&f.ordered, "ordered", false, "keep the input order in every partition (one request in flight)")
 	return cmd
 }
 
@@ -105,6 +112,9 @@ func (a *app) push(ctx context.Context, queue string, args []string, f pushFlags
 	}
 	if f.partition != "" && f.partitionKey != "" {
 		return usageErr("--partition and --partition-key are exclusive")
+	}
+	if f.ordered {
+		f.concurrency = 1
 	}
 	switch f.progress {
 	case "auto", "always", "never":
@@ -381,10 +391,9 @@ func (a *app) newProgress(mode string, total int64) *pushProgress {
 		pw.SetTrackerLength(30)
 		units := progress.UnitsDefault
 		tot := total
-		msg := "pushing messages"
+		msg := "push"
 		if total > 0 {
 			units = progress.UnitsBytes
-			msg = "pushing " + humanBytes(total)
 		}
 		p.tr = &progress.Tracker{Message: msg, Total: tot, Units: units}
 		pw.AppendTracker(p.tr)
@@ -460,18 +469,5 @@ func (p *pushProgress) done() {
 		for p.pw.IsRenderInProgress() {
 			time.Sleep(10 * time.Millisecond)
 		}
-	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%d B", n)
 	}
 }
