@@ -7,6 +7,7 @@ GO ?= go
 build:
 	$(GO) build -o bin/queen ./cmd/queen
 	$(GO) build -o bin/queen-proxy ./cmd/queen-proxy
+	$(GO) build -ldflags "-X github.com/queen-go/queen/internal/ctl.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/queenctl ./cmd/queenctl
 
 # Serves the API on :6632. With no DATABASE_URL / PG_* set, it starts an embedded PostgreSQL from the
 # machine's binaries (installing them with apt-get first when they are missing) in ./queen-data.
@@ -29,7 +30,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 # Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
-# variable table).
+# variable table, docs/cli.md from queenctl's commands).
 gen:
 	$(GO) generate ./...
 
