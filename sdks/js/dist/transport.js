@@ -148,7 +148,7 @@ export class Transport {
     async send(i, r, payload) {
         const url = this.endpoint(i, r);
         const timeout = AbortSignal.timeout(positive(r.timeoutMillis, this.config.timeoutMillis));
-        const signal = r.signal ? AbortSignal.any([r.signal, timeout]) : timeout;
+        const signal = r.signal ? anySignal(r.signal, timeout) : timeout;
         const headers = { Accept: "application/json" };
         if (payload !== undefined)
             headers["Content-Type"] = "application/json";
@@ -259,6 +259,20 @@ export function seg(s) {
 }
 export function abortReason(signal) {
     return signal.reason ?? new DOMException("The operation was aborted", "AbortError");
+}
+/** Aborts when either signal does (AbortSignal.any where the platform has it). */
+function anySignal(a, b) {
+    if (typeof AbortSignal.any === "function")
+        return AbortSignal.any([a, b]);
+    const ctl = new AbortController();
+    for (const s of [a, b]) {
+        if (s.aborted) {
+            ctl.abort(s.reason);
+            break;
+        }
+        s.addEventListener("abort", () => ctl.abort(s.reason), { once: true });
+    }
+    return ctl.signal;
 }
 /** The default sleep: a timer that rejects with the signal's reason when it aborts. */
 export function sleepTimer(ms, signal) {

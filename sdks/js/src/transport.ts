@@ -233,7 +233,7 @@ export class Transport {
   private async send(i: number, r: Request, payload: string | undefined): Promise<Response> {
     const url = this.endpoint(i, r);
     const timeout = AbortSignal.timeout(positive(r.timeoutMillis, this.config.timeoutMillis));
-    const signal = r.signal ? AbortSignal.any([r.signal, timeout]) : timeout;
+    const signal = r.signal ? anySignal(r.signal, timeout) : timeout;
     const headers: Record<string, string> = { Accept: "application/json" };
     if (payload !== undefined) headers["Content-Type"] = "application/json";
     if (this.config.bearerToken) headers["Authorization"] = `Bearer ${this.config.bearerToken}`;
@@ -339,6 +339,20 @@ export function seg(s: string): string {
 
 export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("The operation was aborted", "AbortError");
+}
+
+/** Aborts when either signal does (AbortSignal.any where the platform has it). */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  if (typeof AbortSignal.any === "function") return AbortSignal.any([a, b]);
+  const ctl = new AbortController();
+  for (const s of [a, b]) {
+    if (s.aborted) {
+      ctl.abort(s.reason);
+      break;
+    }
+    s.addEventListener("abort", () => ctl.abort(s.reason), { once: true });
+  }
+  return ctl.signal;
 }
 
 /** The default sleep: a timer that rejects with the signal's reason when it aborts. */
