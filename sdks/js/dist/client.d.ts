@@ -1,6 +1,7 @@
 import { type AckStatusInput } from "./ack.js";
 import { Admin } from "./admin.js";
 import { QueueBuilder } from "./queue.js";
+import { Streams } from "./streams.js";
 import { Transaction } from "./transaction.js";
 import { type QueenConfig, type ResolvedConfig } from "./transport.js";
 import type { AckResult, AckSpec, CallOptions, LeaseResult, Message } from "./types.js";
@@ -22,6 +23,8 @@ export declare class Queen {
     private readonly t;
     /** Administration: dead letters, queues, consumer groups, maintenance, status. */
     readonly admin: Admin;
+    /** The /streams/v1 routes: register a query, commit a cycle (throws on success:false), read state. */
+    readonly streams: Streams;
     /** cfg is a URL, a list of URLs, or a {@link QueenConfig}. Throws on a missing or malformed URL; does no I/O. */
     constructor(cfg: string | string[] | QueenConfig);
     /** The effective configuration, defaults applied. */

@@ -3,6 +3,7 @@ import { ackMany, ackOne, extendLease, toSpec } from "./ack.js";
 import { Admin } from "./admin.js";
 import { QueenError } from "./errors.js";
 import { QueueBuilder } from "./queue.js";
+import { Streams } from "./streams.js";
 import { Transaction } from "./transaction.js";
 import { Transport } from "./transport.js";
 /**
@@ -16,11 +17,14 @@ export class Queen {
     t;
     /** Administration: dead letters, queues, consumer groups, maintenance, status. */
     admin;
+    /** The /streams/v1 routes: register a query, commit a cycle (throws on success:false), read state. */
+    streams;
     /** cfg is a URL, a list of URLs, or a {@link QueenConfig}. Throws on a missing or malformed URL; does no I/O. */
     constructor(cfg) {
         const c = typeof cfg === "string" ? { url: cfg } : Array.isArray(cfg) ? { urls: cfg } : cfg;
         this.t = new Transport(c);
         this.admin = new Admin(this.t);
+        this.streams = new Streams(this.t, c.streamsRetryAttempts);
     }
     /** The effective configuration, defaults applied. */
     get config() {

@@ -3,6 +3,7 @@ export { Queen } from "./client.js";
 export { QueueBuilder } from "./queue.js";
 export { Producer } from "./producer.js";
 export { Transaction, TxQueue } from "./transaction.js";
+export { Streams, StreamsError, } from "./streams.js";
 export { Admin, ConsumerGroupAdmin } from "./admin.js";
 export { completed, failed, deadLetter, release } from "./ack.js";
 export { DEFAULTS, jitter, retryAfterMs } from "./transport.js";

@@ -34,6 +34,8 @@ export interface QueenConfig {
     healthRetryAfterMillis?: number;
     /** Receives retry, failover and consumer diagnostics (default: silent). */
     logger?: Logger;
+    /** Retries of the streams routes' own client (default 3: four attempts, 100 ms to 5 s backoff). */
+    streamsRetryAttempts?: number;
     /** Test seam: the fetch implementation (default: the platform's). */
     fetch?: typeof fetch;
     /** Test seam: waits ms or rejects when signal aborts (default: a timer). */
@@ -93,7 +95,7 @@ export declare class Transport {
     private next;
     private readonly fetchFn;
     readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-    private readonly random;
+    readonly random: () => number;
     readonly now: () => number;
     constructor(cfg: QueenConfig);
     /** The layer-two attempt budget for one request; 0 means unbounded. */
@@ -112,8 +114,8 @@ export declare class Transport {
      * response so that request() reports it as a terminal RateLimitedError without failing over.
      */
     private send429;
-    /** Exactly one HTTP attempt against backend i. */
-    private send;
+    /** Exactly one HTTP attempt against backend i (a TransportError when no answer came). */
+    sendOnce(i: number, r: Request, payload: string | undefined): Promise<Response>;
     endpoint(i: number, r: Request): string;
     private apiError;
     /** The first healthy backend at or after the preferred one, or the one whose quarantine ends first. */

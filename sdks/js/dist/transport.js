@@ -129,7 +129,7 @@ export class Transport {
     async send429(i, r, payload) {
         const budget = this.budget429(r.longPoll === true);
         for (let n = 0;; n++) {
-            const resp = await this.send(i, r, payload);
+            const resp = await this.sendOnce(i, r, payload);
             if (resp.status !== 429)
                 return resp;
             if (budget > 0 && n + 1 >= budget)
@@ -144,8 +144,8 @@ export class Transport {
             await this.sleep(d, r.signal);
         }
     }
-    /** Exactly one HTTP attempt against backend i. */
-    async send(i, r, payload) {
+    /** Exactly one HTTP attempt against backend i (a TransportError when no answer came). */
+    async sendOnce(i, r, payload) {
         const url = this.endpoint(i, r);
         const timeout = AbortSignal.timeout(positive(r.timeoutMillis, this.config.timeoutMillis));
         const signal = r.signal ? anySignal(r.signal, timeout) : timeout;

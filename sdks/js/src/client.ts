@@ -4,6 +4,7 @@ import { ackMany, ackOne, extendLease, toSpec, type AckStatusInput } from "./ack
 import { Admin } from "./admin.js";
 import { QueenError } from "./errors.js";
 import { QueueBuilder } from "./queue.js";
+import { Streams } from "./streams.js";
 import { Transaction } from "./transaction.js";
 import { Transport, type QueenConfig, type ResolvedConfig } from "./transport.js";
 import type { AckResult, AckSpec, CallOptions, LeaseResult, Message } from "./types.js";
@@ -27,12 +28,15 @@ export class Queen {
   private readonly t: Transport;
   /** Administration: dead letters, queues, consumer groups, maintenance, status. */
   readonly admin: Admin;
+  /** The /streams/v1 routes: register a query, commit a cycle (throws on success:false), read state. */
+  readonly streams: Streams;
 
   /** cfg is a URL, a list of URLs, or a {@link QueenConfig}. Throws on a missing or malformed URL; does no I/O. */
   constructor(cfg: string | string[] | QueenConfig) {
     const c: QueenConfig = typeof cfg === "string" ? { url: cfg } : Array.isArray(cfg) ? { urls: cfg } : cfg;
     this.t = new Transport(c);
     this.admin = new Admin(this.t);
+    this.streams = new Streams(this.t, c.streamsRetryAttempts);
   }
 
   /** The effective configuration, defaults applied. */

@@ -40,6 +40,8 @@ export interface QueenConfig {
   healthRetryAfterMillis?: number;
   /** Receives retry, failover and consumer diagnostics (default: silent). */
   logger?: Logger;
+  /** Retries of the streams routes' own client (default 3: four attempts, 100 ms to 5 s backoff). */
+  streamsRetryAttempts?: number;
   /** Test seam: the fetch implementation (default: the platform's). */
   fetch?: typeof fetch;
   /** Test seam: waits ms or rejects when signal aborts (default: a timer). */
@@ -111,7 +113,7 @@ export class Transport {
   private next = 0; // the preferred backend
   private readonly fetchFn: typeof fetch;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  private readonly random: () => number;
+  readonly random: () => number;
   readonly now: () => number;
 
   constructor(cfg: QueenConfig) {
@@ -215,7 +217,7 @@ export class Transport {
   private async send429(i: number, r: Request, payload: string | undefined): Promise<Response> {
     const budget = this.budget429(r.longPoll === true);
     for (let n = 0; ; n++) {
-      const resp = await this.send(i, r, payload);
+      const resp = await this.sendOnce(i, r, payload);
       if (resp.status !== 429) return resp;
       if (budget > 0 && n + 1 >= budget) return resp;
       let d = retryAfterMs(resp.headers.get("retry-after"), this.now());
@@ -229,8 +231,8 @@ export class Transport {
     }
   }
 
-  /** Exactly one HTTP attempt against backend i. */
-  private async send(i: number, r: Request, payload: string | undefined): Promise<Response> {
+  /** Exactly one HTTP attempt against backend i (a TransportError when no answer came). */
+  async sendOnce(i: number, r: Request, payload: string | undefined): Promise<Response> {
     const url = this.endpoint(i, r);
     const timeout = AbortSignal.timeout(positive(r.timeoutMillis, this.config.timeoutMillis));
     const signal = r.signal ? anySignal(r.signal, timeout) : timeout;

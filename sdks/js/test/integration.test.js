@@ -5,7 +5,7 @@ import { before, after, test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Queen, AckError, TransactionError, LeaseLostError, ForbiddenError, PayloadTooLargeError, RateLimitedError,
-  NotFoundError, UnauthorizedError, isTerminal, completed, deadLetter, QUEUE_MODE,
+  NotFoundError, UnauthorizedError, StreamsError, isTerminal, completed, deadLetter, QUEUE_MODE,
 } from "../dist/index.js";
 import { startSdkenv } from "./sdkenv.js";
 import { deadURL } from "./scripted.js";
@@ -429,4 +429,43 @@ test("proxy: 429 rate_limited carries Retry-After; layer two waits it out in pla
   assert.ok(calls.length > pushes, `the 429s were retried in place: ${calls.length} calls for ${pushes} pushes`);
   assert.equal(sleeps.length, calls.length - pushes);
   for (const d of sleeps) assert.ok(d >= 0.8 * 1000 && d <= 1.2 * 60000, `jittered Retry-After: ${d}`);
+});
+
+test("streams: register, commit a cycle atomically, read state; a replayed cycle fails and applies nothing", async () => {
+  const qname = name("stream");
+  const src = client.queue(name("stream-src"));
+  const sink = name("stream-sink");
+  const reg = await client.streams.register({ name: qname, sourceQueue: src.name, sinkQueue: sink, configHash: "sha256:v1" });
+  assert.equal(reg.fresh, true);
+  await src.partition("p").push([{ payload: 1 }, { payload: 2 }, { payload: 3 }]);
+  const group = `streams.${qname}`;
+  const msgs = await src.group(group).pop({ batch: 10 });
+  assert.equal(msgs.length, 3);
+  const last = msgs[msgs.length - 1];
+  const cycle = {
+    queryId: reg.queryId, partitionId: last.partitionId, consumerGroup: group,
+    stateOps: [{ type: "upsert", key: "sum", value: { n: 6 } }],
+    pushItems: [{ queue: sink, partition: "p", payload: { total: 6 }, transactionId: `sum-${uid}` }],
+    ack: { transactionId: last.transactionId, leaseId: last.leaseId, count: msgs.length },
+  };
+  const res = await client.streams.cycle(cycle);
+  assert.equal(res.stateOpsApplied, 1);
+  assert.equal(res.ackResult.lease_released, true);
+  assert.equal(res.queueName, src.name);
+  assert.deepEqual((await client.streams.getState({ queryId: reg.queryId, partitionId: last.partitionId })).map((r) => [r.key, r.value]), [["sum", { n: 6 }]]);
+  assert.deepEqual((await client.queue(sink).pop({ batch: 10, autoAck: true })).map((m) => m.data), [{ total: 6 }]);
+  assert.deepEqual(await src.group(group).pop(), [], "the cycle's ack consumed the source");
+
+  // The same cycle again (a retry after a lost answer): the lease is gone, so it fails whole.
+  const err = await client.streams.cycle({ ...cycle, stateOps: [{ type: "upsert", key: "sum", value: { n: 12 } }], pushItems: [{ queue: sink, partition: "p", payload: { total: 12 } }] }).catch((e) => e);
+  assert.ok(err instanceof StreamsError, String(err));
+  assert.equal(err.code, "STREAMS_CYCLE_FAILED");
+  assert.deepEqual((await client.streams.getState({ queryId: reg.queryId, partitionId: last.partitionId })).map((r) => r.value), [{ n: 6 }], "rolled back");
+  assert.deepEqual(await client.queue(sink).pop(), [], "no sink message from the failed cycle");
+
+  const mismatch = await client.streams.register({ name: qname, sourceQueue: src.name, configHash: "sha256:v2" }).catch((e) => e);
+  assert.equal(mismatch.code, "STREAMS_CONFIG_HASH_MISMATCH");
+  const again = await client.streams.register({ name: qname, sourceQueue: src.name, configHash: "sha256:v2", reset: true });
+  assert.equal(again.reset, true);
+  assert.deepEqual(await client.streams.getState({ queryId: again.queryId, partitionId: last.partitionId }), [], "reset wiped the state");
 });
