@@ -101,7 +101,7 @@ export class QueueBuilder {
             const w = {
                 queue: this.s.name,
                 payload: hasPayload ? ("payload" in o ? o.payload : o.data) ?? null : it ?? null,
-                transactionId: (hasPayload && o.transactionId) || crypto.randomUUID(),
+                transactionId: (hasPayload && o.transactionId) || newUUID(),
             };
             if (this.s.partition)
                 w.partition = this.s.partition;
@@ -215,6 +215,17 @@ export async function pushWire(t, items, signal) {
             out.error = r.error;
         return out;
     });
+}
+/** A random (version 4) UUID; Web Crypto where the platform exposes it globally (Node ≥ 19). */
+function newUUID() {
+    const c = globalThis.crypto;
+    if (c?.randomUUID)
+        return c.randomUUID();
+    const b = Array.from({ length: 16 }, () => Math.floor(Math.random() * 256));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = b.map((x) => x.toString(16).padStart(2, "0")).join("");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 const emptyReasons = new Set(["no_available_partition", "lease_held", "partition_not_found"]);
 function decodePop(pr, queue, autoAck, method, path) {
