@@ -21,6 +21,7 @@ fi
 cd "$root/sdks/js"
 npm ci --no-audit --no-fund --loglevel=error
 npx --no-install tsc -p tsconfig.json
+npx --no-install tsc -p test/tsconfig.json # the declarations type-check a consumer's code
 if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
   [ -n "$(git -C "$root" status --porcelain -- sdks/js/dist)" ]; then
   git -C "$root" status --short -- sdks/js/dist >&2
