@@ -299,6 +299,13 @@ test("namespace/task pop, resources and status views", async () => {
   assert.ok(await client.admin.health());
   assert.ok(await client.admin.getRaw("/api/v1/analytics/queue-lag"));
   await assert.rejects(client.admin.statusQueue(name("nope")), NotFoundError);
+
+  const [pushed] = await q.partition("b").push({ payload: "addressed", transactionId: "addr-1" });
+  const one = await client.admin.message(pushed.partitionId, "addr-1");
+  assert.equal(one.transactionId, "addr-1");
+  await client.admin.deleteMessage(pushed.partitionId, "addr-1");
+  await assert.rejects(client.admin.message(pushed.partitionId, "addr-1"), NotFoundError);
+  assert.deepEqual(await q.partition("b").pop(), [], "the deleted message is not delivered");
 });
 
 test("maintenance modes: pushes are buffered, pops are empty", async () => {
