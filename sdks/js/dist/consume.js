@@ -49,7 +49,7 @@ async function worker(q, handler, opts, stop) {
     while (!stop.aborted) {
         let msgs;
         try {
-            msgs = await q.pop(pop);
+            msgs = await q.popRaw(pop);
         }
         catch (err) {
             if (stop.aborted)

@@ -78,6 +78,8 @@ export declare class QueueBuilder {
      * ForbiddenError, an exhausted 429 budget a RateLimitedError, never "no messages".
      */
     pop(opts?: PopOptions): Promise<Message[]>;
+    /** @internal pop without the failure log (the consume loop logs its own decision). */
+    popRaw(opts?: PopOptions): Promise<Message[]>;
     /** A buffered producer for this queue (and partition): batches by count or time; call close() at the end. */
     producer(opts?: ProducerOptions): Producer;
     /**

@@ -126,6 +126,25 @@ export class QueueBuilder {
      * ForbiddenError, an exhausted 429 budget a RateLimitedError, never "no messages".
      */
     async pop(opts = {}) {
+        try {
+            return await this.popRaw(opts);
+        }
+        catch (err) {
+            if (!opts.signal?.aborted) {
+                // Logged with its code as every Queen SDK does, but never swallowed: [] only ever means "empty".
+                const f = { queue: this.s.name, error: String(err) };
+                if (err instanceof ApiError) {
+                    f.status = err.status;
+                    if (err.code)
+                        f.code = err.code;
+                }
+                this.t.logger.warn?.("queen: pop failed", f);
+            }
+            throw err;
+        }
+    }
+    /** @internal pop without the failure log (the consume loop logs its own decision). */
+    async popRaw(opts = {}) {
         const q = {};
         let path;
         if (!this.s.name && (this.s.namespace || this.s.task)) {

@@ -84,7 +84,7 @@ async function worker(q: QueueBuilder, handler: Handler, opts: ConsumeOptions, s
   while (!stop.aborted) {
     let msgs: Message[];
     try {
-      msgs = await q.pop(pop);
+      msgs = await q.popRaw(pop);
     } catch (err) {
       if (stop.aborted) return;
       const fields = errFields(q, err);

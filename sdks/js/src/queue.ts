@@ -153,6 +153,24 @@ export class QueueBuilder {
    * ForbiddenError, an exhausted 429 budget a RateLimitedError, never "no messages".
    */
   async pop(opts: PopOptions = {}): Promise<Message[]> {
+    try {
+      return await this.popRaw(opts);
+    } catch (err) {
+      if (!opts.signal?.aborted) {
+        // Logged with its code as every Queen SDK does, but never swallowed: [] only ever means "empty".
+        const f: Record<string, unknown> = { queue: this.s.name, error: String(err) };
+        if (err instanceof ApiError) {
+          f.status = err.status;
+          if (err.code) f.code = err.code;
+        }
+        this.t.logger.warn?.("queen: pop failed", f);
+      }
+      throw err;
+    }
+  }
+
+  /** @internal pop without the failure log (the consume loop logs its own decision). */
+  async popRaw(opts: PopOptions = {}): Promise<Message[]> {
     const q: Record<string, string | number | boolean | undefined> = {};
     let path: string;
     if (!this.s.name && (this.s.namespace || this.s.task)) {

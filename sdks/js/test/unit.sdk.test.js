@@ -141,7 +141,8 @@ test("pop: 204 is [] and nothing else is; a 403 is a typed error", async (t) => 
 
   for (const [status, code] of [[401, "unauthorized"], [403, "cluster_suspended"], [403, undefined]]) {
     const srv = await scripted(t, { status, body: { error: "Insufficient permissions", ...(code ? { code } : {}) } });
-    const { client: c } = testClient({}, 0.5, srv.url);
+    const logged = [];
+    const c = new Queen({ url: srv.url, logger: { warn: (m, f) => logged.push(f) } });
     const err = await c.queue("q").pop({ wait: true }).catch((e) => e);
     assert.ok(err instanceof ApiError, "never disguised as no messages");
     assert.equal(err.status, status);
@@ -149,6 +150,7 @@ test("pop: 204 is [] and nothing else is; a 403 is a typed error", async (t) => 
     assert.equal(isTerminal(err), true);
     if (status === 403) assert.ok(err instanceof ForbiddenError);
     assert.equal(srv.count, 1);
+    assert.deepEqual([logged[0].status, logged[0].code], [status, code], "logged with its code, and thrown");
   }
 });
 
