@@ -124,20 +124,31 @@ class Harness:
     """One client flavour with recorded sleeps. ``run(fn)`` calls ``fn(client)`` and, for the
     asyncio client, awaits the coroutine on the harness's own event loop."""
 
-    def __init__(self, flavor: str, urls: List[str], u: float, **kw: Any) -> None:
+    def __init__(self, flavor: str, urls: List[str], u: Optional[float], real_sleep: bool = False, **kw: Any) -> None:
+        import random
+        import time
+
         self.flavor = flavor
         self.sleeps: List[float] = []
         self.loop: Optional[asyncio.AbstractEventLoop] = None
+        rand = random.random if u is None else (lambda: u)
         if flavor == "sync":
-            self.client: Any = Queen(urls, sleep=self.sleeps.append, random=lambda: u, **kw)
+            def sync_sleep(s: float) -> None:
+                self.sleeps.append(s)
+                if real_sleep:
+                    time.sleep(s)
+
+            self.client: Any = Queen(urls, sleep=sync_sleep, random=rand, **kw)
         else:
             self.loop = asyncio.new_event_loop()
 
             async def sleep(s: float) -> None:
                 self.sleeps.append(s)
+                if real_sleep:
+                    await asyncio.sleep(s)
 
             async def build() -> AsyncQueen:
-                return AsyncQueen(urls, sleep=sleep, random=lambda: u, **kw)
+                return AsyncQueen(urls, sleep=sleep, random=rand, **kw)
 
             self.client = self.loop.run_until_complete(build())
 
@@ -170,7 +181,7 @@ def flavor(request) -> str:
 def harness(flavor):
     made: List[Harness] = []
 
-    def make(*urls: str, u: float = 0.5, **kw: Any) -> Harness:
+    def make(*urls: str, u: Optional[float] = 0.5, **kw: Any) -> Harness:
         h = Harness(flavor, list(urls), u, **kw)
         made.append(h)
         return h
@@ -178,3 +189,38 @@ def harness(flavor):
     yield make
     for h in made:
         h.close()
+
+
+@pytest.fixture(scope="session")
+def sdkenv() -> Any:
+    """A real PostgreSQL, brokers and proxies from the repository's ``test/sdkenv`` (one per test
+    session). ``QUEEN_SDKENV_BIN`` names a prebuilt binary; otherwise ``go run ./test/sdkenv``."""
+    import os
+    import select
+    import subprocess
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    binary = os.environ.get("QUEEN_SDKENV_BIN")
+    cmd = [binary] if binary else ["go", "run", "./test/sdkenv"]
+    proc = subprocess.Popen(cmd, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    deadline = time.monotonic() + 240
+    line = ""
+    while time.monotonic() < deadline and proc.poll() is None:
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        if ready:
+            line = proc.stdout.readline()
+            break
+    if not line:
+        proc.kill()
+        pytest.fail(f"test/sdkenv did not start (exit {proc.poll()})")
+    env = json.loads(line)
+    yield env
+    proc.stdin.close()  # sdkenv's normal way to end
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
