@@ -114,7 +114,7 @@ def wire_items(spec: QueueSpec, items: Iterable[ItemLike]) -> List[Dict[str, Any
     return out
 
 
-def push(items: List[Dict[str, Any]]) -> Call:
+def push(items: List[Dict[str, Any]]) -> "Call[List[PushResult]]":
     def decode(resp: Response) -> List[PushResult]:
         raw = _list(resp, "push")
         if len(raw) != len(items):
@@ -156,7 +156,7 @@ def pop(
     partitions: Optional[int] = None,
     auto_ack: bool = False,
     request_timeout_millis: float = 30000,
-) -> Call:
+) -> "Call[List[Message]]":
     q: Dict[str, str] = {}
     if not spec.name and (spec.namespace or spec.task):
         path = "/api/v1/pop"
@@ -261,14 +261,14 @@ def _ack_results(sent: Sequence[Ack], raw: List[Dict[str, Any]]) -> List[AckResu
     return out
 
 
-def ack(a: Ack) -> Call:
+def ack(a: Ack) -> "Call[AckResult]":
     def decode(resp: Response) -> AckResult:
         return _ack_results([a], _list(resp, "ack"))[0].check()
 
     return Call(Request("POST", "/api/v1/ack", body=a.wire()), decode)
 
 
-def ack_batch(acks: Sequence[Ack]) -> Call:
+def ack_batch(acks: Sequence[Ack]) -> "Call[List[AckResult]]":
     def group_of(a: Ack) -> str:
         return a.consumer_group or QUEUE_MODE
 
@@ -292,7 +292,7 @@ def _missing(e: APIError) -> bool:
     return e.status == 404 and e.code != "no_such_route"
 
 
-def extend_lease(lease_id: str, seconds: float) -> Call:
+def extend_lease(lease_id: str, seconds: float) -> "Call[LeaseResult]":
     secs = max(int(-(-seconds // 1)), 1)
 
     def decode(resp: Response) -> LeaseResult:
@@ -309,7 +309,7 @@ def extend_lease(lease_id: str, seconds: float) -> Call:
             raise LeaseLostError(f"queen: lease {lease_id} lost: {r.error}")
         return r
 
-    def on_error(e: APIError) -> Any:
+    def on_error(e: APIError) -> LeaseResult:
         if _missing(e):
             raise LeaseLostError(f"queen: lease {lease_id} lost: {e.message}") from e
         raise e
@@ -320,7 +320,7 @@ def extend_lease(lease_id: str, seconds: float) -> Call:
 # ---- transaction ----
 
 
-def transaction(ops: List[Dict[str, Any]]) -> Call:
+def transaction(ops: List[Dict[str, Any]]) -> "Call[TransactionResult]":
     def decode(resp: Response) -> TransactionResult:
         body = _dict(resp, "transaction")
         res = TransactionResult(
@@ -341,7 +341,7 @@ def transaction(ops: List[Dict[str, Any]]) -> Call:
 # ---- queues ----
 
 
-def configure(spec: QueueSpec) -> Call:
+def configure(spec: QueueSpec) -> "Call[Dict[str, Any]]":
     body: Dict[str, Any] = {"queue": spec.name, "options": camel_options(spec.options or {})}
     if spec.namespace:
         body["namespace"] = spec.namespace
@@ -350,8 +350,8 @@ def configure(spec: QueueSpec) -> Call:
     return Call(Request("POST", "/api/v1/configure", body=body), lambda r: _dict(r, "configure"))
 
 
-def delete_queue(name: str) -> Call:
-    def on_error(e: APIError) -> Any:
+def delete_queue(name: str) -> "Call[bool]":
+    def on_error(e: APIError) -> bool:
         if _missing(e):
             return False
         raise e
@@ -363,16 +363,31 @@ def delete_queue(name: str) -> Call:
     )
 
 
-def get(path: str, query: Optional[Dict[str, Any]] = None) -> Call:
-    """A GET whose answer is returned as decoded JSON."""
+def _get_request(path: str, query: Optional[Dict[str, Any]]) -> Request:
     q = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (query or {}).items() if v is not None}
     if not path.startswith("/"):
         path = "/" + path
-    return Call(Request("GET", path, query=q or None))
+    return Request("GET", path, query=q or None)
 
 
-def send(method: str, path: str, body: Any = None, query: Optional[Dict[str, str]] = None) -> Call:
-    return Call(Request(method, path, query=query, body=body), lambda r: r.json() if r.content else None)
+def get(path: str, query: Optional[Dict[str, Any]] = None) -> "Call[Any]":
+    """A GET whose answer is returned as decoded JSON, whatever its shape."""
+    return Call(_get_request(path, query), lambda r: _json(r, path))
+
+
+def get_dict(path: str, query: Optional[Dict[str, Any]] = None) -> "Call[Dict[str, Any]]":
+    """A GET whose answer must be a JSON object."""
+    return Call(_get_request(path, query), lambda r: _dict(r, path))
+
+
+def get_list(path: str, query: Optional[Dict[str, Any]] = None) -> "Call[List[Dict[str, Any]]]":
+    """A GET whose answer must be a JSON array of objects."""
+    return Call(_get_request(path, query), lambda r: _list(r, path))
+
+
+def send(method: str, path: str, body: Any = None, query: Optional[Dict[str, str]] = None) -> "Call[Dict[str, Any]]":
+    """A write whose answer is a JSON object (or nothing, returned as ``{}``)."""
+    return Call(Request(method, path, query=query, body=body), lambda r: _dict(r, path) if r.content else {})
 
 
 # ---- dead letters ----
@@ -403,7 +418,7 @@ def dlq(
     to: Optional[datetime] = None,
     limit: Optional[int] = None,
     offset: Optional[int] = None,
-) -> Call:
+) -> "Call[DLQPage]":
     q: Dict[str, str] = {}
     for k, v in (("queue", queue), ("consumerGroup", consumer_group), ("partition", partition)):
         if v:
@@ -434,19 +449,19 @@ def dlq_path(partition_id: str, transaction_id: str) -> str:
     return "/api/v1/dlq/" + seg(partition_id) + "/" + seg(transaction_id)
 
 
-def dlq_message(partition_id: str, transaction_id: str) -> Call:
+def dlq_message(partition_id: str, transaction_id: str) -> "Call[DLQMessage]":
     return Call(Request("GET", dlq_path(partition_id, transaction_id)), lambda r: _dlq_message(_dict(r, "dlq message")))
 
 
 # ---- consumer groups ----
 
 
-def group_get(name: str) -> Call:
+def group_get(name: str) -> "Call[Dict[str, List[Dict[str, Any]]]]":
     def decode(resp: Response) -> Dict[str, List[Dict[str, Any]]]:
         body = _dict(resp, "consumer group")
         return {q: (v or {}).get("partitions") or [] for q, v in body.items()}
 
-    def on_error(e: APIError) -> Any:
+    def on_error(e: APIError) -> Dict[str, List[Dict[str, Any]]]:
         if _missing(e):
             return {}
         raise e

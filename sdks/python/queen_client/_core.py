@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Generator, Generic, List, Mapping, Optional, TypeVar, Union
 from urllib.parse import quote, urlencode
 
 from .config import Config
@@ -60,8 +60,11 @@ class Sleep:
     seconds: float
 
 
+T = TypeVar("T")
+
+
 @dataclass
-class Call:
+class Call(Generic[T]):
     """A request plus how to turn its 2xx answer into a result.
 
     ``on_error`` may turn an :class:`APIError` into a result (a 404 meaning "absent") or into another
@@ -69,8 +72,8 @@ class Call:
     """
 
     request: Request
-    decode: Callable[[Response], Any] = field(default=lambda r: r.json())
-    on_error: Optional[Callable[[APIError], Any]] = None
+    decode: Callable[[Response], T]
+    on_error: Optional[Callable[[APIError], T]] = None
 
 
 def seg(s: str) -> str:

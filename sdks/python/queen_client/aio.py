@@ -10,7 +10,7 @@ import logging
 import random as _random
 import time
 from datetime import datetime
-from typing import Any, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import TypeVar, cast, Any, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import httpx
 
@@ -36,6 +36,8 @@ from .types import (
     to_ack,
 )
 
+T = TypeVar("T")
+
 #: A handler may be a plain function or a coroutine function.
 AsyncHandler = Callable[[Message], Union[Any, Awaitable[Any]]]
 
@@ -52,7 +54,7 @@ class AsyncQueen:
         token: Optional[str] = None,
         retry_attempts: Optional[int] = None,
         retry_delay_millis: Optional[float] = None,
-        retry_429: Union[Retry429, Dict[str, float], None] = None,
+        retry_429: Union[Retry429, Dict[str, Any], None] = None,
         timeout_millis: Optional[float] = None,
         health_retry_after_millis: Optional[float] = None,
         headers: Optional[Dict[str, str]] = None,
@@ -110,7 +112,7 @@ class AsyncQueen:
             try:
                 cmd = gen.send(value)
             except StopIteration as done:
-                return done.value
+                return cast(Response, done.value)
             if isinstance(cmd, Sleep):
                 await self._sleep(cmd.seconds)
                 value = None
@@ -118,7 +120,7 @@ class AsyncQueen:
                 assert isinstance(cmd, Send)
                 value = await self._send(cmd.backend, req, payload)
 
-    async def _execute(self, call: Call) -> Any:
+    async def _execute(self, call: Call[T]) -> T:
         try:
             resp = await self._do(call.request)
         except APIError as e:
@@ -207,13 +209,13 @@ class AsyncQueen:
     # ---- administration ----
 
     async def queues(self) -> List[Dict[str, Any]]:
-        return (await self._execute(_calls.get("/api/v1/resources/queues")) or {}).get("queues") or []
+        return (await self._execute(_calls.get_dict("/api/v1/resources/queues"))).get("queues") or []
 
     async def consumer_groups(self) -> List[Dict[str, Any]]:
-        return await self._execute(_calls.get("/api/v1/consumer-groups")) or []
+        return await self._execute(_calls.get_list("/api/v1/consumer-groups"))
 
     async def lagging_partitions(self, min_lag_seconds: int = 60) -> List[Dict[str, Any]]:
-        return await self._execute(_calls.get("/api/v1/consumer-groups/lagging", {"minLagSeconds": int(min_lag_seconds)})) or []
+        return await self._execute(_calls.get_list("/api/v1/consumer-groups/lagging", {"minLagSeconds": int(min_lag_seconds)}))
 
     def consumer_group(self, name: str) -> "AsyncConsumerGroup":
         return AsyncConsumerGroup(self, name)
@@ -222,13 +224,13 @@ class AsyncQueen:
         return await self.consumer_group(name).delete(delete_metadata)
 
     async def maintenance(self) -> Dict[str, Any]:
-        return await self._execute(_calls.get("/api/v1/system/maintenance"))
+        return await self._execute(_calls.get_dict("/api/v1/system/maintenance"))
 
     async def set_maintenance(self, enabled: bool) -> Dict[str, Any]:
         return await self._execute(_calls.send("POST", "/api/v1/system/maintenance", {"enabled": bool(enabled)}))
 
     async def pop_maintenance(self) -> Dict[str, Any]:
-        return await self._execute(_calls.get("/api/v1/system/maintenance/pop"))
+        return await self._execute(_calls.get_dict("/api/v1/system/maintenance/pop"))
 
     async def set_pop_maintenance(self, enabled: bool) -> Dict[str, Any]:
         return await self._execute(_calls.send("POST", "/api/v1/system/maintenance/pop", {"enabled": bool(enabled)}))
@@ -244,20 +246,20 @@ class AsyncQueen:
     ) -> Dict[str, Any]:
         q = {"from": iso(from_) if from_ else None, "to": iso(to) if to else None,
              "queue": queue, "namespace": namespace, "task": task}
-        return await self._execute(_calls.get("/api/v1/status", q))
+        return await self._execute(_calls.get_dict("/api/v1/status", q))
 
     async def status_queues(self) -> Any:
         return await self._execute(_calls.get("/api/v1/status/queues"))
 
     async def status_queue(self, queue: str) -> Dict[str, Any]:
-        return await self._execute(_calls.get("/api/v1/status/queues/" + seg(queue)))
+        return await self._execute(_calls.get_dict("/api/v1/status/queues/" + seg(queue)))
 
     async def status_queue_messages(self, queue: str, limit: Optional[int] = None, offset: Optional[int] = None) -> Any:
         return await self._execute(_calls.get("/api/v1/status/queues/" + seg(queue) + "/messages",
                                               {"limit": limit, "offset": offset}))
 
     async def health(self) -> Dict[str, Any]:
-        return await self._execute(_calls.get("/health"))
+        return await self._execute(_calls.get_dict("/health"))
 
     async def get_raw(self, path: str, query: Optional[Dict[str, Any]] = None) -> Any:
         return await self._execute(_calls.get(path, query))
@@ -305,7 +307,7 @@ class AsyncQueue:
         return await self._c._execute(_calls.delete_queue(self._spec.name))
 
     async def info(self) -> Dict[str, Any]:
-        return await self._c._execute(_calls.get("/api/v1/resources/queues/" + seg(self._spec.name)))
+        return await self._c._execute(_calls.get_dict("/api/v1/resources/queues/" + seg(self._spec.name)))
 
     async def push(self, item: ItemLike, *, transaction_id: Optional[str] = None,
                    trace_id: Optional[str] = None) -> PushResult:
@@ -368,12 +370,12 @@ class AsyncQueue:
         ``stop`` cancels pops in flight at once; batches already received are processed and
         acknowledged before ``consume`` returns. Cancelling the ``consume`` task itself stops
         abruptly (unacknowledged messages redeliver after their lease)."""
-        stop = stop or asyncio.Event()
+        stop_ev: asyncio.Event = stop or asyncio.Event()
         halt = asyncio.Event()
         backoff = (error_backoff_millis or self._c.config.retry_delay_millis) / 1000.0
 
         async def watch() -> None:
-            await stop.wait()
+            await stop_ev.wait()
             halt.set()
 
         async def worker() -> None:
@@ -425,7 +427,7 @@ class AsyncQueue:
                        renewal_millis: Optional[float]) -> None:
         log = self._c.log
         renewal_stop = asyncio.Event()
-        renewer: Optional[asyncio.Future] = None
+        renewer: Optional["asyncio.Future[None]"] = None
         if renewal_millis and not auto_ack:
             renewer = asyncio.ensure_future(self._renew(renewal_millis / 1000.0, msgs, renewal_stop))
         pending: List[Ack] = []
@@ -504,7 +506,7 @@ class AsyncProducer:
         self._buf: List[Dict[str, Any]] = []
         self._closed = False
         self._send_lock = asyncio.Lock()
-        self._timer: Optional[asyncio.Future] = None
+        self._timer: Optional["asyncio.Future[None]"] = None
 
     def pending(self) -> int:
         return len(self._buf)
@@ -569,7 +571,8 @@ class AsyncTransaction(Transaction):
         return TxQueue(self, QueueSpec(name=name))
 
     async def commit(self) -> TransactionResult:  # type: ignore[override]
-        return await self._c._execute(self._commit_call())
+        result: TransactionResult = await self._c._execute(self._commit_call())
+        return result
 
 
 class AsyncConsumerGroup:

@@ -8,7 +8,7 @@ import random as _random
 import threading
 import time
 from datetime import datetime
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import TypeVar, cast, Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import httpx
 
@@ -36,6 +36,8 @@ from .types import (
     to_ack,
 )
 
+T = TypeVar("T")
+
 Handler = Callable[[Message], Any]
 
 
@@ -58,7 +60,7 @@ class Queen:
         token: Optional[str] = None,
         retry_attempts: Optional[int] = None,
         retry_delay_millis: Optional[float] = None,
-        retry_429: Union[Retry429, Dict[str, float], None] = None,
+        retry_429: Union[Retry429, Dict[str, Any], None] = None,
         timeout_millis: Optional[float] = None,
         health_retry_after_millis: Optional[float] = None,
         headers: Optional[Dict[str, str]] = None,
@@ -117,7 +119,7 @@ class Queen:
             try:
                 cmd = gen.send(value)
             except StopIteration as done:
-                return done.value
+                return cast(Response, done.value)
             if isinstance(cmd, Sleep):
                 self._sleep(cmd.seconds)
                 value = None
@@ -125,7 +127,7 @@ class Queen:
                 assert isinstance(cmd, Send)
                 value = self._send(cmd.backend, req, payload)
 
-    def _execute(self, call: Call) -> Any:
+    def _execute(self, call: Call[T]) -> T:
         try:
             resp = self._do(call.request)
         except APIError as e:
@@ -235,15 +237,15 @@ class Queen:
 
     def queues(self) -> List[Dict[str, Any]]:
         """Lists the queues with counts (GET /api/v1/resources/queues)."""
-        return (self._execute(_calls.get("/api/v1/resources/queues")) or {}).get("queues") or []
+        return (self._execute(_calls.get_dict("/api/v1/resources/queues"))).get("queues") or []
 
     def consumer_groups(self) -> List[Dict[str, Any]]:
         """Lists consumer groups per queue, queue mode included (GET /api/v1/consumer-groups)."""
-        return self._execute(_calls.get("/api/v1/consumer-groups")) or []
+        return self._execute(_calls.get_list("/api/v1/consumer-groups"))
 
     def lagging_partitions(self, min_lag_seconds: int = 60) -> List[Dict[str, Any]]:
         """Partitions whose oldest unconsumed message is older than min_lag_seconds."""
-        return self._execute(_calls.get("/api/v1/consumer-groups/lagging", {"minLagSeconds": int(min_lag_seconds)})) or []
+        return self._execute(_calls.get_list("/api/v1/consumer-groups/lagging", {"minLagSeconds": int(min_lag_seconds)}))
 
     def consumer_group(self, name: str) -> "ConsumerGroup":
         """A handle for administering one consumer group."""
@@ -254,14 +256,14 @@ class Queen:
 
     def maintenance(self) -> Dict[str, Any]:
         """Push-maintenance state (pushes diverted to the broker's disk spool)."""
-        return self._execute(_calls.get("/api/v1/system/maintenance"))
+        return self._execute(_calls.get_dict("/api/v1/system/maintenance"))
 
     def set_maintenance(self, enabled: bool) -> Dict[str, Any]:
         return self._execute(_calls.send("POST", "/api/v1/system/maintenance", {"enabled": bool(enabled)}))
 
     def pop_maintenance(self) -> Dict[str, Any]:
         """Pop-maintenance state (every pop answers 204)."""
-        return self._execute(_calls.get("/api/v1/system/maintenance/pop"))
+        return self._execute(_calls.get_dict("/api/v1/system/maintenance/pop"))
 
     def set_pop_maintenance(self, enabled: bool) -> Dict[str, Any]:
         return self._execute(_calls.send("POST", "/api/v1/system/maintenance/pop", {"enabled": bool(enabled)}))
@@ -278,13 +280,13 @@ class Queen:
         """The dashboard overview (GET /api/v1/status)."""
         q = {"from": iso(from_) if from_ else None, "to": iso(to) if to else None,
              "queue": queue, "namespace": namespace, "task": task}
-        return self._execute(_calls.get("/api/v1/status", q))
+        return self._execute(_calls.get_dict("/api/v1/status", q))
 
     def status_queues(self) -> Any:
         return self._execute(_calls.get("/api/v1/status/queues"))
 
     def status_queue(self, queue: str) -> Dict[str, Any]:
-        return self._execute(_calls.get("/api/v1/status/queues/" + seg(queue)))
+        return self._execute(_calls.get_dict("/api/v1/status/queues/" + seg(queue)))
 
     def status_queue_messages(self, queue: str, limit: Optional[int] = None, offset: Optional[int] = None) -> Any:
         return self._execute(_calls.get("/api/v1/status/queues/" + seg(queue) + "/messages",
@@ -292,7 +294,7 @@ class Queen:
 
     def health(self) -> Dict[str, Any]:
         """GET /health (a database round-trip); a 503 surfaces as :class:`ServerError` after retries."""
-        return self._execute(_calls.get("/health"))
+        return self._execute(_calls.get_dict("/health"))
 
     def get_raw(self, path: str, query: Optional[Dict[str, Any]] = None) -> Any:
         """A GET on any read route, with both retry layers, returning the decoded JSON."""
@@ -351,7 +353,7 @@ class Queue:
 
     def info(self) -> Dict[str, Any]:
         """The queue with its partitions and counts; :class:`NotFoundError` for an unknown queue."""
-        return self._c._execute(_calls.get("/api/v1/resources/queues/" + seg(self._spec.name)))
+        return self._c._execute(_calls.get_dict("/api/v1/resources/queues/" + seg(self._spec.name)))
 
     def push(self, item: ItemLike, *, transaction_id: Optional[str] = None, trace_id: Optional[str] = None) -> PushResult:
         """Pushes one message (a payload or a :class:`PushItem`). A duplicate is not an error: check ``status``."""
@@ -432,13 +434,13 @@ class Queue:
         (the 429's Retry-After when longer). A terminal error (401, 403, 404, 413, ...) stops every
         worker and is raised: waiting will not fix it.
         """
-        stop = stop or threading.Event()
+        stop_ev: threading.Event = stop or threading.Event()
         halt = threading.Event()
         failures: List[BaseException] = []
         backoff = (error_backoff_millis or self._c.config.retry_delay_millis) / 1000.0
 
         def halted() -> bool:
-            return stop.is_set() or halt.is_set()
+            return stop_ev.is_set() or halt.is_set()
 
         def worker() -> None:
             try:
@@ -648,7 +650,7 @@ class Transaction:
         """Selects the queue the next push goes to."""
         return TxQueue(self, QueueSpec(name=name))
 
-    def _commit_call(self) -> Call:
+    def _commit_call(self) -> Call[TransactionResult]:
         if not self._ops:
             raise ValueError("queen: empty transaction")
         return _calls.transaction(self._ops)
@@ -658,7 +660,8 @@ class Transaction:
         :class:`TransactionError` with ``code`` ``QDUP`` (duplicate push) or ``QTXN`` (rejected
         ack); nothing was applied. A commit retried after a lost answer reports QDUP for pushes it
         already made: give pushed items your own deterministic transaction ids."""
-        return self._c._execute(self._commit_call())
+        result: TransactionResult = self._c._execute(self._commit_call())
+        return result
 
 
 class TxQueue:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 DEFAULT_RETRY_ATTEMPTS = 3
 DEFAULT_RETRY_DELAY_MILLIS = 1000
@@ -73,14 +73,14 @@ def make_config(
     token: Optional[str] = None,
     retry_attempts: Optional[int] = None,
     retry_delay_millis: Optional[float] = None,
-    retry_429: Union[Retry429, Dict[str, float], None] = None,
+    retry_429: Union[Retry429, Dict[str, Any], None] = None,
     timeout_millis: Optional[float] = None,
     health_retry_after_millis: Optional[float] = None,
     headers: Optional[Dict[str, str]] = None,
     logger: Optional[logging.Logger] = None,
 ) -> Config:
     """Validates the constructor arguments of both clients and applies the defaults."""
-    found: list = []
+    found: List[str] = []
     if isinstance(url, str):
         found.append(url)
     elif url is not None:

@@ -6,7 +6,7 @@ message text, which may change. The codes are a contract.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Type
 
 
 class QueenError(Exception):
@@ -81,7 +81,7 @@ class ServerError(APIError):
     """5xx that outlived the layer-one retries and failover."""
 
 
-_BY_STATUS = {
+_BY_STATUS: Dict[int, Type[APIError]] = {
     400: BadRequestError,
     401: UnauthorizedError,
     403: ForbiddenError,
@@ -91,7 +91,7 @@ _BY_STATUS = {
 }
 
 
-def api_error_class(status: int) -> type:
+def api_error_class(status: int) -> Type[APIError]:
     """The :class:`APIError` subclass raised for ``status``."""
     if status >= 500:
         return ServerError
