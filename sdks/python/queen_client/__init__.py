@@ -27,6 +27,16 @@ from .errors import (
     UnauthorizedError,
     is_terminal,
 )
+from .streams import (
+    AsyncStreamsClient,
+    ConfigMismatchError,
+    CycleError,
+    CycleResult,
+    StateRow,
+    StreamQuery,
+    StreamsClient,
+    StreamsError,
+)
 from .types import (
     COMPLETED,
     DLQ,

@@ -10,7 +10,7 @@ import logging
 import random as _random
 import time
 from datetime import datetime
-from typing import TypeVar, cast, Any, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, TypeVar, cast, Any, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import httpx
 
@@ -39,6 +39,9 @@ from .types import (
 T = TypeVar("T")
 
 #: A handler may be a plain function or a coroutine function.
+if TYPE_CHECKING:
+    from .streams import AsyncStreamsClient
+
 AsyncHandler = Callable[[Message], Union[Any, Awaitable[Any]]]
 
 
@@ -178,6 +181,14 @@ class AsyncQueen:
         return await self._execute(_calls.extend_lease(lease_id, seconds))
 
     renew = extend_lease
+
+    def streams(self, *, retries: int = 3) -> "AsyncStreamsClient":
+        """See :meth:`Queen.streams`."""
+        from .streams import AsyncStreamsClient
+
+        return AsyncStreamsClient(self._cfg.urls[0], token=self._cfg.token, retries=retries,
+                                  timeout_millis=self._cfg.timeout_millis, http_client=self._http,
+                                  sleep=self._sleep, random=self._rand)
 
     def transaction(self) -> "AsyncTransaction":
         return AsyncTransaction(self)

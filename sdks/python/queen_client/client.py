@@ -8,7 +8,7 @@ import random as _random
 import threading
 import time
 from datetime import datetime
-from typing import TypeVar, cast, Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, TypeVar, cast, Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import httpx
 
@@ -39,6 +39,9 @@ from .types import (
 T = TypeVar("T")
 
 Handler = Callable[[Message], Any]
+
+if TYPE_CHECKING:
+    from .streams import StreamsClient
 
 
 class Queen:
@@ -200,6 +203,15 @@ class Queen:
         return self._execute(_calls.extend_lease(lease_id, seconds))
 
     renew = extend_lease
+
+    def streams(self, *, retries: int = 3) -> "StreamsClient":
+        """A client of the stream-cycle routes (``/streams/v1``) on the first URL, with the same token
+        and HTTP pool and the streams runtime's own retry policy (see :mod:`queen_client.streams`)."""
+        from .streams import StreamsClient
+
+        return StreamsClient(self._cfg.urls[0], token=self._cfg.token, retries=retries,
+                             timeout_millis=self._cfg.timeout_millis, http_client=self._http,
+                             sleep=self._sleep, random=self._rand)
 
     def transaction(self) -> "Transaction":
         """An empty transaction: acks and pushes applied atomically on ``commit()``."""
