@@ -311,3 +311,42 @@ def test_consume_async_handler(scripted):
 
     run_consume("async", srv.url, handler, until(srv, 3))
     assert seen == ["a"]
+
+
+def test_consume_stop_is_graceful_the_received_batch_is_finished_and_acked(scripted, flavor):
+    seen = []
+    srv = scripted(Step(200, pop_of("a", "b", "c")),
+                   Step(200, [ack_item(0, "a"), ack_item(1, "b"), ack_item(2, "c")]), Step(204))
+    stop_now = []
+
+    def handler(m):
+        seen.append(m.transaction_id)
+        if m.transaction_id == "a":
+            stop_now[0]()  # the stop arrives while the batch is being handled
+
+    def steps(stop):
+        stop_now.append(stop)
+
+    def wrapped(m):
+        while not stop_now:
+            threading.Event().wait(0.005)
+        handler(m)
+
+    run_consume(flavor, srv.url, wrapped, steps, batch=3)
+    assert seen == ["a", "b", "c"], "a received batch is processed to the end"
+    assert [r.path for r in srv.requests] == ["/api/v1/pop/queue/q", "/api/v1/ack/batch"], "and no new pop starts"
+
+
+@pytest.mark.parametrize("mode", ["manual_ack", "auto_ack"])
+def test_consume_manual_and_auto_ack_send_no_acks(scripted, flavor, mode):
+    seen = []
+    srv = scripted(Step(200, pop_of("a", "b")), Step(204))
+
+    def handler(m):
+        seen.append(m.transaction_id)
+        raise RuntimeError("only logged in this mode")
+
+    run_consume(flavor, srv.url, handler, until(srv, 3), batch=2, **{mode: True})
+    assert seen == ["a", "b"], "a failure does not skip the rest when the consumer does not ack"
+    assert all(r.path.startswith("/api/v1/pop/") for r in srv.requests)
+    assert ("autoAck" in srv.requests[0].query) == (mode == "auto_ack")
