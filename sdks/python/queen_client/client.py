@@ -19,7 +19,6 @@ from ._transport import sync_transport
 from .config import Config, Retry429, make_config
 from .errors import APIError, LeaseLostError, ProducerClosedError, QueenError, TransportError, is_terminal
 from .types import (
-    FAILED,
     QUEUE_MODE,
     Ack,
     AckResult,

@@ -9,7 +9,6 @@ import threading
 import pytest
 
 from queen_client import (
-    Ack,
     AckError,
     ForbiddenError,
     LeaseLostError,
@@ -21,7 +20,6 @@ from queen_client import (
     ServerError,
     TransactionError,
     completed,
-    dead_letter,
     failed,
 )
 

@@ -8,11 +8,9 @@ import uuid
 import pytest
 
 from queen_client import (
-    AsyncQueen,
     BadRequestError,
     ConfigMismatchError,
     CycleError,
-    Queen,
     RateLimitedError,
     ServerError,
     StreamsError,
@@ -24,11 +22,6 @@ from conftest import Step
 
 OK_CYCLE = {"success": True, "query_id": "q1", "partition_id": "p1", "queueName": "src", "state_ops_applied": 1,
             "push_results": [], "ack_result": None}
-
-
-def streams_of(h):
-    """The streams client of a harness's client; it shares the harness's sleep and jitter seams."""
-    return h.client.streams()
 
 
 def test_backoff_schedule():
