@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     from .streams import StreamsClient
 
 
+class _Halted(Exception):
+    """A consumer was stopped while one of its requests waited between retries."""
+
+
 class Queen:
     """A synchronous client for one Queen deployment (one or several broker URLs).
 
@@ -113,7 +117,7 @@ class Queen:
             return TransportError(req.method, url, e)
         return Response(r.status_code, r.headers, r.content)
 
-    def _do(self, req: Request) -> Response:
+    def _do(self, req: Request, halted: Optional[Callable[[], bool]] = None) -> Response:
         payload = req.payload()
         gen = plan(self._cfg, self._backends, req, self._rand, self._clock)
         value: Any = None
@@ -123,15 +127,22 @@ class Queen:
             except StopIteration as done:
                 return cast(Response, done.value)
             if isinstance(cmd, Sleep):
-                self._sleep(cmd.seconds)
+                if halted is None:
+                    self._sleep(cmd.seconds)
+                else:
+                    # A consumer's long poll may wait out 429s without bound: its stop must cut
+                    # those waits short.
+                    self._pause(cmd.seconds, halted)
+                    if halted():
+                        raise _Halted()
                 value = None
             else:
                 assert isinstance(cmd, Send)
                 value = self._send(cmd.backend, req, payload)
 
-    def _execute(self, call: Call[T]) -> T:
+    def _execute(self, call: Call[T], halted: Optional[Callable[[], bool]] = None) -> T:
         try:
-            resp = self._do(call.request)
+            resp = self._do(call.request, halted)
         except APIError as e:
             if call.on_error is None:
                 raise
@@ -457,8 +468,12 @@ class Queue:
             try:
                 while not halted():
                     try:
-                        msgs = self.pop(batch=batch, wait=True, timeout_millis=poll_timeout_millis,
-                                        partitions=partitions, auto_ack=auto_ack)
+                        msgs = self._c._execute(_calls.pop(
+                            self._spec, batch=batch, wait=True, timeout_millis=poll_timeout_millis,
+                            partitions=partitions, auto_ack=auto_ack,
+                            request_timeout_millis=self._c.config.timeout_millis), halted)
+                    except _Halted:
+                        return
                     except QueenError as e:
                         if is_terminal(e):
                             self._c.log.error("queen: consumer of %s stopped on terminal error: %s", self.name, e)

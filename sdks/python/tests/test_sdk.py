@@ -348,3 +348,10 @@ def test_consume_manual_and_auto_ack_send_no_acks(scripted, flavor, mode):
     assert seen == ["a", "b"], "a failure does not skip the rest when the consumer does not ack"
     assert all(r.path.startswith("/api/v1/pop/") for r in srv.requests)
     assert ("autoAck" in srv.requests[0].query) == (mode == "auto_ack")
+
+
+def test_consume_stop_cuts_short_unbounded_429_waits(scripted, flavor):
+    # A long-poll pop waits out 429s without bound; stopping the consumer must still end it.
+    srv = scripted(Step(429, {"error": "parked", "code": "rate_limited"}, {"Retry-After": "5"}))
+    run_consume(flavor, srv.url, lambda m: None, until(srv, 3))
+    assert srv.count >= 3
