@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/queen-go/queen/internal/engine"
 )
@@ -152,6 +153,19 @@ func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
 			return nil, fmt.Sprintf("state_ops[%d]: key must be a string", i)
 		}
 		ops[i] = engine.StateOp{Type: typ, Key: key, Value: el["value"]}
+		if raw, ok := el["expect"]; ok {
+			// Absent: no check; null: the key must not exist; a string: the updated_at read.
+			ex := &engine.StateExpect{Absent: !present(raw)}
+			if !ex.Absent {
+				at, ok := optString(raw)
+				t, err := time.Parse(time.RFC3339Nano, at)
+				if !ok || err != nil {
+					return nil, fmt.Sprintf("state_ops[%d]: expect must be null or an updated_at timestamp", i)
+				}
+				ex.UpdatedAt = t
+			}
+			ops[i].Expect = ex
+		}
 	}
 	return ops, ""
 }
