@@ -63,10 +63,8 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 		switch {
 		case op.Ack != nil:
 			a := *op.Ack
-			a.Group = cmp.Or(a.Group, QueueMode)
-			a.Status = cmp.Or(a.Status, AckCompleted)
-			if !ValidAckStatus(a.Status) {
-				return nil, invalid("operations[%d]: status must be one of completed, success, failed, dlq, retry (got %q)", i, a.Status)
+			if err := normalizeAck(&a); err != nil {
+				return nil, invalid("operations[%d]: %s", i, err)
 			}
 			acks = append(acks, a)
 		case op.Push != nil:

@@ -13,12 +13,6 @@ import (
 
 // streamsRoutes are the three routes of the streams runtime (../shared/spec/streams.md §3). They live
 // under their own prefix on purpose: a proxy may feature-gate them as a block.
-var streamsRoutes = []Route{
-	{"POST", "/streams/v1/queries", Consume, "register a stream query; 409 on a config_hash mismatch without reset", (*Server).handleStreamsRegister},
-	{"POST", "/streams/v1/cycle", Consume, "commit a stream cycle (state ops, sink pushes, source ack) in one transaction; 200 with success:false when rolled back", (*Server).handleStreamsCycle},
-	{"POST", "/streams/v1/state/get", Read, "read a stream shard's state rows (keys, key_prefix, ripe_at_or_before)", (*Server).handleStreamsStateGet},
-}
-
 // decodeObject reads a body that must be one JSON object into its raw fields.
 func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
 	b, err := readBody(w, r, s.opt.MaxBodyBytes)

@@ -24,8 +24,8 @@ func (s *Store) EnsurePartitions(ctx context.Context, keys []PartitionKey) (map[
 		qs[i], ps[i] = k.Queue, k.Partition
 	}
 	b := &pgx.Batch{}
-	b.Queue(q("EnsureQueues"), qs)
-	b.Queue(q("EnsurePartitions"), qs, ps)
+	b.Queue(q("QueueEnsure"), qs)
+	b.Queue(q("PartitionEnsure"), qs, ps)
 	if err := s.sendBatch(ctx, b); err != nil {
 		return nil, fmt.Errorf("store: ensure partitions: %w", err)
 	}
@@ -124,8 +124,8 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	}
 	out := make([]PushOutcome, n)
 	b := &pgx.Batch{}
-	b.Queue(q("LockPartitions"), lock)
-	b.Queue(q("InsertMessages"), idx, pids, txids, ids, traces, payloads, subs, enc).Query(func(rs pgx.Rows) error {
+	b.Queue(q("PartitionLock"), lock)
+	b.Queue(q("MessageInsert"), idx, pids, txids, ids, traces, payloads, subs, enc).Query(func(rs pgx.Rows) error {
 		for rs.Next() {
 			var i int32
 			if err := rs.Scan(&i); err != nil {
@@ -150,7 +150,7 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	if len(dIdx) == 0 {
 		return out, nil
 	}
-	rs, err := db.Query(ctx, q("ExistingMessageIDs"), dIdx, dPids, dTx)
+	rs, err := db.Query(ctx, q("MessageExistingIDs"), dIdx, dPids, dTx)
 	if err != nil {
 		return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
 	}

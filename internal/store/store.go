@@ -169,3 +169,16 @@ func (t *Tx) Rollback(ctx context.Context) error {
 	}
 	return nil
 }
+
+// collect runs a named query on the pool and scans every row with scan.
+func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (T, error), args ...any) ([]T, error) {
+	rows, err := s.pool.Query(ctx, q(name), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r.(pgx.Rows)) })
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	return out, nil
+}
