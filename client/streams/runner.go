@@ -832,6 +832,7 @@ func (r *Runner) idleFlush(ctx context.Context) {
 	for pid, tp := range r.touched {
 		if r.now().Sub(tp.at) > 5*time.Minute {
 			delete(r.touched, pid)
+			delete(r.wm, pid)
 			continue
 		}
 		ids = append(ids, pid)
