@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -155,6 +154,7 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 		err := e.cycleOnce(ctx, req, res)
 		var cf *cycleFailure
 		var pe *store.PgError
+		var sc *store.StateConflictError
 		switch {
 		case err == nil:
 			res.Success = true
@@ -166,8 +166,8 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 			continue
 		case errors.As(err, &cf):
 			return failed(res, cf.msg), nil
-		case errors.Is(err, store.ErrStateConflict):
-			return failed(res, strings.TrimPrefix(err.Error(), "store: apply state ops: ")), nil
+		case errors.As(err, &sc):
+			return failed(res, sc.Error()), nil
 		case errors.As(err, &pe) && !transientPg(pe.Code):
 			// A statement-level failure is the procedure's business (a foreign key to an unknown query,
 			// for instance); the connection and the pool are fine.

@@ -112,8 +112,12 @@ type StateOp struct {
 	ExpectUpdatedAt time.Time
 }
 
-// ErrStateConflict means a checked state op found its row changed since the writer read it.
-var ErrStateConflict = errors.New("state conflict")
+// StateConflictError means a checked state op found its row changed since the writer read it.
+type StateConflictError struct{ Key string }
+
+func (e *StateConflictError) Error() string {
+	return fmt.Sprintf("state conflict: key %q changed since it was read", e.Key)
+}
 
 // LockStreamShard takes the transaction-scoped lock of one (query, source partition) shard.
 func (t *Tx) LockStreamShard(ctx context.Context, queryID, partitionID uuid.UUID) error {
@@ -145,7 +149,7 @@ func (t *Tx) ApplyStateOps(ctx context.Context, queryID, partitionID uuid.UUID, 
 		return nil
 	}
 	if err := t.checkStateVersions(ctx, queryID, partitionID, ops); err != nil {
-		return err
+		return err // a *StateConflictError, or wrapped already
 	}
 	b := &pgx.Batch{}
 	for _, op := range ops {
@@ -200,7 +204,7 @@ func (t *Tx) checkStateVersions(ctx context.Context, queryID, partitionID uuid.U
 		op := want[k]
 		at, ok := stored[k]
 		if op.ExpectAbsent && ok || !op.ExpectAbsent && (!ok || !at.Equal(op.ExpectUpdatedAt)) {
-			return fmt.Errorf("%w: key %q changed since it was read", ErrStateConflict, k)
+			return &StateConflictError{Key: k}
 		}
 	}
 	return nil
