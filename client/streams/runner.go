@@ -343,7 +343,7 @@ type cycle struct {
 // again from fresh state: the lease is still ours.
 func (r *Runner) processPartition(ctx context.Context, msgs []client.Message) error {
 	var err error
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < 5; attempt++ {
 		if err = r.processOnce(ctx, msgs); !isConflict(err) {
 			return err
 		}

@@ -453,6 +453,7 @@ func testCrashRecovery(e *env) {
 func testTwoRunners(e *env) {
 	t := e.t
 	const n = 400
+	e.leaseTime("two-src", 2) // a cycle that still lost its race after the retries redelivers soon
 	for i := range n {
 		e.push("two-src", fmt.Sprint("p", i%8), map[string]any{"k": fmt.Sprint("k", i%5), "v": 1.0})
 	}
