@@ -73,7 +73,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.pgURL, "pg-url", "", "with -url: PostgreSQL URL for the INSERT baseline and settings (optional)")
 	flag.IntVar(&o.brokerPID, "broker-pid", 0, "with -url: pid of the broker, to sample its RSS and CPU (optional)")
 	flag.BoolVar(&o.fast, "fast", false, "local PostgreSQL without crash safety (fsync, synchronous_commit, full_page_writes off); the default is durable, like production")
-	flag.StringVar(&o.scenarios, "scenarios", "all", "comma list of: "+strings.Join(scenarioNames(), ", ")+", push-bN (one push batch size), or all")
+	flag.StringVar(&o.scenarios, "scenarios", "all", "comma list of: "+strings.Join(scenarioNames(false), ", ")+", push-bN (one push batch size), or all (every one but streams)")
 	flag.StringVar(&o.jsonOut, "json", "", "append every result to this file as one JSON line")
 	flag.IntVar(&o.producers, "producers", 16, "concurrent producers (each one request in flight)")
 	flag.IntVar(&o.consumers, "consumers", 16, "concurrent consumers (queue-mode scenarios; pipeline splits them stage/sink)")
@@ -129,7 +129,7 @@ func parseFlags() (options, error) {
 		return o, fmt.Errorf("counts must be >= 1")
 	}
 	if o.scenarios == "all" {
-		o.scenarios = strings.Join(scenarioNames(), ",")
+		o.scenarios = strings.Join(scenarioNames(true), ",")
 	}
 	return o, nil
 }

@@ -13,9 +13,10 @@ import (
 //
 // The default -scenarios list is every registered scenario in registration order.
 type scenario struct {
-	name  string
-	about string
-	run   func(ctx context.Context, r *runner) ([]*Result, error)
+	name     string
+	about    string
+	optional bool // not part of -scenarios all; run it by name
+	run      func(ctx context.Context, r *runner) ([]*Result, error)
 }
 
 var registry []scenario
@@ -29,10 +30,19 @@ func registerScenario(name, about string, run func(ctx context.Context, r *runne
 	registry = append(registry, scenario{name: name, about: about, run: run})
 }
 
-func scenarioNames() []string {
-	names := make([]string, len(registry))
-	for i, s := range registry {
-		names[i] = s.name
+// registerOptionalScenario registers a scenario that runs only when named in -scenarios.
+func registerOptionalScenario(name, about string, run func(ctx context.Context, r *runner) ([]*Result, error)) {
+	registerScenario(name, about, run)
+	registry[len(registry)-1].optional = true
+}
+
+// scenarioNames lists the registered scenarios; with defaults only those of -scenarios all.
+func scenarioNames(defaults bool) []string {
+	var names []string
+	for _, s := range registry {
+		if !defaults || !s.optional {
+			names = append(names, s.name)
+		}
 	}
 	return names
 }
@@ -50,7 +60,7 @@ func lookupScenario(name string) (scenario, error) {
 			return scenario{name: name, run: func(ctx context.Context, r *runner) ([]*Result, error) { return one(r.runPush(ctx, b)) }}, nil
 		}
 	}
-	return scenario{}, fmt.Errorf("unknown scenario %q (have %s, push-bN)", name, strings.Join(scenarioNames(), ", "))
+	return scenario{}, fmt.Errorf("unknown scenario %q (have %s, push-bN)", name, strings.Join(scenarioNames(false), ", "))
 }
 
 // The built-in scenarios, registered before any init function of other files runs.
@@ -96,6 +106,9 @@ var _ = func() int {
 			}
 		}
 		return out, nil
+	})
+	registerOptionalScenario("streams", "the streams runtime (client/streams) working off a backlog: keyBy, tumbling window, aggregate, sink", func(ctx context.Context, r *runner) ([]*Result, error) {
+		return one(r.runStreams(ctx))
 	})
 	registerScenario("pipeline", "pop, then one transaction acking the inputs and pushing them on", func(ctx context.Context, r *runner) ([]*Result, error) {
 		return one(r.runPipeline(ctx))

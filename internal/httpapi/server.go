@@ -3,11 +3,13 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/metrics"
 )
 
 // Authorizer checks a request against a route's access level. It returns the caller (empty when
@@ -23,7 +25,9 @@ type Options struct {
 	DefaultTimeout   time.Duration
 	DefaultBatchSize int
 	Version          string
-	Ops              OpsOptions // ops_server.go: metrics, Prometheus gatherer, spool stats
+	Metrics          *metrics.Metrics    // request counts and latencies; the JSON /metrics numbers (nil: none)
+	Gatherer         prometheus.Gatherer // served by /metrics/prometheus (nil: 404)
+	MetricsAccess    auth.Access         // access level of the metrics routes; "" = the route table's (public)
 }
 
 // Server answers the broker's HTTP API.
@@ -46,14 +50,23 @@ func New(eng *engine.Engine, log *slog.Logger, opt Options) *Server {
 }
 
 func (s *Server) wrap(rt Route) http.Handler {
+	params := pathParams(rt.Pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if headRefused(r, rt) {
+			s.writeError(w, r, errNoSuchRoute)
+			return
+		}
 		if s.opt.Auth != nil {
-			p, err := s.opt.Auth.Authorize(r, rt.Access)
+			p, err := s.opt.Auth.Authorize(r, s.access(rt))
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
 			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		}
+		if err := checkParams(r, params); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
 		if err := rt.handle(s, w, r); err != nil {
 			s.writeError(w, r, err)
@@ -64,6 +77,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 // ServeHTTP adds what every response carries (CORS, panic recovery, the access log line) around the mux.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	r = withRequestID(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
@@ -74,9 +88,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path))
+			id := requestID(r.Context())
+			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path),
+				slog.String("request_id", id))
 			if sw.status == 0 {
-				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error"})
+				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error (request " + id + ")", RequestID: id})
 			}
 		}
 		s.log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
@@ -111,38 +127,3 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
-	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api" {
-		s.writeError(w, r, errNoSuchRoute)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-cache, no-store, must-revalidate")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(dashboardPlaceholder)
-}
-
-var dashboardPlaceholder = []byte(`<!doctype html>
-<html><head><meta charset="utf-8"><title>Queen</title></head>
-<body><h1>Queen</h1><p>The broker is running. The dashboard is not built into this version yet;
-the HTTP API lives under <code>/api/v1/</code>.</p></body></html>
-`)
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
-	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version}
-	if err := s.eng.Ping(r.Context()); err != nil {
-		body["status"], body["database"] = "unhealthy", "disconnected"
-		body["error"] = err.Error()
-		writeJSON(w, http.StatusServiceUnavailable, body)
-		return nil
-	}
-	writeJSON(w, http.StatusOK, body)
-	return nil
-}
-
-func (s *Server) handleLivez(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "alive", "version": s.opt.Version})
-	return nil
-}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // QueueMode is the consumer group of queue-mode (competing) consumers. Every queue has it, so pushes
@@ -18,7 +17,7 @@ const QueueMode = "__QUEUE_MODE__"
 type PopParams struct {
 	Queue         string
 	Group         string
-	Partition     pgtype.Text // invalid (NULL) = any partition
+	Partition     *string // invalid (NULL) = any partition
 	MaxPartitions int
 	Batch         int
 	LeaseID       uuid.UUID
@@ -32,9 +31,9 @@ type PoppedMessage struct {
 	Retries       int32
 	ID            uuid.UUID
 	TransactionID string
-	TraceID       pgtype.UUID
+	TraceID       *uuid.UUID
 	Payload       []byte
-	ProducerSub   pgtype.Text
+	ProducerSub   *string
 	Encrypted     bool
 	CreatedAt     time.Time
 }

@@ -1,4 +1,4 @@
--- name: RefreshPending :exec
+-- name: PendingRefresh :exec
 -- Rebuilds group $1's pending-work records (0006_pending_partitions.sql) on queue $2 (every queue when
 -- NULL) after its cursors moved other than by consuming: seek, reset, subscription change. $3 is the
 -- queue-mode group, which every queue has; a named group keeps records only where it is subscribed.
