@@ -13,7 +13,7 @@ import (
 
 // explainPop shows what one wildcard pop costs as the queue grows: for each -partition-counts n it
 // builds a queue of n partitions in the broker's schema in which every partition has one message
-// waiting (the worst case for a pop that scans partitions) and 16 more are leased, then prints
+// waiting (the worst case for a pop that scans partitions) and 16 of them (half of 10) are leased, then prints
 // EXPLAIN (ANALYZE, BUFFERS) of the broker's own Pop statement (read from internal/store/queries/pop.sql),
 // as the generic plan the broker's prepared statement runs, inside a transaction that is rolled back.
 func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error {
@@ -44,7 +44,7 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 		if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "\n== EXPLAIN pop: queue of %d partitions, every one with a message waiting, 16 leased; wildcard pop batch=10 ==\n", n)
+		fmt.Fprintf(w, "\n== EXPLAIN pop: queue of %d partitions, every one with a message waiting, min(16, n/2) leased; wildcard pop batch=10 ==\n", n)
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			return err
@@ -59,7 +59,8 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 				return fmt.Errorf("explain: %w", err)
 			}
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE explain_pop($1, $2, NULL, 1, 10, gen_random_uuid(), false)", q, "__QUEUE_MODE__")
+		// A utility statement takes no bind parameters: the (fixed, harmless) names go in as literals.
+		rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE explain_pop('%s', '__QUEUE_MODE__', NULL, 1, 10, gen_random_uuid(), false)", q))
 		if err != nil {
 			_ = tx.Rollback(ctx)
 			return err
@@ -75,7 +76,7 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 		}
 		rows.Close()
 		_ = tx.Rollback(ctx)
-		if _, err := conn.Exec(ctx, "DEALLOCATE ALL"); err != nil {
+		if _, err := conn.Exec(ctx, "DEALLOCATE explain_pop"); err != nil {
 			return err
 		}
 		if _, err := conn.Exec(ctx, "DELETE FROM queues WHERE name = $1", q); err != nil {
@@ -86,7 +87,7 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 }
 
 // explainSetup builds queue $1 with $2 partitions: each holds two messages, the queue-mode cursor after
-// the first, so each has one message waiting and a pending-work record; 16 of them are leased.
+// the first, so each has one message waiting and a pending-work record; min(16, $2/2) of them are leased.
 const explainSetup = `
 WITH q AS (
     INSERT INTO queues (id, name) VALUES (gen_random_uuid(), $1) RETURNING id
@@ -100,8 +101,8 @@ WITH q AS (
 ), c AS (
     INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at, last_claimed_at)
     SELECT p.id, '__QUEUE_MODE__', 1, 1,
-           CASE WHEN row_number() OVER () <= 16 THEN gen_random_uuid() END,
-           CASE WHEN row_number() OVER () <= 16 THEN now() + interval '5 minutes' END, now()
+           CASE WHEN row_number() OVER () <= least(16, $2::int / 2) THEN gen_random_uuid() END,
+           CASE WHEN row_number() OVER () <= least(16, $2::int / 2) THEN now() + interval '5 minutes' END, now()
     FROM p
 )
 INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
