@@ -162,6 +162,7 @@ func run(ctx context.Context, o options) (int, error) {
 			}
 			rs, err := sc.run(ctx, t.runner)
 			for _, res := range rs {
+				printResult(os.Stdout, res)
 				res.Target = t.rep.Target
 				t.rep.Results = append(t.rep.Results, res)
 				if o.jsonOut != "" {
