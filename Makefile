@@ -33,7 +33,8 @@ fmt-check:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# Regenerates generated files (docs/reference.md from the route table).
+# Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
+# variable table).
 gen:
 	$(GO) generate ./...
 
