@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,6 +15,10 @@ import (
 // decodeObject reads a body that must be one JSON object into its raw fields.
 func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
 	b, err := readBody(w, r, s.opt.MaxBodyBytes)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.kind == kindBadRequest {
+		return nil, badRequest("request body must be a JSON object") // empty or unreadable
+	}
 	if err != nil {
 		return nil, err
 	}

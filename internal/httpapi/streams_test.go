@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +90,18 @@ func TestStreamsRegister(t *testing.T) {
 		st, out := a.do("POST", "/streams/v1/queries", c.body)
 		require.Equal(t, http.StatusBadRequest, st)
 		require.JSONEq(t, fmt.Sprintf(`{"error":%q}`, c.want), string(out))
+	}
+	for _, path := range []string{"/streams/v1/queries", "/streams/v1/cycle", "/streams/v1/state/get"} {
+		for _, raw := range []string{"", "null", "[1]", `"x"`, "{"} {
+			req, err := http.NewRequestWithContext(t.Context(), "POST", rb.URL+path, strings.NewReader(raw))
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s %q", path, raw)
+			require.JSONEq(t, `{"error":"request body must be a JSON object"}`, string(out), "%s %q", path, raw)
+		}
 	}
 
 	st, m := a.register("q1", "h1", false)
