@@ -27,6 +27,10 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[strin
 	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &m) != nil {
 		return nil, badRequest("request body must be a JSON object")
 	}
+	// The input limits of every body (docs/decisions.md): what PostgreSQL would refuse is a 400 here.
+	if err := guardBody(b); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 

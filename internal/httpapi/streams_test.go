@@ -269,7 +269,8 @@ func TestStreamsCycleRollback(t *testing.T) {
 		{"no transactionId", func(b map[string]any) { b["ack"] = map[string]any{"leaseId": msg.LeaseID} }, "ack.transactionId is required"},
 		{"bad status", func(b map[string]any) { b["ack"].(map[string]any)["status"] = "maybe" }, "Unknown ack.status: maybe"},
 		{"bad uuid", func(b map[string]any) { b["query_id"] = "not-a-uuid" }, `invalid input syntax for type uuid: "not-a-uuid"`},
-		{"unknown query", func(b map[string]any) { b["query_id"] = "00000000-0000-4000-8000-000000000000" }, ""},
+		{"unknown query", func(b map[string]any) { b["query_id"] = "00000000-0000-4000-8000-000000000000" },
+			"query_id 00000000-0000-4000-8000-000000000000 is not registered"},
 	}
 	for _, c := range cases {
 		b := good()
