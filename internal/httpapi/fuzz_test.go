@@ -56,7 +56,7 @@ func FuzzPushBody(f *testing.F) {
 		`{"items":[{"queue":"fz","partition":"p","payload":{"a":1},"transactionId":"t1"}]}`,
 		`{"items":[{"queue":"fz","payload":"\u0000"}]}`,
 		`{"items":[{"queue":"fz","payload":1e999999,"traceId":"x"}]}`,
-		`{"items":[]}`, `[]`, `{"items":[{"queue":"` + "\xff" + `"}]}`)
+		`{"items":[]}`, `[]`, `{"items":[{"queue":"`+"\xff"+`"}]}`)
 }
 
 func FuzzAckBody(f *testing.F) {
