@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -34,6 +34,7 @@ type Broker struct {
 	cfg     config.Config
 	log     *slog.Logger
 	cluster *pgcluster.Cluster
+	dirLock *os.File // exclusive lock on the embedded data directory (datadir.go)
 	st      *store.Store
 	spool   *spool.Spool
 	eng     *engine.Engine
@@ -67,6 +68,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		dir, err := filepath.Abs(cfg.DataDir)
 		if err != nil {
 			return nil, fmt.Errorf("broker: data dir: %w", err)
+		}
+		if b.dirLock, err = lockDataDir(dir); err != nil {
+			return nil, err
 		}
 		log.InfoContext(ctx, "no database configured: starting embedded PostgreSQL", slog.String("data_dir", dir))
 		b.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Durable: true, Logger: log})
@@ -136,7 +140,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		}
 	}
 	b.ln = ln
-	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second,
+	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
+		IdleTimeout: cfg.HTTP.IdleTimeout,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() { b.served <- b.srv.Serve(ln) }()
 	log.InfoContext(ctx, "queen broker listening", slog.String("addr", ln.Addr().String()), slog.String("schema", cfg.Schema))
@@ -170,7 +175,12 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	defer cancel()
 	b.eng.Drain()
 	err := b.srv.Shutdown(ctx)
-	b.release(ctx)
+	if err != nil {
+		// Clients still connected past the deadline (a slow body, a stuck reader) are cut off: they
+		// must not keep the broker, or its database, alive.
+		_ = b.srv.Close()
+	}
+	b.release(context.WithoutCancel(ctx))
 	return err
 }
 
@@ -190,9 +200,18 @@ func (b *Broker) release(ctx context.Context) {
 		}
 	}
 	if b.cluster != nil {
-		if err := b.cluster.Stop(ctx); err != nil {
+		// Its own deadline: whatever the shutdown before it used up, the database gets this long.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.HTTP.DBStopTimeout)
+		if err := b.cluster.Stop(sctx); err != nil {
 			b.log.WarnContext(ctx, "stop embedded PostgreSQL", slog.Any("error", err))
+			if err := b.cluster.Kill(); err != nil {
+				b.log.ErrorContext(ctx, "embedded PostgreSQL may still run", slog.Any("error", err))
+			}
 		}
+		cancel()
+	}
+	if b.dirLock != nil {
+		_ = b.dirLock.Close() // releases the flock
 	}
 }
 
