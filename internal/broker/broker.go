@@ -142,7 +142,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	b.ln = ln
 	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
 		IdleTimeout: cfg.HTTP.IdleTimeout,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() { b.served <- b.srv.Serve(ln) }()
 	log.InfoContext(ctx, "queen broker listening", slog.String("addr", ln.Addr().String()), slog.String("schema", cfg.Schema))
 	return b, nil
