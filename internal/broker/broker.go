@@ -58,7 +58,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}()
 	var authz httpapi.Authorizer // nil: JWT off, every route open
 	if cfg.Auth.Enabled {
-		a, err := auth.New(ctx, cfg.Auth, log)
+		a, err := auth.New(ctx, auth.Options(cfg.Auth), log)
 		if err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
@@ -134,7 +134,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Buffers: b.spool,
+	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version, MetricsAccess: metricsAccess(cfg),
 	})

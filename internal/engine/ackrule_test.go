@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -13,7 +12,7 @@ import (
 // state, succeeds, is a noop, or is rejected with which text.
 func TestAckRule(t *testing.T) {
 	cur, prev, other := uuid.New(), uuid.New(), uuid.New()
-	id := func(u uuid.UUID) pgtype.UUID { return pgtype.UUID{Bytes: u, Valid: true} }
+	id := func(u uuid.UUID) *uuid.UUID { return &u }
 	// The previous lease delivered 6..10 (all acked: cursor 10); the live one delivered 11..13.
 	live := store.ConsumerState{Cursor: 10, LeaseID: id(cur), LeaseLive: true, ClaimCursor: 10, DeliveredSeq: 13,
 		PrevLeaseID: id(prev), PrevClaimCursor: 5, PrevDeliveredSeq: 10}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -156,12 +155,9 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	rows := make([]store.PushRow, len(pushes))
 	for i, p := range pushes {
 		rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-			Payload: p.Payload, ProducerSub: pgtype.Text{String: p.ProducerSub, Valid: p.ProducerSub != ""}}
+			Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
 		if len(rows[i].Payload) == 0 {
 			rows[i].Payload = jsonNull
-		}
-		if p.TraceID != nil {
-			rows[i].TraceID = pgtype.UUID{Bytes: *p.TraceID, Valid: true}
 		}
 	}
 	if len(rows) > 0 {

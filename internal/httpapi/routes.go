@@ -91,6 +91,11 @@ var Routes = []Route{
 	{"GET", "/api/v1/analytics/queue-ops", Read, "operation counters per queue and bucket", (*Server).handleQueueOps},
 	{"GET", "/api/v1/analytics/retention", Read, "retention deletions per bucket", (*Server).handleRetentionAnalytics},
 
+	// Streams.
+	{"POST", "/streams/v1/queries", Consume, "register a stream query; 409 on a config_hash mismatch without reset", (*Server).handleStreamsRegister},
+	{"POST", "/streams/v1/cycle", Consume, "commit a stream cycle (state ops, sink pushes, source ack) in one transaction; 200 with success:false when rolled back", (*Server).handleStreamsCycle},
+	{"POST", "/streams/v1/state/get", Read, "read a stream shard's state rows (keys, key_prefix, ripe_at_or_before)", (*Server).handleStreamsStateGet},
+
 	// Metrics.
 	{"GET", "/metrics", Public, "process, request and pool numbers as JSON", (*Server).handleMetricsJSON},
 	{"GET", "/metrics/prometheus", Public, "Prometheus text exposition of the broker's registry", (*Server).handleMetricsPrometheus},

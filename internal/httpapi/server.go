@@ -27,7 +27,6 @@ type Options struct {
 	Version          string
 	Metrics          *metrics.Metrics    // request counts and latencies; the JSON /metrics numbers (nil: none)
 	Gatherer         prometheus.Gatherer // served by /metrics/prometheus (nil: 404)
-	Buffers          BufferStats         // nil: the spool reports zeros
 	MetricsAccess    auth.Access         // access level of the metrics routes; "" = the route table's (public)
 }
 
@@ -128,9 +127,3 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// BufferStats is the disk spool as /status/buffers sees it; the broker's spool satisfies it.
-type BufferStats interface {
-	Pending() int64
-	Failed() int64
-}
