@@ -130,6 +130,22 @@ silently ignored camelCase keys); ` + "`queues configure`" + ` can set ` + "`--r
 ` + "`dlq retry`" + ` exists (the broker has the route) and ` + "`dlq delete --all`" + ` replaces ` + "`dlq drain`" + ` (kept as an alias);
 ` + "`tail`" + ` is ` + "`consume`" + ` (alias kept) and ` + "`cg`" + ` is ` + "`groups`" + ` (alias kept).
 
+## Names of the original queenctl's commands
+
+| Original | Here |
+|---|---|
+| ` + "`ping`" + ` | ` + "`health`" + ` (alias ` + "`ping`" + `) |
+| ` + "`queue list/describe/configure/delete`" + ` | ` + "`queues list/describe/configure/delete`" + ` (aliases ` + "`queue`" + `, ` + "`q`" + `), plus ` + "`queues get`" + ` |
+| ` + "`queue stats`" + `, ` + "`status [queue]`" + ` | ` + "`status [queue]`" + ` |
+| ` + "`partition list`" + ` / ` + "`partition seek`" + ` | ` + "`partitions list`" + ` / ` + "`groups seek CG QUEUE --partition P --to end`" + ` |
+| ` + "`partition describe`" + ` | ` + "`messages list --queue Q --partition P`" + ` |
+| ` + "`tail`" + ` | ` + "`consume`" + ` (alias ` + "`tail`" + `) |
+| ` + "`cg list/describe/seek/delete/lag`" + ` | ` + "`groups …`" + ` (alias ` + "`cg`" + `); ` + "`lag`" + ` and ` + "`replay`" + ` stay top-level |
+| ` + "`dlq list/describe/drain`" + ` | ` + "`dlq list/get/delete --all`" + ` (aliases ` + "`describe`" + `, ` + "`drain`" + `), plus ` + "`dlq retry`" + ` |
+| ` + "`namespace list`" + ` / ` + "`task list`" + ` | ` + "`namespaces`" + ` / ` + "`tasks`" + ` |
+| ` + "`analytics overview/queue-lag/queue-ops/retention`" + ` | the same, plus ` + "`throughput`" + `, ` + "`buffers`" + `, ` + "`resources`" + `; the routes the broker lacks (` + "`queue-parked`" + `, ` + "`system`" + `, ` + "`worker`" + `, ` + "`postgres`" + `) are not offered |
+| ` + "`cg refresh-stats`" + `, ` + "`bench`" + `, ` + "`docs`" + `, ` + "`login`" + `, ` + "`logout`" + ` | not offered (no broker route; ` + "`make bench`" + ` is the load test; this page; no login route) |
+
 ## Performance of push -f
 
 ` + "`push -f`" + ` reads JSON lines with one reader and keeps ` + "`--concurrency`" + ` (default 8) push requests of
