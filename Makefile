@@ -2,7 +2,7 @@
 export GOTOOLCHAIN := local
 GO ?= go
 
-.PHONY: build run test vet fmt-check clean gen bench
+.PHONY: build run test test-js test-python vet fmt-check clean gen bench
 
 build:
 	$(GO) build -o bin/queen ./cmd/queen
@@ -21,6 +21,15 @@ test: vet fmt-check
 	$(GO) test -race -count=1 -short -timeout 20m ./...
 	@# Rate-holding load tests measure wall-clock rates: they run alone, after the parallel suite.
 	$(GO) test -race -count=1 -timeout 5m -run 'TestLoad' ./internal/proxy/
+	@$(MAKE) --no-print-directory test-js test-python
+
+# The JavaScript SDK (sdks/js): unit tests and integration tests against test/sdkenv.
+test-js:
+	@bash scripts/test-js.sh
+
+# The Python SDK (sdks/python): unit tests and integration tests against test/sdkenv.
+test-python:
+	@bash scripts/test-python.sh
 
 vet:
 	$(GO) vet ./...
@@ -29,7 +38,8 @@ fmt-check:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# Regenerates generated files (docs/reference.md from the route table, docs/cli.md from queenctl's commands).
+# Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
+# variable table, docs/cli.md from queenctl's commands).
 gen:
 	$(GO) generate ./...
 

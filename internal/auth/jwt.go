@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/queen-go/queen/internal/config"
 )
 
 // Authenticator validates the bearer JWT of a request and checks its roles against the access
@@ -42,18 +40,17 @@ var (
 	errAuthRequired = &Error{Status: http.StatusUnauthorized, Message: "Authentication required"}
 	errForbidden    = &Error{Status: http.StatusForbidden, Message: "Insufficient permissions"}
 	errBadSignature = &Error{Status: http.StatusUnauthorized, Message: "Invalid token signature"}
-	errNoSecret     = &Error{Status: http.StatusInternalServerError, Message: "HS256 secret not configured"}
 )
 
 // New builds the authenticator for an enabled JWT configuration. It refuses a configuration with no
 // key usable for the chosen algorithm and a malformed JWT_PUBLIC_KEY, naming the variable. With a
 // JWT_JWKS_URL it fetches the key set once (a failure is logged and tolerated: the next token
 // that needs a key fetches again).
-func New(ctx context.Context, cfg config.AuthConfig, log *slog.Logger) (*Authenticator, error) {
+func New(ctx context.Context, cfg Options, log *slog.Logger) (*Authenticator, error) {
 	return newAuthenticator(ctx, cfg, log, time.Now)
 }
 
-func newAuthenticator(ctx context.Context, cfg config.AuthConfig, log *slog.Logger, now func() time.Time) (*Authenticator, error) {
+func newAuthenticator(ctx context.Context, cfg Options, log *slog.Logger, now func() time.Time) (*Authenticator, error) {
 	a := &Authenticator{
 		alg: cfg.Algorithm, secret: []byte(cfg.Secret),
 		roles: newRoleSet(cfg), skip: skipList(cfg.SkipPaths),
@@ -101,6 +98,9 @@ func newAuthenticator(ctx context.Context, cfg config.AuthConfig, log *slog.Logg
 		return nil, errors.New("auth: JWT_ROLE_ADMIN is empty")
 	}
 	a.parseOpts = []jwt.ParserOption{jwt.WithLeeway(cfg.ClockSkew), jwt.WithIssuedAt(), jwt.WithTimeFunc(now)}
+	if cfg.RequireExp {
+		a.parseOpts = append(a.parseOpts, jwt.WithExpirationRequired())
+	}
 	if cfg.Issuer != "" {
 		a.parseOpts = append(a.parseOpts, jwt.WithIssuer(cfg.Issuer))
 	}
@@ -261,7 +261,8 @@ func (a *Authenticator) keyFor(ctx context.Context, h header) (any, error) {
 	}
 	if h.Alg == "HS256" {
 		if len(a.secret) == 0 {
-			return nil, errNoSecret
+			// auto with only asymmetric keys: the token's algorithm is not one this broker verifies.
+			return nil, &Error{Status: http.StatusUnauthorized, Message: "Unsupported algorithm: " + h.Alg}
 		}
 		return a.secret, nil
 	}
@@ -291,6 +292,9 @@ func mapJWTError(err error) error {
 		msg = "Invalid token signature"
 	case errors.Is(err, jwt.ErrTokenExpired):
 		msg = "Token has expired"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		// Worded so that clients keying on the contract's "Token has expired" fetch a new token.
+		msg = "Token has expired: exp claim is required"
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
 		msg = "Token is not valid yet"
 	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):

@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -202,7 +201,7 @@ func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.Re
 		return reject(RejectUnresolvable)
 	}
 	completion := it.Status == AckCompleted || it.Status == AckSuccess
-	isLease := func(id pgtype.UUID) bool { return id.Valid && uuid.UUID(id.Bytes).String() == it.LeaseID }
+	isLease := func(id *uuid.UUID) bool { return id != nil && id.String() == it.LeaseID }
 	if m.Seq <= st.Cursor && !m.Redelivery {
 		delivering := it.LeaseID == "" ||
 			(isLease(st.LeaseID) && st.ClaimCursor < m.Seq && m.Seq <= st.DeliveredSeq) ||

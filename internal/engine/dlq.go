@@ -40,9 +40,9 @@ func (e *Engine) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
 	out := DeadLetter{ID: d.MessageID.String(), TransactionID: d.TransactionID, PartitionID: d.PartitionID.String(),
 		Queue: d.Queue, Partition: d.Partition, ConsumerGroup: d.Group, RetryCount: d.RetryCount,
 		CreatedAt: isoMillis(d.CreatedAt), FailedAt: isoMillis(d.FailedAt), Data: jsonNull,
-		ErrorMessage: optText(d.Error), ProducerSub: optText(d.ProducerSub), TraceID: optUUID(d.TraceID)}
+		ErrorMessage: d.Error, ProducerSub: d.ProducerSub, TraceID: optUUID(d.TraceID)}
 	if len(d.Payload) > 0 {
-		data, err := e.DecryptPayload(d.Payload, d.Encrypted.Bool)
+		data, err := e.DecryptPayload(d.Payload, (d.Encrypted != nil && *d.Encrypted))
 		if err != nil {
 			return DeadLetter{}, err
 		}

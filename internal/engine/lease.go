@@ -34,8 +34,12 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Dura
 			r.Success, r.Error = false, &msg
 			break
 		}
-		if earliest.IsZero() || x.ExpiresAt.Time.Before(earliest) {
-			earliest = x.ExpiresAt.Time
+		var at time.Time
+		if x.ExpiresAt != nil {
+			at = *x.ExpiresAt
+		}
+		if earliest.IsZero() || at.Before(earliest) {
+			earliest = at
 		}
 	}
 	if r.Success {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/google/uuid"
-
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -115,30 +113,6 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 	}
 	return &ConfigureResult{Configured: true, QueueID: qid.String(), PartitionID: pid.String(), Queue: queue,
 		Namespace: namespace, Task: task, Options: opts}, nil
-}
-
-// ListQueues lists queues with their rolled-up counts.
-func (e *Engine) ListQueues(ctx context.Context, p store.ListQueuesParams) ([]store.QueueSummary, error) {
-	out, err := e.st.ListQueues(ctx, p)
-	return out, opErr("list queues", err)
-}
-
-// QueueInfo reads one queue; a NotFoundError when missing.
-func (e *Engine) QueueInfo(ctx context.Context, name string) (*store.QueueInfo, error) {
-	q, err := e.st.QueueByName(ctx, name)
-	return q, opErrOr("queue", err, "Queue not found: %s", name)
-}
-
-// PartitionCounts counts each partition of a queue exactly.
-func (e *Engine) PartitionCounts(ctx context.Context, queueID uuid.UUID) ([]store.PartitionCounts, error) {
-	out, err := e.st.PartitionCounts(ctx, queueID)
-	return out, opErr("partition counts", err)
-}
-
-// QueueGroups names the consumer groups that exist on a queue.
-func (e *Engine) QueueGroups(ctx context.Context, queue string) ([]string, error) {
-	out, err := e.st.QueueGroups(ctx, queue)
-	return out, opErr("queue groups", err)
 }
 
 // DeleteQueue removes a queue and everything in it; ErrNotFound when it does not exist.

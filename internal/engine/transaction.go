@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -74,6 +73,9 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 			}
 			p.Partition = cmp.Or(p.Partition, DefaultPartition)
 			p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
+			if err := validatePushItem(p, fmt.Sprintf("operations[%d]", i)); err != nil {
+				return nil, err
+			}
 			pushes = append(pushes, p)
 		default:
 			return nil, invalid("operations[%d]: empty operation", i)
@@ -153,12 +155,9 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	rows := make([]store.PushRow, len(pushes))
 	for i, p := range pushes {
 		rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-			Payload: p.Payload, ProducerSub: pgtype.Text{String: p.ProducerSub, Valid: p.ProducerSub != ""}}
+			Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
 		if len(rows[i].Payload) == 0 {
 			rows[i].Payload = jsonNull
-		}
-		if p.TraceID != nil {
-			rows[i].TraceID = pgtype.UUID{Bytes: *p.TraceID, Valid: true}
 		}
 	}
 	if len(rows) > 0 {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"sort"
 	"time"
 )
 
@@ -11,26 +10,11 @@ func (s *Server) handleStatusAnalytics(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	interval := r.URL.Query().Get("interval")
-	bm := map[string]int{"": 60, "minute": 1, "hour": 60, "day": 1440}
-	m, ok := bm[interval]
-	if !ok {
-		return badRequest("interval must be minute, hour or day")
-	}
-	if interval == "" {
-		interval = "hour"
-	}
-	series, err := s.eng.QueueOpsSeries(r.Context(), from, to, r.URL.Query().Get("queue"), m)
+	rep, err := s.eng.Ingest(r.Context(), from, to, r.URL.Query().Get("queue"), r.URL.Query().Get("interval"))
 	if err != nil {
 		return err
 	}
-	pts := collapse(series)
-	out := make([]map[string]any, len(pts))
-	for i, p := range pts {
-		out[i] = map[string]any{"timestamp": ts(p.Bucket), "messages": p.PushMessages, "popped": p.PopMessages,
-			"acked": p.AckSuccess + p.AckFailed}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"dataPoints": out, "interval": interval, "from": ts(from), "to": ts(to)})
+	writeJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -39,19 +23,11 @@ func (s *Server) handleQueueLag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	series, err := s.eng.QueueOpsSeries(r.Context(), from, to, r.URL.Query().Get("queue"), 1)
+	pts, err := s.eng.QueueLag(r.Context(), from, to, r.URL.Query().Get("queue"))
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(series))
-	for _, p := range series {
-		if p.PopMessages == 0 {
-			continue
-		}
-		out = append(out, map[string]any{"queueName": p.Queue, "popCount": p.PopMessages,
-			"avgLagMs": ratio(p.LagSumMs, p.LagCount), "maxLagMs": p.LagMaxMs, "bucketTime": ts(p.Bucket)})
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, pts)
 	return nil
 }
 
@@ -60,30 +36,11 @@ func (s *Server) handleQueueOps(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	bm := bucketMinutes(to.Sub(from))
-	series, err := s.eng.QueueOpsSeries(r.Context(), from, to, r.URL.Query().Get("queue"), bm)
+	rep, err := s.eng.QueueOps(r.Context(), from, to, r.URL.Query().Get("queue"))
 	if err != nil {
 		return err
 	}
-	secs := float64(bm * 60)
-	out := make([]map[string]any, len(series))
-	seen := map[string]bool{}
-	var queues []string
-	for i, p := range series {
-		out[i] = map[string]any{"bucket": ts(p.Bucket), "queueName": p.Queue, "pushRequests": p.PushRequests,
-			"pushMessages": p.PushMessages, "popRequests": p.PopRequests, "popMessages": p.PopMessages, "popEmpty": p.PopEmpty,
-			"ackSuccess": p.AckSuccess, "ackFailed": p.AckFailed, "dlq": p.DLQ,
-			"avgLagMs": ratio(p.LagSumMs, p.LagCount), "maxLagMs": p.LagMaxMs,
-			"pushPerSecond": float64(p.PushMessages) / secs, "popPerSecond": float64(p.PopMessages) / secs,
-			"ackPerSecond": float64(p.AckSuccess+p.AckFailed) / secs, "emptyPerSecond": float64(p.PopEmpty) / secs}
-		if !seen[p.Queue] {
-			seen[p.Queue] = true
-			queues = append(queues, p.Queue)
-		}
-	}
-	sort.Strings(queues)
-	writeJSON(w, http.StatusOK, map[string]any{"timeRange": map[string]string{"from": ts(from), "to": ts(to)},
-		"bucketMinutes": bm, "series": out, "queues": queues})
+	writeJSON(w, http.StatusOK, rep)
 	return nil
 }
 
@@ -92,18 +49,10 @@ func (s *Server) handleRetentionAnalytics(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	bm := bucketMinutes(to.Sub(from))
-	pts, err := s.eng.RetentionSeries(r.Context(), from, to, bm)
+	rep, err := s.eng.Retention(r.Context(), from, to)
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, len(pts))
-	totals := map[string]int64{}
-	for i, p := range pts {
-		out[i] = map[string]any{"bucket": ts(p.Bucket), "queueName": p.Queue, "type": p.Kind, "deleted": p.Deleted}
-		totals[p.Kind] += p.Deleted
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"timeRange": map[string]string{"from": ts(from), "to": ts(to)},
-		"bucketMinutes": bm, "series": out, "totals": totals})
+	writeJSON(w, http.StatusOK, rep)
 	return nil
 }

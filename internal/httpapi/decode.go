@@ -48,6 +48,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, max int64, v any) error 
 	if err != nil {
 		return err
 	}
+	if err := guardBody(b); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return badRequest("bad body: " + err.Error())
 	}
@@ -163,20 +166,3 @@ func timeRange(r *http.Request, def time.Duration) (time.Time, time.Time, error)
 	}
 	return from, to, nil
 }
-
-// bucketMinutes picks the bucket width for a time span (as the original: 1/5/15/60/360 minutes).
-func bucketMinutes(span time.Duration) int {
-	switch {
-	case span <= 2*time.Hour:
-		return 1
-	case span <= 12*time.Hour:
-		return 5
-	case span <= 48*time.Hour:
-		return 15
-	case span <= 14*24*time.Hour:
-		return 60
-	}
-	return 360
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/engine"
 )
 
 type traceBody struct {
@@ -51,29 +51,13 @@ func (s *Server) handleRecordTrace(w http.ResponseWriter, r *http.Request) error
 			return badRequest("traceNames must be a string or an array of strings")
 		}
 	}
-	id, err := s.eng.RecordTrace(r.Context(), store.TraceParams{PartitionID: pid, TransactionID: tx, EventType: ev,
+	id, err := s.eng.RecordTrace(r.Context(), engine.TraceRecord{PartitionID: pid, TransactionID: tx, EventType: ev,
 		Data: b.Data, ConsumerGroup: group, WorkerID: worker, Names: names})
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "traceId": id.String()})
 	return nil
-}
-
-func traceJSON(t store.Trace, full bool) map[string]any {
-	names := t.Names
-	if names == nil {
-		names = []string{}
-	}
-	m := map[string]any{"id": t.ID.String(), "event_type": t.EventType, "data": json.RawMessage(t.Data),
-		"consumer_group": textOrNil(t.ConsumerGroup.Valid, t.ConsumerGroup.String),
-		"worker_id":      textOrNil(t.WorkerID.Valid, t.WorkerID.String), "created_at": ts(t.CreatedAt), "trace_names": names}
-	if full {
-		m["transaction_id"], m["partition_id"] = t.TransactionID, t.PartitionID.String()
-		m["queue_name"], m["partition_name"] = t.Queue, t.Partition
-		m["message_payload"] = json.RawMessage(t.Payload)
-	}
-	return m
 }
 
 func (s *Server) handleMessageTraces(w http.ResponseWriter, r *http.Request) error {
@@ -85,11 +69,9 @@ func (s *Server) handleMessageTraces(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, len(ts))
-	for i, t := range ts {
-		out[i] = traceJSON(t, false)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"traces": out})
+	writeJSON(w, http.StatusOK, struct {
+		Traces []engine.TraceEvent `json:"traces"`
+	}{ts})
 	return nil
 }
 
@@ -102,12 +84,11 @@ func (s *Server) handleTracesByName(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, len(ts))
-	for i, t := range ts {
-		out[i] = traceJSON(t, true)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"traces": out, "total": total,
-		"pagination": map[string]int{"limit": limit, "offset": offset}})
+	writeJSON(w, http.StatusOK, struct {
+		Traces     []engine.NamedTraceEvent `json:"traces"`
+		Total      int64                    `json:"total"`
+		Pagination page                     `json:"pagination"`
+	}{ts, total, page{limit, offset}})
 	return nil
 }
 
@@ -120,12 +101,10 @@ func (s *Server) handleTraceNames(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, len(ns))
-	for i, n := range ns {
-		out[i] = map[string]any{"trace_name": n.Name, "trace_count": n.Traces, "message_count": n.Messages,
-			"last_seen": ts(n.LastSeen)}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"trace_names": out, "total": total,
-		"pagination": map[string]int{"limit": limit, "offset": offset}})
+	writeJSON(w, http.StatusOK, struct {
+		TraceNames []engine.TraceNameUsage `json:"trace_names"`
+		Total      int64                   `json:"total"`
+		Pagination page                    `json:"pagination"`
+	}{ns, total, page{limit, offset}})
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // ConsumerKey identifies the cursor and lease of one consumer group on one partition.
@@ -18,13 +17,13 @@ type ConsumerKey struct {
 // ConsumerState is a locked (partition, group) row as an ack sees it.
 type ConsumerState struct {
 	Cursor    int64
-	LeaseID   pgtype.UUID
+	LeaseID   *uuid.UUID
 	LeaseLive bool
 	// The current (or last) lease delivered the messages in (ClaimCursor, DeliveredSeq]; the lease before
 	// it those in (PrevClaimCursor, PrevDeliveredSeq].
 	ClaimCursor      int64
 	DeliveredSeq     int64
-	PrevLeaseID      pgtype.UUID
+	PrevLeaseID      *uuid.UUID
 	PrevClaimCursor  int64
 	PrevDeliveredSeq int64
 	Retries          int32

@@ -25,12 +25,12 @@ type DeadLetterRow struct {
 	Queue         string
 	Partition     string
 	Group         string
-	Error         pgtype.Text
+	Error         *string
 	RetryCount    int32
 	Payload       []byte
-	Encrypted     pgtype.Bool
-	ProducerSub   pgtype.Text
-	TraceID       pgtype.UUID
+	Encrypted     *bool
+	ProducerSub   *string
+	TraceID       *uuid.UUID
 	CreatedAt     time.Time
 	FailedAt      time.Time
 }

@@ -35,9 +35,9 @@ type GroupSummary struct {
 	Behind         int64
 	MaxLagSeconds  float64
 	Consumed       int64
-	Mode           pgtype.Text
-	SubscriptionTS pgtype.Timestamptz
-	SubscribedAt   pgtype.Timestamptz
+	Mode           *string
+	SubscriptionTS *time.Time
+	SubscribedAt   *time.Time
 }
 
 // ListConsumerGroups lists every (group, queue) pair that has cursors.
@@ -52,8 +52,8 @@ func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) 
 type GroupPartition struct {
 	Queue, Partition string
 	PartitionID      uuid.UUID
-	LeaseID          pgtype.UUID
-	LastConsumedAt   pgtype.Timestamptz
+	LeaseID          *uuid.UUID
+	LastConsumedAt   *time.Time
 	TotalConsumed    int64
 	OffsetLag        int64
 	TimeLagSeconds   float64
@@ -72,11 +72,11 @@ func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupParti
 type LaggingPartition struct {
 	Group, Queue, Partition string
 	PartitionID             uuid.UUID
-	LeaseID                 pgtype.UUID
+	LeaseID                 *uuid.UUID
 	OffsetLag               int64
 	TimeLagSeconds          float64
 	OldestUnconsumedAt      time.Time
-	LastConsumedAt          pgtype.Timestamptz
+	LastConsumedAt          *time.Time
 }
 
 // LaggingPartitions lists cursors lagging more than minLag, worst first.

@@ -7,14 +7,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // LeaseExtension is the outcome for one partition held under a lease.
 type LeaseExtension struct {
 	PartitionID uuid.UUID
 	Live        bool
-	ExpiresAt   pgtype.Timestamptz
+	ExpiresAt   *time.Time
 }
 
 // ExtendLease pushes the expiry of every partition held under leaseID to at least now+d; it never

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // ListMessagesParams filters [Store.ListMessages]; empty strings match everything.
@@ -25,12 +24,12 @@ type MessageRow struct {
 	PartitionID      uuid.UUID
 	Queue, Partition string
 	Namespace, Task  string
-	TraceID          pgtype.UUID
-	ProducerSub      pgtype.Text
+	TraceID          *uuid.UUID
+	ProducerSub      *string
 	Priority         int32
 	CreatedAt        time.Time
 	Status           string
-	LeaseExpiresAt   pgtype.Timestamptz
+	LeaseExpiresAt   *time.Time
 }
 
 // ListMessages lists messages newest first with their status for one consumer group.
@@ -61,8 +60,8 @@ type MessageDetail struct {
 	Namespace, Task           string
 	Payload                   []byte
 	Encrypted                 bool
-	TraceID                   pgtype.UUID
-	ProducerSub               pgtype.Text
+	TraceID                   *uuid.UUID
+	ProducerSub               *string
 	CreatedAt                 time.Time
 	LeaseTime, RetryLimit     int32
 	RetryDelay, TTL, Priority int32
@@ -73,10 +72,10 @@ type MessageDetail struct {
 type MessageConsumer struct {
 	Group          string
 	Consumed       bool
-	LeaseExpiresAt pgtype.Timestamptz // set while the message is leased to the group
+	LeaseExpiresAt *time.Time // set while the message is leased to the group
 	Retries        int32
-	DLQError       pgtype.Text
-	DLQRetries     pgtype.Int4
+	DLQError       *string
+	DLQRetries     *int32
 }
 
 // GetMessage reads one message and every group's view of it; ErrNotFound when it does not exist.

@@ -65,9 +65,9 @@ type PushRow struct {
 	PartitionID   uuid.UUID
 	TransactionID string
 	ID            uuid.UUID
-	TraceID       pgtype.UUID
+	TraceID       *uuid.UUID
 	Payload       []byte // JSON; never nil
-	ProducerSub   pgtype.Text
+	ProducerSub   *string
 	Encrypted     bool
 }
 
@@ -116,7 +116,7 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	var lock []uuid.UUID
 	for i, r := range rows {
 		idx[i], pids[i], txids[i], ids[i] = int32(i), r.PartitionID, r.TransactionID, r.ID
-		traces[i], payloads[i], subs[i], enc[i] = r.TraceID, r.Payload, r.ProducerSub, r.Encrypted
+		traces[i], payloads[i], subs[i], enc[i] = pgUUID(r.TraceID), r.Payload, pgText(r.ProducerSub), r.Encrypted
 		if _, ok := seen[r.PartitionID]; !ok {
 			seen[r.PartitionID] = struct{}{}
 			lock = append(lock, r.PartitionID)

@@ -56,7 +56,7 @@ type QueueSummary struct {
 	Partitions                 int64
 	Total, Pending, Processing int64
 	Completed, DeadLetter      int64
-	OldestPendingAt, StatsAt   pgtype.Timestamptz
+	OldestPendingAt, StatsAt   *time.Time
 	TotalConsumed              int64
 }
 
@@ -118,14 +118,14 @@ type PartitionCounts struct {
 	ID                      uuid.UUID
 	Name                    string
 	CreatedAt               time.Time
-	LastPushAt              pgtype.Timestamptz
+	LastPushAt              *time.Time
 	Total, Consumed         int64
 	Processing              int64
 	DeadLetter, DLQConsumed int64
-	Oldest, Newest          pgtype.Timestamptz
-	OldestPending           pgtype.Timestamptz
+	Oldest, Newest          *time.Time
+	OldestPending           *time.Time
 	TotalConsumed           int64
-	LastConsumedAt          pgtype.Timestamptz
+	LastConsumedAt          *time.Time
 }
 
 // PartitionCounts counts the messages of each partition of a queue exactly.

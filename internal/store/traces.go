@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // TraceParams is one trace event to record.
@@ -48,7 +47,7 @@ type Trace struct {
 	PartitionID             uuid.UUID
 	EventType               string
 	Data                    []byte
-	ConsumerGroup, WorkerID pgtype.Text
+	ConsumerGroup, WorkerID *string
 	CreatedAt               time.Time
 	Queue, Partition        string
 	Payload                 []byte
