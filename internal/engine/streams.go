@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -262,12 +261,9 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		for i, p := range pushes {
 			// IDs are UUIDv7 minted in emit order: sink order equals emit order.
 			rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-				Payload: p.Payload, ProducerSub: pgtype.Text{String: p.ProducerSub, Valid: p.ProducerSub != ""}}
+				Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
 			if len(rows[i].Payload) == 0 {
 				rows[i].Payload = jsonNull
-			}
-			if p.TraceID != nil {
-				rows[i].TraceID = pgtype.UUID{Bytes: *p.TraceID, Valid: true}
 			}
 			if err := e.sealRow(ctx, p.Queue, &rows[i]); err != nil {
 				return err
@@ -376,7 +372,7 @@ func (c *cycleAck) decide(states map[store.ConsumerKey]*store.ConsumerState, msg
 	if !m.Found || st == nil {
 		return store.AckEffects{}, fail("Message not found")
 	}
-	if c.ack.LeaseID != "" && !(st.LeaseLive && st.LeaseID.Valid && uuid.UUID(st.LeaseID.Bytes).String() == c.ack.LeaseID) {
+	if c.ack.LeaseID != "" && !(st.LeaseLive && st.LeaseID != nil && st.LeaseID.String() == c.ack.LeaseID) {
 		return store.AckEffects{}, fail("Invalid or expired lease")
 	}
 	if m.Seq <= st.Cursor && !m.Redelivery {
