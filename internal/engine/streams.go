@@ -146,7 +146,7 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 			return res, nil
 		case errors.Is(err, errTxStale) && attempt < 2:
 			for _, p := range req.PushItems {
-				e.parts.forget([]store.PartitionKey{{Queue: p.Queue, Partition: p.Partition}})
+				e.parts.forget(store.PartitionKey{Queue: p.Queue, Partition: p.Partition})
 			}
 			continue
 		case errors.As(err, &cf):
