@@ -120,7 +120,7 @@ func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
 	e.push.start(ctx, e.opt.PushWorkers)
 	e.ack.start(ctx, e.opt.AckWorkers)
-	e.wg.Add(3)
+	e.wg.Add(2)
 	go func() {
 		defer e.wg.Done()
 		e.announceLoop(ctx)
@@ -128,10 +128,6 @@ func (e *Engine) Start(ctx context.Context) {
 	go func() {
 		defer e.wg.Done()
 		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.onNotify)
-	}()
-	go func() {
-		defer e.wg.Done()
-		e.evictLoop(ctx)
 	}()
 	if e.spool != nil {
 		e.wg.Add(1)
