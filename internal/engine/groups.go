@@ -12,8 +12,9 @@ import (
 // deleted through another broker is recorded again here soon after.
 const subscriptionTTL = 10 * time.Second
 
-// subscription resolves a pop's subscription options (api.md §9): subscriptionFrom (a timestamp or
-// "now") wins over subscriptionMode, which falls back to DEFAULT_SUBSCRIPTION_MODE.
+// subscription resolves where a named group starts in a queue it meets for the first time:
+// subscriptionFrom (a timestamp or "now") wins over subscriptionMode (all, new, new-only), which
+// falls back to DEFAULT_SUBSCRIPTION_MODE.
 func (e *Engine) subscription(mode, from string) (string, time.Time, error) {
 	switch from {
 	case "":

@@ -12,7 +12,7 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// Streams: the broker side of the fat-client stream processor (../shared/spec/streams.md). Operators run
+// Streams: the broker side of the fat-client stream processor (client/streams). Operators run
 // in the client; the broker keeps a registry of queries, a key/value state per (query, source
 // partition) and commits each processing cycle (state changes, sink pushes, source ack) in one
 // PostgreSQL transaction.

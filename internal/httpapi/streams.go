@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-// streamsRoutes are the three routes of the streams runtime (../shared/spec/streams.md §3). They live
+// streamsRoutes are the three routes of the streams runtime (client/streams is their client). They live
 // under their own prefix on purpose: a proxy may feature-gate them as a block.
 // decodeObject reads a body that must be one JSON object into its raw fields.
 func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
