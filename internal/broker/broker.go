@@ -40,7 +40,7 @@ type Broker struct {
 	st       *store.Store
 	spool    *spool.Spool
 	eng      *engine.Engine
-	loops    []*engine.Loop // stats and retention; stopped before the engine
+	loops    []*engine.Loop // stats, retention and eviction; stopped before the engine
 	srv      *http.Server
 	ln       net.Listener
 	served   chan error
@@ -128,7 +128,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	b.eng.Start(ctx)
 	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays})}
+			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
+		b.eng.NewEvictionLoop()}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// Streams: the broker side of the fat-client stream processor (../shared/spec/streams.md). Operators run
+// Streams: the broker side of the fat-client stream processor (client/streams). Operators run
 // in the client; the broker keeps a registry of queries, a key/value state per (query, source
 // partition) and commits each processing cycle (state changes, sink pushes, source ack) in one
 // PostgreSQL transaction.
@@ -161,7 +161,7 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 			return res, nil
 		case errors.Is(err, errTxStale) && attempt < 2:
 			for _, p := range req.PushItems {
-				e.parts.forget([]store.PartitionKey{{Queue: p.Queue, Partition: p.Partition}})
+				e.parts.forget(store.PartitionKey{Queue: p.Queue, Partition: p.Partition})
 			}
 			continue
 		case errors.As(err, &cf):
