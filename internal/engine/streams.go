@@ -283,12 +283,7 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		}
 		for i, p := range pushes {
 			// IDs are UUIDv7 minted in emit order: sink order equals emit order.
-			rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-				Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
-			if len(rows[i].Payload) == 0 {
-				rows[i].Payload = jsonNull
-			}
-			if err := e.sealRow(ctx, p.Queue, &rows[i]); err != nil {
+			if rows[i], err = e.pushRow(ctx, p, pids[i]); err != nil {
 				return err
 			}
 		}
