@@ -26,7 +26,7 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(ago); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 1e9 {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 1e9 {
 		return time.Unix(n, 0).UTC(), nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
