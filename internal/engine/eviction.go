@@ -2,33 +2,24 @@ package engine
 
 import (
 	"context"
-	"log/slog"
-	"time"
 )
 
 // evictionLockKey makes one broker per interval run the maxWaitTimeSeconds sweep.
 const evictionLockKey = 0x5175_6565_6e45_56 // "QueenEV"
 
-// evictLoop moves messages that waited longer than their queue's maxWaitTimeSeconds to the dead-letter
-// queue (error "max wait time exceeded"), every EvictionInterval, until ctx ends.
-func (e *Engine) evictLoop(ctx context.Context) {
-	t := time.NewTicker(e.opt.EvictionInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := e.EvictExpired(ctx); err != nil && ctx.Err() == nil {
-			e.log.WarnContext(ctx, "eviction sweep failed", slog.Any("error", err))
-		}
-	}
+// NewEvictionLoop builds the loop that moves messages that waited longer than their queue's
+// maxWaitTimeSeconds to the dead-letter queue (error "max wait time exceeded"), every EvictionInterval.
+// One broker per pass does the work (an advisory lock); the others skip it.
+func (e *Engine) NewEvictionLoop() *Loop {
+	return newLoop("eviction", e.opt.EvictionInterval, e.log, func(ctx context.Context) error {
+		_, err := e.evictExpired(ctx)
+		return err
+	})
 }
 
-// EvictExpired runs one maxWaitTimeSeconds sweep now (in batches until nothing is left) and reports
+// evictExpired runs one maxWaitTimeSeconds sweep now (in batches until nothing is left) and reports
 // how many messages it moved.
-func (e *Engine) EvictExpired(ctx context.Context) (int64, error) {
+func (e *Engine) evictExpired(ctx context.Context) (int64, error) {
 	var total int64
 	for {
 		n, err := e.st.ExpireWaiting(ctx, evictionLockKey, 1000)

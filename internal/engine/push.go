@@ -213,7 +213,7 @@ func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult
 		if len(stale) == 0 || attempt == 2 {
 			return res, nil
 		}
-		e.parts.forget(stale)
+		e.parts.forget(stale...)
 	}
 }
 
@@ -236,7 +236,7 @@ func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUI
 	if err != nil {
 		return nil, err
 	}
-	e.parts.put(ids)
+	e.parts.putAll(ids)
 	for i, it := range items {
 		if out[i] == uuid.Nil {
 			id, ok := ids[store.PartitionKey{Queue: it.Queue, Partition: it.Partition}]
@@ -253,38 +253,24 @@ type pushJob struct {
 	rows []store.PushRow
 }
 
-// pushBatch stores the rows of several concurrent push requests with one statement. If the merged batch
-// fails for a reason other than the database being out of reach, each request is retried alone so that
-// one request's failure is never another's.
-func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, []error) {
+// pushBatch stores the rows of several concurrent push requests with one statement and splits the
+// outcomes per request (the coalescer retries each request alone when the merged one fails).
+func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, error) {
+	var rows []store.PushRow
+	for _, j := range jobs {
+		rows = append(rows, j.rows...)
+	}
+	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
+	defer cancel()
+	all, err := e.st.Push(octx, rows)
+	if err != nil {
+		return nil, err
+	}
 	outs := make([][]store.PushOutcome, len(jobs))
-	errs := make([]error, len(jobs))
-	run := func(js []pushJob) ([]store.PushOutcome, error) {
-		var rows []store.PushRow
-		for _, j := range js {
-			rows = append(rows, j.rows...)
-		}
-		octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
-		defer cancel()
-		return e.st.Push(octx, rows)
-	}
-	all, err := run(jobs)
-	if err == nil {
-		off := 0
-		for i, j := range jobs {
-			outs[i] = all[off : off+len(j.rows)]
-			off += len(j.rows)
-		}
-		return outs, errs
-	}
-	if len(jobs) == 1 || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrPool) {
-		for i := range errs {
-			errs[i] = err
-		}
-		return outs, errs
-	}
+	off := 0
 	for i, j := range jobs {
-		outs[i], errs[i] = run([]pushJob{j})
+		outs[i] = all[off : off+len(j.rows)]
+		off += len(j.rows)
 	}
-	return outs, errs
+	return outs, nil
 }

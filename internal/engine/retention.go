@@ -17,19 +17,19 @@ type RetentionOptions struct {
 	NowFunc              func() time.Time
 }
 
-// NewRetentionLoop builds the loop that applies retention (see [Engine.RunRetention]).
+// NewRetentionLoop builds the loop that applies retention (see [Engine.runRetention]).
 func (e *Engine) NewRetentionLoop(o RetentionOptions) *Loop {
 	return newLoop("retention", o.Interval, e.log, func(ctx context.Context) error {
-		_, err := e.RunRetention(ctx, o)
+		_, err := e.runRetention(ctx, o)
 		return err
 	})
 }
 
-// RunRetention does one retention pass now: messages past retentionSeconds (any state), messages past
+// runRetention does one retention pass now: messages past retentionSeconds (any state), messages past
 // completedRetentionSeconds that every group on the queue has consumed, empty partitions idle for
 // PARTITION_CLEANUP_DAYS and history older than METRICS_RETENTION_DAYS. Only one broker of those
 // sharing the database does a given pass.
-func (e *Engine) RunRetention(ctx context.Context, o RetentionOptions) (store.RetentionResult, error) {
+func (e *Engine) runRetention(ctx context.Context, o RetentionOptions) (store.RetentionResult, error) {
 	if o.NowFunc == nil {
 		o.NowFunc = time.Now
 	}

@@ -85,7 +85,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 		res, err := e.transactionOnce(ctx, ops, acks, pushes)
 		if errors.Is(err, errTxStale) && attempt < 2 {
 			for _, p := range pushes {
-				e.parts.forget([]store.PartitionKey{{Queue: p.Queue, Partition: p.Partition}})
+				e.parts.forget(store.PartitionKey{Queue: p.Queue, Partition: p.Partition})
 			}
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 // RefreshQueueStats recomputes the rolled-up queue_stats table. ran is false when another broker did
 // it at the same moment.
 func (s *Store) RefreshQueueStats(ctx context.Context) (ran bool, err error) {
-	ran, err = s.withJobLock(ctx, StatsLockKey, func(tx pgx.Tx) error {
+	ran, err = s.withJobLock(ctx, statsLockKey, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, q("StatsRefresh"))
 		return err
 	})
