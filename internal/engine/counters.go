@@ -125,3 +125,9 @@ func (e *Engine) observeAck(items []AckItem, res []AckResult) {
 		}
 	}
 }
+
+// TakeQueueOps hands the stats loop the operation counts since its last take.
+func (e *Engine) TakeQueueOps() []store.QueueOps { return e.counters.take() }
+
+// PutBackQueueOps returns counts whose flush failed, so they go out with the next one.
+func (e *Engine) PutBackQueueOps(ops []store.QueueOps) { e.counters.putBack(ops) }

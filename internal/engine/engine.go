@@ -24,7 +24,6 @@ type Options struct {
 	AckWorkers              int           // concurrent ack batches in flight
 	AckMaxItems             int           // ack items merged into one transaction
 	RecheckInterval         time.Duration // safety re-check of parked long-polls (expired leases, delays)
-	EvictionInterval        time.Duration // maxWaitTimeSeconds sweep
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
 	MaxPollTimeout          time.Duration // longest long-poll honoured
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
@@ -48,7 +47,6 @@ func (o *Options) defaults() {
 	orDefault(&o.MaxPollTimeout, 300*time.Second)
 	orDefault(&o.SpoolFlushInterval, 100*time.Millisecond)
 	orDefault(&o.SpoolReplayBatch, 100)
-	orDefault(&o.EvictionInterval, time.Minute)
 	orDefault(&o.OperationTimeout, 30*time.Second)
 	orDefault(&o.EncryptionCacheTTL, time.Second)
 }
