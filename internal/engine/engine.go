@@ -24,7 +24,6 @@ type Options struct {
 	AckWorkers              int           // concurrent ack batches in flight
 	AckMaxItems             int           // ack items merged into one transaction
 	RecheckInterval         time.Duration // safety re-check of parked long-polls (expired leases, delays)
-	EvictionInterval        time.Duration // maxWaitTimeSeconds sweep
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
 	MaxPollTimeout          time.Duration // longest long-poll honoured
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
@@ -40,38 +39,22 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	if o.PushWorkers <= 0 {
-		o.PushWorkers = 4
-	}
-	if o.PushMaxItems <= 0 {
-		o.PushMaxItems = 1000
-	}
-	if o.AckWorkers <= 0 {
-		o.AckWorkers = 4
-	}
-	if o.AckMaxItems <= 0 {
-		o.AckMaxItems = 1000
-	}
-	if o.RecheckInterval <= 0 {
-		o.RecheckInterval = time.Second
-	}
-	if o.MaxPollTimeout <= 0 {
-		o.MaxPollTimeout = 300 * time.Second
-	}
-	if o.SpoolFlushInterval <= 0 {
-		o.SpoolFlushInterval = 100 * time.Millisecond
-	}
-	if o.SpoolReplayBatch <= 0 {
-		o.SpoolReplayBatch = 100
-	}
-	if o.EvictionInterval <= 0 {
-		o.EvictionInterval = time.Minute
-	}
-	if o.OperationTimeout <= 0 {
-		o.OperationTimeout = 30 * time.Second
-	}
-	if o.EncryptionCacheTTL <= 0 {
-		o.EncryptionCacheTTL = time.Second
+	orDefault(&o.PushWorkers, 4)
+	orDefault(&o.PushMaxItems, 1000)
+	orDefault(&o.AckWorkers, 4)
+	orDefault(&o.AckMaxItems, 1000)
+	orDefault(&o.RecheckInterval, time.Second)
+	orDefault(&o.MaxPollTimeout, 300*time.Second)
+	orDefault(&o.SpoolFlushInterval, 100*time.Millisecond)
+	orDefault(&o.SpoolReplayBatch, 100)
+	orDefault(&o.OperationTimeout, 30*time.Second)
+	orDefault(&o.EncryptionCacheTTL, time.Second)
+}
+
+// orDefault sets *p to def unless it is positive.
+func orDefault[T int | time.Duration](p *T, def T) {
+	if *p <= 0 {
+		*p = def
 	}
 }
 

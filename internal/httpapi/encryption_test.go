@@ -8,15 +8,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestEncryptedQueue checks that an encrypted queue stores ciphertext while every read returns plaintext.
 func TestEncryptedQueue(t *testing.T) {
 	t.Parallel()
 	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	rb := testenv.StartBroker(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key})
+	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
 	a := newAPI(t, rb.URL)
 	db := openDB(t, rb.DatabaseURL)
 	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})
@@ -65,7 +63,7 @@ func TestEncryptedQueue(t *testing.T) {
 func TestEncryptedQueueNeedsKey(t *testing.T) {
 	t.Parallel()
 	key := strings.Repeat("ab", 32)
-	rb := testenv.StartBroker(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key})
+	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
 	configureQueue(t, newAPI(t, rb.URL), "secret", map[string]any{"encryptionEnabled": true})
 	_, err := startBrokerErr(t, rb.DatabaseURL)
 	require.ErrorContains(t, err, "QUEEN_ENCRYPTION_KEY")
@@ -75,7 +73,7 @@ func TestEncryptedQueueNeedsKey(t *testing.T) {
 func TestEncryptedQueueTransactionPush(t *testing.T) {
 	t.Parallel()
 	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	rb := testenv.StartBroker(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key})
+	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
 	a := newAPI(t, rb.URL)
 	db := openDB(t, rb.DatabaseURL)
 	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})

@@ -30,6 +30,21 @@ type QueueOps struct {
 	LagSumMs, LagCount, LagMaxMs       int64
 }
 
+// Add adds o's counts to q's; the lag maximum is the larger of the two.
+func (q *QueueOps) Add(o QueueOps) {
+	q.PushRequests += o.PushRequests
+	q.PushMessages += o.PushMessages
+	q.PopRequests += o.PopRequests
+	q.PopMessages += o.PopMessages
+	q.PopEmpty += o.PopEmpty
+	q.AckSuccess += o.AckSuccess
+	q.AckFailed += o.AckFailed
+	q.DLQ += o.DLQ
+	q.LagSumMs += o.LagSumMs
+	q.LagCount += o.LagCount
+	q.LagMaxMs = max(q.LagMaxMs, o.LagMaxMs)
+}
+
 // AddQueueOps adds this broker's counter deltas to the minute bucket of now.
 func (s *Store) AddQueueOps(ctx context.Context, now time.Time, broker string, ops []QueueOps) error {
 	if len(ops) == 0 {

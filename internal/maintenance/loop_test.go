@@ -1,4 +1,4 @@
-package engine
+package maintenance
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 func TestLoopStartStopStress(t *testing.T) {
 	t.Parallel()
 	var passes atomic.Int64
-	l := newLoop("stress", time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), func(ctx context.Context) error {
+	l := NewLoop("stress", time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), func(ctx context.Context) error {
 		passes.Add(1)
 		return nil
 	})
@@ -42,5 +42,5 @@ func TestLoopStartStopStress(t *testing.T) {
 	<-stopped
 	l.Stop() // idempotent
 	require.Positive(t, passes.Load(), "a started run makes its first pass at once")
-	require.Error(t, newLoop("bad", 0, slog.New(slog.DiscardHandler), nil).Start(t.Context()), "a loop needs a positive interval")
+	require.Error(t, NewLoop("bad", 0, slog.New(slog.DiscardHandler), nil).Start(t.Context()), "a loop needs a positive interval")
 }
