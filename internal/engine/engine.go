@@ -72,6 +72,7 @@ type Engine struct {
 	ann         *announcer
 	spool       *spool.Spool
 	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
+	unmigrated  atomic.Bool   // startup.go: the schema is not migrated yet (started while PostgreSQL was down)
 	replayKick  chan struct{} // wakes the replay loop early
 	spoolHealth spoolHealth   // deadspool.go: what /health and metrics say about draining
 	push        *coalescer[pushJob, []store.PushOutcome]
@@ -144,7 +145,12 @@ func (e *Engine) Stop() {
 func (e *Engine) Parked() int { return e.waiters.count() }
 
 // Ping checks the database round-trip.
-func (e *Engine) Ping(ctx context.Context) error { return e.st.Ping(ctx) }
+func (e *Engine) Ping(ctx context.Context) error {
+	if e.unmigrated.Load() {
+		return ErrNotMigrated
+	}
+	return e.st.Ping(ctx)
+}
 
 // PoolStats reports the database pool for the metrics surface.
 func (e *Engine) PoolStats() (total, idle, waiting int32) { return e.st.PoolStats() }

@@ -127,22 +127,9 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	}
 	job := pushJob{rows: make([]store.PushRow, len(items))}
 	for i, it := range items {
-		payload := it.Payload
-		if len(payload) == 0 {
-			payload = jsonNull
-		}
-		r := store.PushRow{
-			PartitionID:   pids[i],
-			TransactionID: it.TransactionID,
-			ID:            uuid.Must(uuid.NewV7()),
-			Payload:       payload,
-			ProducerSub:   nonEmpty(it.ProducerSub),
-			TraceID:       it.TraceID,
-		}
-		if err := e.sealRow(ctx, it.Queue, &r); err != nil {
+		if job.rows[i], err = e.pushRow(ctx, it, pids[i]); err != nil {
 			return nil, nil, err
 		}
-		job.rows[i] = r
 	}
 
 	outs, err := e.push.do(ctx, job)
@@ -273,4 +260,22 @@ func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushO
 		off += len(j.rows)
 	}
 	return outs, nil
+}
+
+// pushRow builds the stored row of one item: a new UUIDv7 id (so ids minted in order sort in order),
+// a JSON null for an empty payload, and the payload sealed when the queue is encrypted. Every path that
+// stores pushes (push, transaction, stream cycle) goes through it, so none can skip encryption.
+func (e *Engine) pushRow(ctx context.Context, it PushItem, partitionID uuid.UUID) (store.PushRow, error) {
+	r := store.PushRow{
+		PartitionID:   partitionID,
+		TransactionID: it.TransactionID,
+		ID:            uuid.Must(uuid.NewV7()),
+		Payload:       it.Payload,
+		ProducerSub:   nonEmpty(it.ProducerSub),
+		TraceID:       it.TraceID,
+	}
+	if len(r.Payload) == 0 {
+		r.Payload = jsonNull
+	}
+	return r, e.sealRow(ctx, it.Queue, &r)
 }

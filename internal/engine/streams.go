@@ -169,9 +169,12 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 		case errors.As(err, &sc):
 			return failed(res, sc.Error()), nil
 		case errors.As(err, &pe) && !transientPg(pe.Code):
-			// A statement-level failure is the procedure's business (a foreign key to an unknown query,
-			// for instance); the connection and the pool are fine.
-			return failed(res, pe.Message), nil
+			// A statement-level failure is the cycle's own fault; the connection and the pool are fine.
+			// Its text names tables and constraints, so the answer says what it means instead.
+			if pe.Code == "23503" {
+				return failed(res, fmt.Sprintf("query_id %s is not registered", req.QueryID)), nil
+			}
+			return failed(res, "a value was refused by the database"), nil
 		}
 		return nil, opErr("cycle", err)
 	}
@@ -280,12 +283,7 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		}
 		for i, p := range pushes {
 			// IDs are UUIDv7 minted in emit order: sink order equals emit order.
-			rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-				Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
-			if len(rows[i].Payload) == 0 {
-				rows[i].Payload = jsonNull
-			}
-			if err := e.sealRow(ctx, p.Queue, &rows[i]); err != nil {
+			if rows[i], err = e.pushRow(ctx, p, pids[i]); err != nil {
 				return err
 			}
 		}
