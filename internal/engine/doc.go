@@ -10,9 +10,9 @@
 //   - maintenanceState.mu: held across the read of the maintenance flags (one round-trip, bounded by
 //     one second), so that concurrent callers wait for that one read instead of each making their own.
 //     While holding it the engine takes no other engine lock; the read takes a pool connection.
-//   - waiters.mu, announcer.mu, queueCounters.mu, the ttlCache mutexes (parts, subs, lim, enc) and
-//     Loop.mu are leaves: no code path holds one of them while taking any other lock, and none is held
-//     across a database call or a channel send that can block.
+//   - waiters.mu, announcer.mu, queueCounters.mu and the ttlCache mutexes (parts, subs, lim, enc) are
+//     leaves: no code path holds one of them while taking any other lock, and none is held across a
+//     database call or a channel send that can block.
 //
 // So the only order is maintenanceState.mu → pgxpool (inside store). The spool's mutex is taken inside
 // the spool only, never while an engine lock is held.
