@@ -106,13 +106,14 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	b.eng.Start(ctx)
 	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Ops.StatsInterval, OnSnapshot: mx.SetStats}),
 		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Ops.RetentionInterval, BatchSize: cfg.Ops.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Ops.PartitionCleanupDays, MetricsRetentionDays: cfg.Ops.MetricsRetentionDays})}
+			PartitionCleanupDays: cfg.Ops.PartitionCleanupDays, MetricsRetentionDays: cfg.Ops.MetricsRetentionDays}),
+		b.eng.NewSampleLoop(engine.SampleOptions{Interval: cfg.Ops.StatsInterval, Port: cfg.Port, KeepDays: cfg.Ops.MetricsRetentionDays})}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
+	api := httpapi.New(b.eng, log, httpapi.Options{ Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version,
 	})

@@ -27,7 +27,7 @@ type Route struct {
 }
 
 // Routes is the broker's route table. Each part of the API keeps its rows in its own file.
-var Routes = slices.Concat(coreRoutes, semanticsRoutes, opsRoutes, systemRoutes)
+var Routes = slices.Concat(coreRoutes, semanticsRoutes, opsRoutes, systemRoutes, dashboardRoutes)
 
 var coreRoutes = []Route{
 	{"GET", "/health", Public, "readiness: database round-trip, 503 when it fails", (*Server).handleHealth},
