@@ -23,6 +23,7 @@ import (
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/webui"
 )
 
 // Version is reported by /health and /livez.
@@ -107,13 +108,17 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Ops.StatsInterval, OnSnapshot: mx.SetStats}),
 		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Ops.RetentionInterval, BatchSize: cfg.Ops.RetentionBatchSize,
 			PartitionCleanupDays: cfg.Ops.PartitionCleanupDays, MetricsRetentionDays: cfg.Ops.MetricsRetentionDays}),
-		b.eng.NewSampleLoop(engine.SampleOptions{Interval: cfg.Ops.StatsInterval, Port: cfg.Port, KeepDays: cfg.Ops.MetricsRetentionDays})}
+		b.eng.NewSampleLoop(engine.SampleOptions{Interval: cfg.Ops.StatsInterval, Port: listenPort(ln, cfg.Port), KeepDays: cfg.Ops.MetricsRetentionDays})}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{ Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
+	dash, err := webui.Handler(cfg.Dashboard.WebappRoot)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	api := httpapi.New(b.eng, log, httpapi.Options{Dashboard: dash, Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version,
 	})
@@ -129,6 +134,16 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	go func() { b.served <- b.srv.Serve(ln) }()
 	log.InfoContext(ctx, "queen broker listening", slog.String("addr", ln.Addr().String()), slog.String("schema", cfg.Schema))
 	return b, nil
+}
+
+// listenPort is the port the broker serves on: the given listener's (tests pass one on port 0), else PORT.
+func listenPort(ln net.Listener, port int) int {
+	if ln != nil {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			return a.Port
+		}
+	}
+	return port
 }
 
 // Parked reports how many long-poll pops are waiting for messages.

@@ -40,6 +40,7 @@ type Config struct {
 	Auth       AuthConfig       // auth.go
 	Ops        OpsConfig        // ops.go
 	Durability DurabilityConfig // durability.go
+	Dashboard  DashboardConfig  // dashboard.go
 
 	pg pgParts
 }
@@ -100,7 +101,7 @@ func pgVar(dst func(*pgParts) *string) func(*Config, string) error {
 }
 
 // Vars is the table of every variable, in documentation order. Each part keeps its rows in its own file.
-var Vars = slices.Concat(coreVars, durabilityVars, opsVars, authVars)
+var Vars = slices.Concat(coreVars, durabilityVars, opsVars, authVars, dashboardVars)
 
 // validators check each part after all variables are read.
 var validators = []func(*Config) error{(*Config).validate, (*Config).validateDurability, (*Config).validateOps, (*Config).validateAuth}

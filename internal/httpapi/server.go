@@ -24,6 +24,8 @@ type Options struct {
 	DefaultBatchSize int
 	Version          string
 	Ops              OpsOptions // ops_server.go: metrics, Prometheus gatherer, spool stats
+	// Dashboard serves every GET that no route claims outside /api/ (the web UI); nil: a placeholder page.
+	Dashboard http.Handler
 }
 
 // Server answers the broker's HTTP API.
@@ -115,6 +117,10 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api" {
 		s.writeError(w, r, errNoSuchRoute)
+		return
+	}
+	if s.opt.Dashboard != nil {
+		s.opt.Dashboard.ServeHTTP(w, r)
 		return
 	}
 	h := w.Header()
