@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/queen-go/queen/internal/config"
 )
 
 // Authenticator validates the bearer JWT of a request and checks its roles against the access
@@ -49,11 +47,11 @@ var (
 // key usable for the chosen algorithm and a malformed JWT_PUBLIC_KEY, naming the variable. With a
 // JWT_JWKS_URL it fetches the key set once (a failure is logged and tolerated: the next token
 // that needs a key fetches again).
-func New(ctx context.Context, cfg config.AuthConfig, log *slog.Logger) (*Authenticator, error) {
+func New(ctx context.Context, cfg Options, log *slog.Logger) (*Authenticator, error) {
 	return newAuthenticator(ctx, cfg, log, time.Now)
 }
 
-func newAuthenticator(ctx context.Context, cfg config.AuthConfig, log *slog.Logger, now func() time.Time) (*Authenticator, error) {
+func newAuthenticator(ctx context.Context, cfg Options, log *slog.Logger, now func() time.Time) (*Authenticator, error) {
 	a := &Authenticator{
 		alg: cfg.Algorithm, secret: []byte(cfg.Secret),
 		roles: newRoleSet(cfg), skip: skipList(cfg.SkipPaths),

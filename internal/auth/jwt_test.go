@@ -30,7 +30,7 @@ const testSecret = "s3cret-for-tests"
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // baseConfig is the configuration the variable table gives by default, with JWT on.
-func baseConfig(t *testing.T, env map[string]string) config.AuthConfig {
+func baseConfig(t *testing.T, env map[string]string) Options {
 	t.Helper()
 	vars := map[string]string{"JWT_ENABLED": "true", "DATABASE_URL": "postgres://x@localhost/x"}
 	for k, v := range env {
@@ -38,7 +38,7 @@ func baseConfig(t *testing.T, env map[string]string) config.AuthConfig {
 	}
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	require.NoError(t, err)
-	return cfg.Auth
+	return Options(cfg.Auth)
 }
 
 // clock is a settable time source.
@@ -115,21 +115,21 @@ func TestNewRefusesUnusableConfig(t *testing.T) {
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
-		cfg  func(*config.AuthConfig)
+		cfg  func(*Options)
 		want string
 	}{
-		{"hs256 without secret", func(c *config.AuthConfig) { c.Secret = "" }, "JWT_SECRET"},
-		{"rs256 without key", func(c *config.AuthConfig) { c.Algorithm = "RS256" }, "JWT_PUBLIC_KEY or JWT_JWKS_URL"},
-		{"eddsa without key", func(c *config.AuthConfig) { c.Algorithm = "EdDSA"; c.Secret = "x" }, "JWT_PUBLIC_KEY or JWT_JWKS_URL"},
-		{"auto without anything", func(c *config.AuthConfig) { c.Algorithm = "auto"; c.Secret = "" }, "at least one of JWT_SECRET, JWT_PUBLIC_KEY, JWT_JWKS_URL"},
-		{"unknown algorithm", func(c *config.AuthConfig) { c.Algorithm = "HS512" }, "JWT_ALGORITHM"},
-		{"not pem", func(c *config.AuthConfig) { c.Algorithm = "RS256"; c.PublicKey = "hello" }, "JWT_PUBLIC_KEY: no PEM block"},
-		{"broken pem body", func(c *config.AuthConfig) {
+		{"hs256 without secret", func(c *Options) { c.Secret = "" }, "JWT_SECRET"},
+		{"rs256 without key", func(c *Options) { c.Algorithm = "RS256" }, "JWT_PUBLIC_KEY or JWT_JWKS_URL"},
+		{"eddsa without key", func(c *Options) { c.Algorithm = "EdDSA"; c.Secret = "x" }, "JWT_PUBLIC_KEY or JWT_JWKS_URL"},
+		{"auto without anything", func(c *Options) { c.Algorithm = "auto"; c.Secret = "" }, "at least one of JWT_SECRET, JWT_PUBLIC_KEY, JWT_JWKS_URL"},
+		{"unknown algorithm", func(c *Options) { c.Algorithm = "HS512" }, "JWT_ALGORITHM"},
+		{"not pem", func(c *Options) { c.Algorithm = "RS256"; c.PublicKey = "hello" }, "JWT_PUBLIC_KEY: no PEM block"},
+		{"broken pem body", func(c *Options) {
 			c.Algorithm = "RS256"
 			c.PublicKey = "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"
 		}, "JWT_PUBLIC_KEY"},
-		{"ed25519 key for rs256", func(c *config.AuthConfig) { c.Algorithm = "RS256"; c.PublicKey = pemOf(t, edPub) }, "cannot verify RS256"},
-		{"jwks url not http", func(c *config.AuthConfig) { c.Algorithm = "RS256"; c.JWKSURL = "file:///etc/keys" }, "JWT_JWKS_URL"},
+		{"ed25519 key for rs256", func(c *Options) { c.Algorithm = "RS256"; c.PublicKey = pemOf(t, edPub) }, "cannot verify RS256"},
+		{"jwks url not http", func(c *Options) { c.Algorithm = "RS256"; c.JWKSURL = "file:///etc/keys" }, "JWT_JWKS_URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -3,15 +3,13 @@ package auth
 import (
 	"slices"
 	"strings"
-
-	"github.com/queen-go/queen/internal/config"
 )
 
 // roleSet maps each access level to the role names that pass it. Levels are sets, not a ladder
 // (decisions.md "Access levels"): write-only passes produce and nothing else.
 type roleSet map[Access][]string
 
-func newRoleSet(cfg config.AuthConfig) roleSet {
+func newRoleSet(cfg Options) roleSet {
 	admin, rw, ro, wo := cfg.RoleAdmin, cfg.RoleReadWrite, cfg.RoleReadOnly, cfg.RoleWriteOnly
 	return roleSet{
 		Produce: nonEmpty(admin, rw, wo),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/crypto"
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/metrics"
@@ -37,7 +38,7 @@ type Broker struct {
 	st      *store.Store
 	spool   *spool.Spool
 	eng     *engine.Engine
-	loops   []*engine.Loop // stats and retention (ops); stopped before the engine
+	loops   []*engine.Loop // stats and retention; stopped before the engine
 	srv     *http.Server
 	ln      net.Listener
 	served  chan error
@@ -55,7 +56,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}()
 	var authz httpapi.Authorizer // nil: JWT off, every route open
 	if cfg.Auth.Enabled {
-		a, err := auth.New(ctx, cfg.Auth, log)
+		a, err := auth.New(ctx, auth.Options(cfg.Auth), log)
 		if err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
@@ -90,25 +91,34 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	if n := b.spool.Pending(); n > 0 {
 		log.InfoContext(ctx, "spool holds pushes from before the restart: replaying", slog.Int64("pending", n))
 	}
-	b.eng = engine.New(b.st, log, engine.Options{
-		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
-		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
-	})
 	reg := prometheus.NewRegistry()
 	mx := metrics.New(reg, metrics.Sources{
 		Pool:        b.st.PoolStats,
 		Buffers:     func() (int64, int64) { p, f, _ := b.eng.SpoolStats(); return p, f },
 		Maintenance: func() (bool, bool) { return b.eng.Maintenance(context.WithoutCancel(ctx)) },
 	})
-	if err = b.eng.EnableOps(ctx, engine.OpsOptions{Key: cfg.Ops.EncryptionKey, Observer: mx}); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+	// A broker without the key could neither seal new payloads of an encrypted queue nor open
+	// stored ones: refuse to start.
+	if cfg.Encryption.Key == nil {
+		encrypted, err := b.st.AnyEncryptedQueue(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		if encrypted {
+			return nil, errors.New("broker: a queue has encryptionEnabled but " + crypto.KeyHint + " is not set")
+		}
 	}
+	b.eng = engine.New(b.st, log, engine.Options{
+		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
+		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
+		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
+		Key: cfg.Encryption.Key, Observer: mx,
+	})
 	b.eng.Start(ctx)
-	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Ops.StatsInterval, OnSnapshot: mx.SetStats}),
-		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Ops.RetentionInterval, BatchSize: cfg.Ops.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Ops.PartitionCleanupDays, MetricsRetentionDays: cfg.Ops.MetricsRetentionDays}),
-		b.eng.NewSampleLoop(engine.SampleOptions{Interval: cfg.Ops.StatsInterval, Port: listenPort(ln, cfg.Port), KeepDays: cfg.Ops.MetricsRetentionDays})}
+	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
+		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
+			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
+		b.eng.NewSampleLoop(engine.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port), KeepDays: cfg.Jobs.MetricsRetentionDays})}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
@@ -118,7 +128,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{Dashboard: dash, Auth: authz, Ops: httpapi.OpsOptions{Metrics: mx, Gatherer: reg, Buffers: b.spool},
+	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version,
 	})

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// AuthConfig holds the JWT authentication settings (api.md §3). It only says what is configured;
-// internal/auth parses the keys and refuses what it cannot use.
+// AuthConfig holds the JWT settings read from the environment; it converts to auth.Options, which has
+// the same fields.
 type AuthConfig struct {
 	Enabled   bool   // JWT_ENABLED is exactly "true"
 	Algorithm string // HS256, RS256, EdDSA or auto

@@ -38,7 +38,8 @@ type Config struct {
 	LogFormat string
 
 	Auth       AuthConfig       // auth.go
-	Ops        OpsConfig        // ops.go
+	Encryption EncryptionConfig // encryption.go
+	Jobs       JobsConfig       // jobs.go
 	Durability DurabilityConfig // durability.go
 	Dashboard  DashboardConfig  // dashboard.go
 
@@ -101,10 +102,10 @@ func pgVar(dst func(*pgParts) *string) func(*Config, string) error {
 }
 
 // Vars is the table of every variable, in documentation order. Each part keeps its rows in its own file.
-var Vars = slices.Concat(coreVars, durabilityVars, opsVars, authVars, dashboardVars)
+var Vars = slices.Concat(coreVars, durabilityVars, encryptionVars, jobsVars, authVars, dashboardVars)
 
 // validators check each part after all variables are read.
-var validators = []func(*Config) error{(*Config).validate, (*Config).validateDurability, (*Config).validateOps, (*Config).validateAuth}
+var validators = []func(*Config) error{(*Config).validate, (*Config).validateDurability, (*Config).validateEncryption, (*Config).validateJobs, (*Config).validateAuth}
 
 var coreVars = []Var{
 	{"HOST", "0.0.0.0", "address the HTTP API listens on", false, strVar(func(c *Config) *string { return &c.Host })},

@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -43,13 +42,21 @@ type AckResult struct {
 	Noop          bool    `json:"noop"`
 }
 
-// ValidAckStatus reports whether s is an acknowledgement status the engine applies.
-func ValidAckStatus(s string) bool {
+// CheckAckStatus refuses a status the engine does not apply ("" is completed). It is the one place
+// the rule and its text live: the transport calls it while decoding, Ack and Transaction again.
+func CheckAckStatus(s string) error {
 	switch s {
 	case "", AckCompleted, AckSuccess, AckFailed, AckDLQ, AckRetry:
-		return true
+		return nil
 	}
-	return false
+	return invalid("status must be one of completed, success, failed, dlq, retry (got %q)", s)
+}
+
+// normalizeAck fills an item's defaults (the queue-mode group, completed) and checks its status.
+func normalizeAck(it *AckItem) error {
+	it.Group = cmp.Or(it.Group, QueueMode)
+	it.Status = cmp.Or(it.Status, AckCompleted)
+	return CheckAckStatus(it.Status)
 }
 
 // Ack applies the items in order and answers one result per item. A rejected item changes nothing.
@@ -58,14 +65,8 @@ func (e *Engine) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 		return []AckResult{}, nil
 	}
 	for i := range items {
-		if items[i].Group == "" {
-			items[i].Group = QueueMode
-		}
-		if items[i].Status == "" {
-			items[i].Status = AckCompleted
-		}
-		if !ValidAckStatus(items[i].Status) {
-			return nil, invalid("status must be one of completed, success, failed, dlq, retry (got %q)", items[i].Status)
+		if err := normalizeAck(&items[i]); err != nil {
+			return nil, err
 		}
 	}
 	res, err := e.ack.do(ctx, items)
@@ -200,7 +201,7 @@ func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.Re
 		return reject(RejectUnresolvable)
 	}
 	completion := it.Status == AckCompleted || it.Status == AckSuccess
-	isLease := func(id pgtype.UUID) bool { return id.Valid && uuid.UUID(id.Bytes).String() == it.LeaseID }
+	isLease := func(id *uuid.UUID) bool { return id != nil && id.String() == it.LeaseID }
 	if m.Seq <= st.Cursor && !m.Redelivery {
 		delivering := it.LeaseID == "" ||
 			(isLease(st.LeaseID) && st.ClaimCursor < m.Seq && m.Seq <= st.DeliveredSeq) ||

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -41,9 +40,9 @@ func (e *Engine) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
 	out := DeadLetter{ID: d.MessageID.String(), TransactionID: d.TransactionID, PartitionID: d.PartitionID.String(),
 		Queue: d.Queue, Partition: d.Partition, ConsumerGroup: d.Group, RetryCount: d.RetryCount,
 		CreatedAt: isoMillis(d.CreatedAt), FailedAt: isoMillis(d.FailedAt), Data: jsonNull,
-		ErrorMessage: optText(d.Error), ProducerSub: optText(d.ProducerSub), TraceID: optUUID(d.TraceID)}
+		ErrorMessage: d.Error, ProducerSub: d.ProducerSub, TraceID: optUUID(d.TraceID)}
 	if len(d.Payload) > 0 {
-		data, err := e.DecryptPayload(d.Payload, d.Encrypted.Bool)
+		data, err := e.DecryptPayload(d.Payload, (d.Encrypted != nil && *d.Encrypted))
 		if err != nil {
 			return DeadLetter{}, err
 		}
@@ -119,58 +118,6 @@ func dlqNotFound(partitionID uuid.UUID, txID, group string) error {
 		return notFound("dead letter %s/%s of consumer group %q not found", partitionID, txID, group)
 	}
 	return notFound("dead letter %s/%s not found", partitionID, txID)
-}
-
-// LeaseResult is the answer for one lease extension.
-type LeaseResult struct {
-	Index     int     `json:"index"`
-	LeaseID   string  `json:"leaseId"`
-	Success   bool    `json:"success"`
-	Error     *string `json:"error"`
-	ExpiresAt *string `json:"expiresAt"`
-}
-
-// ExtendLease extends every partition lease held under leaseID to at least now+d; it never shortens a
-// lease, and extends all partitions of a multi-partition pop together. ErrNotFound for an unknown id.
-func (e *Engine) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Duration) ([]LeaseResult, error) {
-	rows, err := e.st.ExtendLease(ctx, leaseID, d)
-	if err != nil {
-		return nil, opErr("lease extend", err)
-	}
-	if len(rows) == 0 {
-		return nil, notFound("lease %s not found", leaseID)
-	}
-	r := LeaseResult{LeaseID: leaseID.String(), Success: true}
-	var earliest time.Time
-	for _, x := range rows {
-		if !x.Live {
-			msg := "Lease already expired"
-			r.Success, r.Error = false, &msg
-			break
-		}
-		if earliest.IsZero() || x.ExpiresAt.Time.Before(earliest) {
-			earliest = x.ExpiresAt.Time
-		}
-	}
-	if r.Success {
-		s := isoMillis(earliest)
-		r.ExpiresAt = &s
-	}
-	return []LeaseResult{r}, nil
-}
-
-// DeleteQueue removes a queue and everything in it; ErrNotFound when it does not exist.
-func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
-	ok, err := e.st.DeleteQueue(ctx, name)
-	if err != nil {
-		return opErr("delete queue", err)
-	}
-	if !ok {
-		return notFound("queue %q not found", name)
-	}
-	e.parts.forgetQueue(name)
-	e.lim.forget(name)
-	return nil
 }
 
 // DLQAddress names the dead letters of one message, optionally of one group.

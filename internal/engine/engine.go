@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/crypto"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -30,6 +31,11 @@ type Options struct {
 	SpoolFlushInterval      time.Duration // FILE_BUFFER_FLUSH_MS
 	SpoolReplayBatch        int           // FILE_BUFFER_MAX_BATCH
 	OperationTimeout        time.Duration // bound on one batched database operation
+	Key                     *crypto.Key   // nil: no QUEEN_ENCRYPTION_KEY; encrypted queues refuse pushes
+	Observer                Observer      // told about every push, pop and ack (metrics); nil: none
+	// EncryptionCacheTTL bounds how long this broker trusts its cached "is queue X encrypted" answer
+	// when another broker reconfigures the queue (a local configure invalidates at once).
+	EncryptionCacheTTL time.Duration
 }
 
 func (o *Options) defaults() {
@@ -63,6 +69,9 @@ func (o *Options) defaults() {
 	if o.OperationTimeout <= 0 {
 		o.OperationTimeout = 30 * time.Second
 	}
+	if o.EncryptionCacheTTL <= 0 {
+		o.EncryptionCacheTTL = time.Second
+	}
 }
 
 // Engine is the queue engine of one broker process. Several engines may share a database.
@@ -82,7 +91,9 @@ type Engine struct {
 	replayKick chan struct{} // wakes the replay loop early
 	push       *coalescer[pushJob, []store.PushOutcome]
 	ack        *coalescer[[]AckItem, []AckResult]
-	ops        opsState // ops_*.go: payload encryption, observer, operation counters
+	key        *crypto.Key     // Options.Key
+	enc        encryptionCache // which queues are encrypted
+	counters   queueCounters   // per-queue operation counts for the stats loop
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once
@@ -95,7 +106,8 @@ type Engine struct {
 func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	opt.defaults()
 	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newPartitionCache(100_000),
-		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer()}
+		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer(),
+		key: opt.Key, enc: encryptionCache{ttl: opt.EncryptionCacheTTL, m: map[string]encEntry{}}}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	return e
@@ -199,3 +211,6 @@ func (c *partitionCache) forget(keys []store.PartitionKey) {
 	}
 	c.mu.Unlock()
 }
+
+// PoolStats reports the database pool for the metrics surface.
+func (e *Engine) PoolStats() (total, idle, waiting int32) { return e.st.PoolStats() }

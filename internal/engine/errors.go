@@ -32,6 +32,15 @@ var (
 	ErrNotFound    = store.ErrNotFound
 )
 
+// opErrOr is opErr, except that the store's ErrNotFound becomes a NotFoundError with the contract's
+// text for the thing addressed.
+func opErrOr(op string, err error, format string, args ...any) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound(format, args...)
+	}
+	return opErr(op, err)
+}
+
 func opErr(op string, err error) error {
 	if err == nil {
 		return nil

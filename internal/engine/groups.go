@@ -6,9 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -128,7 +125,7 @@ func (e *Engine) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
 		default:
 			g.State = "Dead"
 		}
-		g.SubscriptionMode, g.SubscriptionTimestamp, g.SubscriptionCreatedAt = optText(r.Mode), optTime(r.SubscriptionTS), optTime(r.SubscribedAt)
+		g.SubscriptionMode, g.SubscriptionTimestamp, g.SubscriptionCreatedAt = r.Mode, optTime(r.SubscriptionTS), optTime(r.SubscribedAt)
 		out[i] = g
 	}
 	return out, nil
@@ -230,8 +227,16 @@ func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 		MetadataDeleted: deleteMetadata && meta > 0}, nil
 }
 
+// SubscriptionResult is the answer to moving a group's subscription point.
+type SubscriptionResult struct {
+	Success       bool   `json:"success"`
+	ConsumerGroup string `json:"consumerGroup"`
+	NewTimestamp  string `json:"newTimestamp"`
+	RowsUpdated   int64  `json:"rowsUpdated"`
+}
+
 // UpdateSubscription moves a group's subscription point; cursors that have consumed nothing yet move too.
-func (e *Engine) UpdateSubscription(ctx context.Context, group string, ts time.Time) (map[string]any, error) {
+func (e *Engine) UpdateSubscription(ctx context.Context, group string, ts time.Time) (*SubscriptionResult, error) {
 	n, err := e.st.UpdateSubscription(ctx, group, ts)
 	if err != nil {
 		return nil, opErr("update subscription", err)
@@ -239,12 +244,22 @@ func (e *Engine) UpdateSubscription(ctx context.Context, group string, ts time.T
 	if n == 0 {
 		return nil, notFound("consumer group %q has no recorded subscription", group)
 	}
-	return map[string]any{"success": true, "consumerGroup": group, "newTimestamp": isoMillis(ts), "rowsUpdated": n}, nil
+	return &SubscriptionResult{Success: true, ConsumerGroup: group, NewTimestamp: isoMillis(ts), RowsUpdated: n}, nil
+}
+
+// SeekResult is the answer to seeking a group on a queue; TargetTimestamp is null for a seek to the end.
+type SeekResult struct {
+	Success           bool    `json:"success"`
+	ConsumerGroup     string  `json:"consumerGroup"`
+	QueueName         string  `json:"queueName"`
+	SeekToEnd         bool    `json:"seekToEnd"`
+	TargetTimestamp   *string `json:"targetTimestamp"`
+	PartitionsUpdated int64   `json:"partitionsUpdated"`
 }
 
 // SeekQueue moves a group's cursors on a queue to the end or to a point in time, ending their leases.
 // Messages after the new position are delivered (again); those before it are skipped.
-func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (map[string]any, error) {
+func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (*SeekResult, error) {
 	if group == "" {
 		group = QueueMode
 	}
@@ -255,17 +270,27 @@ func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool,
 	if n == 0 {
 		return nil, notFound("consumer group %q has no cursors on queue %q", group, queue)
 	}
-	var target any
+	var target *string
 	if !toEnd {
-		target = isoMillis(ts)
+		target = optTime(&ts)
 	}
 	e.announce(queue, int(n))
-	return map[string]any{"success": true, "consumerGroup": group, "queueName": queue, "seekToEnd": toEnd,
-		"targetTimestamp": target, "partitionsUpdated": n}, nil
+	return &SeekResult{Success: true, ConsumerGroup: group, QueueName: queue, SeekToEnd: toEnd, TargetTimestamp: target,
+		PartitionsUpdated: n}, nil
+}
+
+// PartitionSeekResult is the answer to seeking a group on one partition to its end.
+type PartitionSeekResult struct {
+	Success       bool   `json:"success"`
+	ConsumerGroup string `json:"consumerGroup"`
+	QueueName     string `json:"queueName"`
+	PartitionName string `json:"partitionName"`
+	Updated       bool   `json:"updated"`
+	CursorMovedTo int64  `json:"cursorMovedTo"`
 }
 
 // SeekPartition moves a group's cursor on one partition to its end.
-func (e *Engine) SeekPartition(ctx context.Context, group, queue, partition string) (map[string]any, error) {
+func (e *Engine) SeekPartition(ctx context.Context, group, queue, partition string) (*PartitionSeekResult, error) {
 	if group == "" {
 		group = QueueMode
 	}
@@ -276,33 +301,6 @@ func (e *Engine) SeekPartition(ctx context.Context, group, queue, partition stri
 		}
 		return nil, opErr("seek", err)
 	}
-	return map[string]any{"success": true, "consumerGroup": group, "queueName": queue, "partitionName": partition,
-		"updated": true, "cursorMovedTo": seq}, nil
-}
-
-func isoMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
-// Nullable database values as the API shows them: absent is JSON null.
-
-func optText(t pgtype.Text) *string {
-	if !t.Valid {
-		return nil
-	}
-	return &t.String
-}
-
-func optUUID(u pgtype.UUID) *string {
-	if !u.Valid {
-		return nil
-	}
-	s := uuid.UUID(u.Bytes).String()
-	return &s
-}
-
-func optTime(t pgtype.Timestamptz) *string {
-	if !t.Valid {
-		return nil
-	}
-	s := isoMillis(t.Time)
-	return &s
+	return &PartitionSeekResult{Success: true, ConsumerGroup: group, QueueName: queue, PartitionName: partition,
+		Updated: true, CursorMovedTo: seq}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -143,7 +142,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 	lease := uuid.Must(uuid.NewV7())
 	p := store.PopParams{
 		Queue: r.Queue, Group: r.Group, MaxPartitions: r.Partitions, Batch: r.Batch, LeaseID: lease, AutoAck: r.AutoAck,
-		Partition: pgtype.Text{String: r.Partition, Valid: r.Partition != ""},
+		Partition: nonEmpty(r.Partition),
 	}
 	// The claim commits leases: once sent it must finish and be answered, even if the long-poll's
 	// deadline passes meanwhile, or its messages would sit leased with nobody to deliver them to.
@@ -178,7 +177,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 			PartitionID: m.PartitionID.String(), Partition: m.Partition, LeaseID: leaseID,
 			ConsumerGroup: r.Group, Queue: r.Queue, RetryCount: m.Retries,
 		}
-		msg.TraceID, msg.ProducerSub = optUUID(m.TraceID), optText(m.ProducerSub)
+		msg.TraceID, msg.ProducerSub = optUUID(m.TraceID), m.ProducerSub
 		if len(msg.Data) == 0 {
 			msg.Data = jsonNull
 		}

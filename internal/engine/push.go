@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -134,10 +133,8 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 			TransactionID: it.TransactionID,
 			ID:            uuid.Must(uuid.NewV7()),
 			Payload:       payload,
-			ProducerSub:   pgtype.Text{String: it.ProducerSub, Valid: it.ProducerSub != ""},
-		}
-		if it.TraceID != nil {
-			r.TraceID = pgtype.UUID{Bytes: *it.TraceID, Valid: true}
+			ProducerSub:   nonEmpty(it.ProducerSub),
+			TraceID:       it.TraceID,
 		}
 		if err := e.sealRow(ctx, it.Queue, &r); err != nil {
 			return nil, nil, err

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,6 +34,9 @@ type SpoolFailedError struct {
 
 func (e *SpoolFailedError) Error() string { return "spool write failed: " + e.Err.Error() }
 func (e *SpoolFailedError) Unwrap() error { return e.Err }
+
+// ErrorBody is the answer's body: every item marked failed, not the one-line error envelope.
+func (e *SpoolFailedError) ErrorBody() any { return e.Results }
 
 // divert reports whether a push must go to the spool rather than to PostgreSQL: push maintenance is
 // on, the database was found unreachable and has not come back, or the spool still holds pushes that
@@ -136,58 +138,6 @@ func (e *Engine) replay(ctx context.Context, recs [][]byte) error {
 	_, err := e.pushStored(ctx, items)
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
-	}
-	return nil
-}
-
-// maintenanceState caches the shared maintenance flags of system_state for a moment, so that a push
-// does not cost a read of them, while a change on any broker is seen everywhere within maintenanceTTL.
-type maintenanceState struct {
-	mu       sync.Mutex // protects the fields below
-	push     bool
-	pop      bool
-	loadedAt time.Time
-}
-
-const maintenanceTTL = 500 * time.Millisecond
-
-// Maintenance flag keys in system_state.
-const (
-	MaintenancePush = "maintenance_mode"
-	MaintenancePop  = "pop_maintenance_mode"
-)
-
-// Maintenance reports the push and pop maintenance flags shared by every broker on the database. When
-// the database cannot be read, the last known values stand.
-func (e *Engine) Maintenance(ctx context.Context) (push, pop bool) {
-	m := &e.maint
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if time.Since(m.loadedAt) < maintenanceTTL {
-		return m.push, m.pop
-	}
-	if e.dbDown.Load() && !m.loadedAt.IsZero() {
-		return m.push, m.pop // do not spend a connect timeout on every push during an outage
-	}
-	rctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	if flags, err := e.st.States(rctx, MaintenancePush, MaintenancePop); err == nil {
-		m.push, m.pop = flags[MaintenancePush], flags[MaintenancePop]
-	}
-	m.loadedAt = time.Now()
-	return m.push, m.pop
-}
-
-// SetMaintenance switches one maintenance flag for every broker on the database.
-func (e *Engine) SetMaintenance(ctx context.Context, key string, on bool) error {
-	if err := e.st.SetState(ctx, key, on); err != nil {
-		return opErr("maintenance", err)
-	}
-	e.maint.mu.Lock()
-	e.maint.loadedAt = time.Time{}
-	e.maint.mu.Unlock()
-	if !on {
-		signal(e.replayKick)
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -63,10 +62,8 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 		switch {
 		case op.Ack != nil:
 			a := *op.Ack
-			a.Group = cmp.Or(a.Group, QueueMode)
-			a.Status = cmp.Or(a.Status, AckCompleted)
-			if !ValidAckStatus(a.Status) {
-				return nil, invalid("operations[%d]: status must be one of completed, success, failed, dlq, retry (got %q)", i, a.Status)
+			if err := normalizeAck(&a); err != nil {
+				return nil, invalid("operations[%d]: %s", i, err)
 			}
 			acks = append(acks, a)
 		case op.Push != nil:
@@ -155,12 +152,9 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	rows := make([]store.PushRow, len(pushes))
 	for i, p := range pushes {
 		rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-			Payload: p.Payload, ProducerSub: pgtype.Text{String: p.ProducerSub, Valid: p.ProducerSub != ""}}
+			Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
 		if len(rows[i].Payload) == 0 {
 			rows[i].Payload = jsonNull
-		}
-		if p.TraceID != nil {
-			rows[i].TraceID = pgtype.UUID{Bytes: *p.TraceID, Valid: true}
 		}
 	}
 	if len(rows) > 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -73,6 +74,16 @@ func optString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// pathUUID reads a UUID path parameter. A value that is not a UUID cannot name anything, so it is
+// answered like an unknown one: a not-found error with the text missing.
+func pathUUID(r *http.Request, name, missing string) (uuid.UUID, error) {
+	id, ok := parseUUID(r.PathValue(name))
+	if !ok {
+		return uuid.Nil, notFound(missing)
+	}
+	return id, nil
+}
+
 func parseUUID(s string) (uuid.UUID, bool) {
 	if len(s) != 36 {
 		return uuid.Nil, false
@@ -116,4 +127,39 @@ func queryBool(r *http.Request, name string) (bool, error) {
 		return false, nil
 	}
 	return false, badRequest(name + " must be true or false")
+}
+
+// queryTime reads an optional ISO-8601 timestamp query parameter.
+func queryTime(r *http.Request, name string) (time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, badRequest(fmt.Sprintf("%s must be an ISO-8601 timestamp", name))
+	}
+	return t, nil
+}
+
+// timeRange reads from/to (RFC 3339) with defaults now-def .. now.
+func timeRange(r *http.Request, def time.Duration) (time.Time, time.Time, error) {
+	now := time.Now().UTC()
+	from, to := now.Add(-def), now
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &from}, {"to", &to}} {
+		if v := r.URL.Query().Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return from, to, badRequest(p.name + " must be an RFC 3339 timestamp")
+			}
+			*p.dst = t.UTC()
+		}
+	}
+	if to.Before(from) {
+		return from, to, badRequest("from must not be after to")
+	}
+	return from, to, nil
 }

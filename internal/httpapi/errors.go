@@ -9,18 +9,68 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-// apiError is an error that already knows its HTTP answer.
-type apiError struct {
-	status int
-	msg    string
-	code   string
+// errorKind names one row of errorTable.
+type errorKind string
+
+// The broker's error kinds. Each error a handler returns falls into exactly one (see classify).
+const (
+	kindBadRequest   errorKind = "bad_request"       // malformed input or a broken rule; nothing was applied
+	kindNotFound     errorKind = "not_found"         // the addressed queue, message, lease… does not exist
+	kindNoSuchRoute  errorKind = "no_such_route"     // no route matches the method and path
+	kindTooLarge     errorKind = "payload_too_large" // the body exceeds QUEEN_MAX_BODY_BYTES
+	kindUnauthorized errorKind = "unauthorized"      // no token, or a token that does not verify
+	kindForbidden    errorKind = "forbidden"         // a valid token whose roles do not pass
+	kindAuthFailed   errorKind = "auth_failed"       // the broker could not check the token (JWKS, secret)
+	kindPool         errorKind = "pool"              // no database connection became free in time
+	kindOperation    errorKind = "operation_failed"  // a database operation failed: "<op> failed: <detail>"
+	kindSpoolFailed  errorKind = "spool_failed"      // a push reached neither PostgreSQL nor the disk spool
+	kindInternal     errorKind = "internal"          // anything unclassified; the cause goes to the log only
+	kindNotBuiltIn   errorKind = "not_implemented"   // a route of the original this broker deliberately lacks (migration)
+)
+
+// errorRow is what the client sees for a kind.
+type errorRow struct {
+	Status int
+	Code   string // the envelope's `code`; only rows whose code is part of the contract carry one
+	Text   string // fixed text; empty: the error's own message
 }
 
-func (e *apiError) Error() string { return e.msg }
+// errorTable is the one mapping from error kinds to HTTP answers.
+var errorTable = map[errorKind]errorRow{
+	kindBadRequest:   {http.StatusBadRequest, "", ""},
+	kindNotFound:     {http.StatusNotFound, "", ""},
+	kindNoSuchRoute:  {http.StatusNotFound, "no_such_route", "Not Found"},
+	kindTooLarge:     {http.StatusRequestEntityTooLarge, "", ""},
+	kindUnauthorized: {http.StatusUnauthorized, "", ""},
+	kindForbidden:    {http.StatusForbidden, "", ""},
+	kindAuthFailed:   {http.StatusInternalServerError, "", ""},
+	kindPool:         {http.StatusInternalServerError, "", "pool"}, // the contract's text for an exhausted pool
+	kindOperation:    {http.StatusInternalServerError, "", ""},
+	kindSpoolFailed:  {http.StatusInternalServerError, "", ""}, // body: every push item marked failed
+	kindInternal:     {http.StatusInternalServerError, "", "internal error"},
+	kindNotBuiltIn:   {http.StatusNotImplemented, "not_implemented", ""},
+}
 
-func badRequest(msg string) error { return &apiError{status: http.StatusBadRequest, msg: msg} }
+// apiError is an error the transport itself raises (bad input it decoded, an unknown route).
+type apiError struct {
+	kind errorKind
+	msg  string
+}
 
-var errNoSuchRoute = &apiError{status: http.StatusNotFound, msg: "Not Found", code: "no_such_route"}
+func (e *apiError) Error() string {
+	if e.msg == "" {
+		return errorTable[e.kind].Text
+	}
+	return e.msg
+}
+
+func badRequest(msg string) error { return &apiError{kind: kindBadRequest, msg: msg} }
+
+// notFound is the transport's not-found (a path value that cannot name anything, a disabled part);
+// it is the same error the engine returns for a missing row.
+func notFound(msg string) error { return &engine.NotFoundError{Msg: msg} }
+
+var errNoSuchRoute = &apiError{kind: kindNoSuchRoute}
 
 // envelope is the body of every error response.
 type envelope struct {
@@ -28,41 +78,69 @@ type envelope struct {
 	Code  string `json:"code,omitempty"`
 }
 
-// classify is the one table from errors to (status, envelope). Unclassified errors are a generic 500
-// whose cause goes to the log only.
-func classify(err error) (int, envelope, bool) {
-	var ae *apiError
-	var inv *engine.InvalidError
-	var op *engine.OpError
-	var mbe *http.MaxBytesError
-	var aue *auth.Error
-	var nf *engine.NotFoundError
+// bodyError is an error whose answer is a body of its own instead of the envelope.
+type bodyError interface{ ErrorBody() any }
+
+// classify finds err's kind and, for rows without a fixed text, the text to send.
+func classify(err error) (errorKind, string) {
+	var (
+		sfe *engine.SpoolFailedError
+		nf  *engine.NotFoundError
+		aue *auth.Error
+		ae  *apiError
+		mbe *http.MaxBytesError
+		inv *engine.InvalidError
+		op  *engine.OpError
+	)
 	switch {
+	case errors.As(err, &sfe):
+		return kindSpoolFailed, sfe.Error()
 	case errors.As(err, &nf):
-		return http.StatusNotFound, envelope{Error: nf.Msg}, true
+		return kindNotFound, nf.Msg
 	case errors.As(err, &aue):
-		return aue.Status, envelope{Error: aue.Message}, true
+		return authKind(aue.Status), aue.Message
 	case errors.As(err, &ae):
-		return ae.status, envelope{Error: ae.msg, Code: ae.code}, true
+		return ae.kind, ae.msg
 	case errors.As(err, &mbe):
-		return http.StatusRequestEntityTooLarge, envelope{Error: tooLargeText(mbe.Limit)}, true
+		return kindTooLarge, tooLargeText(mbe.Limit)
 	case errors.As(err, &inv):
-		return http.StatusBadRequest, envelope{Error: inv.Msg}, true
+		return kindBadRequest, inv.Msg
 	case errors.Is(err, engine.ErrPool):
-		return http.StatusInternalServerError, envelope{Error: "pool"}, true
+		return kindPool, ""
 	case errors.Is(err, engine.ErrNotFound):
-		return http.StatusNotFound, envelope{Error: err.Error()}, true
+		return kindNotFound, err.Error()
 	case errors.As(err, &op):
-		return http.StatusInternalServerError, envelope{Error: op.Error()}, true
+		return kindOperation, op.Error()
 	}
-	return http.StatusInternalServerError, envelope{Error: "internal error"}, false
+	return kindInternal, ""
 }
 
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status, env, known := classify(err)
-	if !known || status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.Int("status", status), slog.Any("error", err))
+// authKind maps the status an auth.Error carries to its row.
+func authKind(status int) errorKind {
+	switch status {
+	case http.StatusUnauthorized:
+		return kindUnauthorized
+	case http.StatusForbidden:
+		return kindForbidden
 	}
-	writeJSON(w, status, env)
+	return kindAuthFailed
+}
+
+// writeError answers err from the table. Unclassified errors and every 5xx are logged with their cause.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	kind, msg := classify(err)
+	row := errorTable[kind]
+	if kind == kindInternal || row.Status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Int("status", row.Status), slog.Any("error", err))
+	}
+	var be bodyError
+	if errors.As(err, &be) {
+		writeJSON(w, row.Status, be.ErrorBody())
+		return
+	}
+	if row.Text != "" {
+		msg = row.Text
+	}
+	writeJSON(w, row.Status, envelope{Error: msg, Code: row.Code})
 }

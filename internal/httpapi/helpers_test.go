@@ -2,14 +2,24 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/testenv"
 )
 
 // api is a tiny JSON client for the broker under test.
@@ -139,3 +149,281 @@ func eventually(t testing.TB, timeout time.Duration, f func() error) {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// smEnv is the environment every broker of this file gets: a fast safety re-check of parked
+// long-polls, so that waits ended by time (delays, retryDelay, windowBuffer) are answered promptly.
+func smEnv(extra map[string]string) map[string]string {
+	env := map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "100"}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+func smStart(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	return testenv.StartBroker(t, smEnv(extra)).URL
+}
+
+// smMessage is a popped message with the fields this file reads.
+type smMessage struct {
+	ID            string          `json:"id"`
+	TransactionID string          `json:"transactionId"`
+	Data          json.RawMessage `json:"data"`
+	PartitionID   string          `json:"partitionId"`
+	Partition     string          `json:"partition"`
+	LeaseID       string          `json:"leaseId"`
+	ConsumerGroup string          `json:"consumerGroup"`
+	Queue         string          `json:"queue"`
+	CreatedAt     string          `json:"createdAt"`
+	RetryCount    int             `json:"retryCount"`
+}
+
+type smPopResult struct {
+	Queue             string      `json:"queue"`
+	LeaseID           string      `json:"leaseId"`
+	PartitionsClaimed int         `json:"partitionsClaimed"`
+	Messages          []smMessage `json:"messages"`
+}
+
+// smQuery builds a query string from key/value pairs.
+func smQuery(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+// smPopPath is the wildcard (partition "") or specific-partition pop route of queue q.
+func smPopPath(q, partition string, kv ...string) string {
+	p := "/api/v1/pop/queue/" + url.PathEscape(q)
+	if partition != "" {
+		p += "/partition/" + url.PathEscape(partition)
+	}
+	return p + smQuery(kv...)
+}
+
+// smPop pops; nil on 204.
+func smPop(t testing.TB, a *api, path string) *smPopResult {
+	t.Helper()
+	st, body := a.do("GET", path, nil)
+	if st == http.StatusNoContent {
+		require.Empty(t, body)
+		return nil
+	}
+	require.Equal(t, http.StatusOK, st, "%s: %s", path, body)
+	var res smPopResult
+	require.NoError(t, json.Unmarshal(body, &res))
+	require.NotEmpty(t, res.Messages, "%s", body)
+	return &res
+}
+
+func smNoMessage(t testing.TB, a *api, path string) {
+	t.Helper()
+	res := smPop(t, a, path)
+	require.Nil(t, res, "expected 204 from %s, got %+v", path, res)
+}
+
+func smOne(t testing.TB, a *api, path string) smMessage {
+	t.Helper()
+	res := smPop(t, a, path)
+	require.NotNil(t, res, "expected a message from %s", path)
+	require.Len(t, res.Messages, 1)
+	return res.Messages[0]
+}
+
+// smAck acknowledges one message through /api/v1/ack and returns its single result.
+func smAck(t testing.TB, a *api, m smMessage, status, errText string) ackResult {
+	t.Helper()
+	body := map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": m.LeaseID,
+		"status": status, "consumerGroup": m.ConsumerGroup}
+	if errText != "" {
+		body["error"] = errText
+	}
+	st, out := a.do("POST", "/api/v1/ack", body)
+	require.Equal(t, http.StatusOK, st, "%s", out)
+	var res []ackResult
+	require.NoError(t, json.Unmarshal(out, &res))
+	require.Len(t, res, 1)
+	return res[0]
+}
+
+func smAckOK(t testing.TB, a *api, m smMessage, status, errText string) ackResult {
+	t.Helper()
+	r := smAck(t, a, m, status, errText)
+	require.True(t, r.Success, "%+v", r)
+	require.Nil(t, r.Error)
+	return r
+}
+
+// smDrain pops (batch 10) and acks every message of queue q for group ("" = queue mode) until a 204,
+// returning the transaction ids in delivery order. extra are more pop parameters.
+func smDrain(t testing.TB, a *api, q, group string, extra ...string) []string {
+	t.Helper()
+	kv := append([]string{"batch", "10"}, extra...)
+	if group != "" {
+		kv = append(kv, "consumerGroup", group)
+	}
+	var got []string
+	for range 100 {
+		res := smPop(t, a, smPopPath(q, "", kv...))
+		if res == nil {
+			return got
+		}
+		for _, m := range res.Messages {
+			got = append(got, m.TransactionID)
+			smAckOK(t, a, m, "completed", "")
+		}
+	}
+	t.Fatalf("queue %s never drained for group %q", q, group)
+	return nil
+}
+
+func smSorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+func smConfigure(t testing.TB, a *api, q, namespace string, opts map[string]any) {
+	t.Helper()
+	body := map[string]any{"queue": q, "options": opts}
+	if namespace != "" {
+		body["namespace"] = namespace
+	}
+	st, out := a.do("POST", "/api/v1/configure", body)
+	require.Equal(t, http.StatusOK, st, "%s", out)
+}
+
+func smPush(t testing.TB, a *api, q, partition string, txs ...string) {
+	t.Helper()
+	items := make([]pushItem, len(txs))
+	for i, tx := range txs {
+		items[i] = pushItem{Queue: q, Partition: partition, Payload: map[string]any{"tx": tx}, TransactionID: tx}
+	}
+	for _, r := range a.push(items...) {
+		require.Equal(t, "queued", r.Status, "%+v", r)
+	}
+}
+
+// smJSON sends a request, requires the status and decodes the body into out (when not nil).
+func smJSON(t testing.TB, a *api, method, path string, body any, status int, out any) []byte {
+	t.Helper()
+	st, raw := a.do(method, path, body)
+	require.Equal(t, status, st, "%s %s: %s", method, path, raw)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(raw, out), "%s", raw)
+	}
+	return raw
+}
+
+// smError requires an error envelope with the status and returns its text.
+func smError(t testing.TB, a *api, method, path string, body any, status int) string {
+	t.Helper()
+	var env struct {
+		Error string `json:"error"`
+	}
+	smJSON(t, a, method, path, body, status, &env)
+	require.NotEmpty(t, env.Error)
+	return env.Error
+}
+
+// smInstant returns a timestamp strictly between what was pushed before and what is pushed after the
+// call (a scenario pause on both sides keeps the database's and our clock readings apart).
+func smInstant() string {
+	time.Sleep(50 * time.Millisecond)
+	ts := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(50 * time.Millisecond)
+	return ts
+}
+
+func smParseTime(t testing.TB, s string) time.Time {
+	t.Helper()
+	ts, err := time.Parse(time.RFC3339Nano, s)
+	require.NoError(t, err, "%q", s)
+	return ts
+}
+
+func smName(prefix string) string { return ctName("sm-" + prefix) }
+
+// smRawGet is a GET that reports failures instead of failing the test, for use off the test goroutine.
+func smRawGet(t testing.TB, u string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(t.Context(), "GET", u, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+type wireCounts struct {
+	Total      int64 `json:"total"`
+	Pending    int64 `json:"pending"`
+	Processing int64 `json:"processing"`
+	Completed  int64 `json:"completed"`
+	DeadLetter int64 `json:"deadLetter"`
+}
+
+func getJSON(t *testing.T, a *api, path string, want int, v any) {
+	t.Helper()
+	st, body := a.do("GET", path, nil)
+	require.Equal(t, want, st, "%s: %s", path, body)
+	if v != nil {
+		require.NoError(t, json.Unmarshal(body, v), string(body))
+	}
+}
+
+func configureQueue(t *testing.T, a *api, queue string, opts map[string]any) {
+	t.Helper()
+	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": queue, "namespace": "billing", "task": "invoice", "options": opts})
+	require.Equal(t, http.StatusOK, st, string(body))
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func openDB(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+// startBrokerErr starts a broker on an existing database and returns its start error (nil: running).
+func startBrokerErr(t *testing.T, dbURL string) (*broker.Broker, error) {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string {
+		if k == "DATABASE_URL" {
+			return dbURL
+		}
+		return ""
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	b, err := broker.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), ln)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	return b, nil
+}

@@ -3,11 +3,13 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/metrics"
 )
 
 // Authorizer checks a request against a route's access level. It returns the caller (empty when
@@ -23,7 +25,8 @@ type Options struct {
 	DefaultTimeout   time.Duration
 	DefaultBatchSize int
 	Version          string
-	Ops              OpsOptions // ops_server.go: metrics, Prometheus gatherer, spool stats
+	Metrics          *metrics.Metrics    // request counts and latencies; the JSON /metrics numbers (nil: none)
+	Gatherer         prometheus.Gatherer // served by /metrics/prometheus (nil: 404)
 	// Dashboard serves every GET that no route claims outside /api/ (the web UI); nil: a placeholder page.
 	Dashboard http.Handler
 }
@@ -113,42 +116,3 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
-	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api" {
-		s.writeError(w, r, errNoSuchRoute)
-		return
-	}
-	if s.opt.Dashboard != nil {
-		s.opt.Dashboard.ServeHTTP(w, r)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-cache, no-store, must-revalidate")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(dashboardPlaceholder)
-}
-
-var dashboardPlaceholder = []byte(`<!doctype html>
-<html><head><meta charset="utf-8"><title>Queen</title></head>
-<body><h1>Queen</h1><p>The broker is running. The dashboard is not built into this version yet;
-the HTTP API lives under <code>/api/v1/</code>.</p></body></html>
-`)
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
-	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version}
-	if err := s.eng.Ping(r.Context()); err != nil {
-		body["status"], body["database"] = "unhealthy", "disconnected"
-		body["error"] = err.Error()
-		writeJSON(w, http.StatusServiceUnavailable, body)
-		return nil
-	}
-	writeJSON(w, http.StatusOK, body)
-	return nil
-}
-
-func (s *Server) handleLivez(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "alive", "version": s.opt.Version})
-	return nil
-}

@@ -2,13 +2,20 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleMaintenance(w http.ResponseWriter, r *http.Request) error {
-	pop := strings.HasSuffix(r.URL.Path, "/pop")
+func (s *Server) handlePushMaintenance(w http.ResponseWriter, r *http.Request) error {
+	return s.maintenance(w, r, false)
+}
+
+func (s *Server) handlePopMaintenance(w http.ResponseWriter, r *http.Request) error {
+	return s.maintenance(w, r, true)
+}
+
+// maintenance reads, and on POST switches, the push or the pop maintenance flag.
+func (s *Server) maintenance(w http.ResponseWriter, r *http.Request, pop bool) error {
 	if r.Method == http.MethodPost {
 		var body struct {
 			Enabled *bool `json:"enabled"`

@@ -11,8 +11,8 @@ func (m *Metrics) SetStats(s engine.StatsSnapshot) {
 	gs := make([]QueueGauge, len(s.Queues))
 	for i, q := range s.Queues {
 		g := QueueGauge{Queue: q.Name, Pending: q.Pending, Processing: q.Processing, DeadLetters: s.DLQ[q.Name]}
-		if q.OldestPendingAt.Valid {
-			g.LagSeconds = max(s.At.Sub(q.OldestPendingAt.Time), time.Duration(0)).Seconds()
+		if q.OldestPendingAt != nil {
+			g.LagSeconds = max(s.At.Sub(*q.OldestPendingAt), time.Duration(0)).Seconds()
 		}
 		gs[i] = g
 	}

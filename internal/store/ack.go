@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // ConsumerKey identifies the cursor and lease of one consumer group on one partition.
@@ -18,13 +17,13 @@ type ConsumerKey struct {
 // ConsumerState is a locked (partition, group) row as an ack sees it.
 type ConsumerState struct {
 	Cursor    int64
-	LeaseID   pgtype.UUID
+	LeaseID   *uuid.UUID
 	LeaseLive bool
 	// The current (or last) lease delivered the messages in (ClaimCursor, DeliveredSeq]; the lease before
 	// it those in (PrevClaimCursor, PrevDeliveredSeq].
 	ClaimCursor      int64
 	DeliveredSeq     int64
-	PrevLeaseID      pgtype.UUID
+	PrevLeaseID      *uuid.UUID
 	PrevClaimCursor  int64
 	PrevDeliveredSeq int64
 	Retries          int32
@@ -139,8 +138,8 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			}
 			return rs.Err()
 		}
-		b.Queue(q("LockConsumers"), pids, groups).Query(lock)
-		b.Queue(q("ResolveAcks"), pids, txids, groups).Query(func(rs pgx.Rows) error {
+		b.Queue(q("ConsumerLock"), pids, groups).Query(lock)
+		b.Queue(q("AckResolve"), pids, txids, groups).Query(func(rs pgx.Rows) error {
 			for rs.Next() {
 				var i int64
 				var m ResolvedMessage
@@ -160,8 +159,8 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 		for i, t := range targets {
 			if _, ok := states[t.ConsumerKey]; !ok && msgs[i].Found {
 				b = &pgx.Batch{}
-				b.Queue(q("EnsureConsumers"), pids, groups)
-				b.Queue(q("LockConsumers"), pids, groups).Query(lock)
+				b.Queue(q("ConsumerEnsure"), pids, groups)
+				b.Queue(q("ConsumerLock"), pids, groups).Query(lock)
 				if err := db.SendBatch(ctx, b).Close(); err != nil {
 					return err
 				}
@@ -186,7 +185,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			for i, u := range updates {
 				up[i], ug[i], cur[i], rel[i], ret[i], delay[i], cons[i] = u.PartitionID, u.Group, u.Cursor, u.Release, u.Retries, u.DelayMs, u.Consumed
 			}
-			b.Queue(q("ApplyAcks"), up, ug, cur, rel, ret, delay, cons)
+			b.Queue(q("AckApply"), up, ug, cur, rel, ret, delay, cons)
 		}
 		if len(dead) > 0 {
 			n := len(dead)
@@ -198,7 +197,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			for i, d := range dead {
 				dp[i], ds[i], dg[i], de[i], dr[i] = d.PartitionID, d.Seq, d.Group, d.Error, d.Retries
 			}
-			b.Queue(q("InsertDeadLetters"), dp, ds, dg, de, dr)
+			b.Queue(q("DeadLetterInsert"), dp, ds, dg, de, dr)
 		}
 		if n := len(eff.Redelivered); n > 0 {
 			rp := make([]uuid.UUID, n)
@@ -207,7 +206,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			for i, r := range eff.Redelivered {
 				rp[i], rg[i], rs[i] = r.PartitionID, r.Group, r.Seq
 			}
-			b.Queue(q("DeleteRedeliveries"), rp, rg, rs)
+			b.Queue(q("RedeliveryDelete"), rp, rg, rs)
 		}
 		if own {
 			b.Queue(q("Commit"))

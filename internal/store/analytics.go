@@ -2,82 +2,57 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// BrokerSample is one broker process's vital signs at one moment.
-type BrokerSample struct {
-	At                           time.Time
-	BrokerID, Hostname           string
-	Port, PID                    int
-	CPUUserPct, CPUSysPct, RSSMB float64
-	Goroutines                   int
-	SchedLagAvgMs, SchedLagMaxMs float64
-	PoolSize, PoolIdle           int
-	PoolActive, PoolWaiting      int
-	Parked                       int
-	ParkedByQueue                map[string]int
+// QueueOpsPoint is one bucket of one queue's counters, summed over brokers.
+type QueueOpsPoint struct {
+	Bucket time.Time
+	QueueOps
 }
 
-// AddBrokerSample stores one sample and drops this and every broker's samples older than keepDays.
-func (s *Store) AddBrokerSample(ctx context.Context, b BrokerSample, keepDays int) error {
-	byQueue := b.ParkedByQueue
-	if byQueue == nil {
-		byQueue = map[string]int{}
-	}
-	_, err := s.pool.Exec(ctx, q("AnalyticsInsertSample"), b.At, b.BrokerID, b.Hostname, b.Port, b.PID,
-		b.CPUUserPct, b.CPUSysPct, b.RSSMB, b.Goroutines, b.SchedLagAvgMs, b.SchedLagMaxMs,
-		b.PoolSize, b.PoolIdle, b.PoolActive, b.PoolWaiting, b.Parked, byQueue, keepDays)
+// QueueOpsSeries reads the counters between from and to in buckets of bucketMinutes; queue "" = all.
+func (s *Store) QueueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]QueueOpsPoint, error) {
+	rows, err := s.pool.Query(ctx, q("QueueOpsSeries"), from, to, nullText(queue), bucketMinutes)
 	if err != nil {
-		return fmt.Errorf("store: add broker sample: %w", interpret(err))
+		return nil, fmt.Errorf("store: queue ops: %w", interpret(err))
 	}
-	return nil
-}
-
-// BrokerSamples reads the samples between from and to, oldest first; hostname and brokerID filter
-// when not empty.
-func (s *Store) BrokerSamples(ctx context.Context, from, to time.Time, hostname, brokerID string) ([]BrokerSample, error) {
-	rows, err := s.pool.Query(ctx, q("AnalyticsSamples"), from, to, nullText(hostname), nullText(brokerID))
-	if err != nil {
-		return nil, fmt.Errorf("store: broker samples: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (BrokerSample, error) {
-		var b BrokerSample
-		err := r.Scan(&b.At, &b.BrokerID, &b.Hostname, &b.Port, &b.PID, &b.CPUUserPct, &b.CPUSysPct, &b.RSSMB,
-			&b.Goroutines, &b.SchedLagAvgMs, &b.SchedLagMaxMs, &b.PoolSize, &b.PoolIdle, &b.PoolActive,
-			&b.PoolWaiting, &b.Parked, &b.ParkedByQueue)
-		return b, err
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueueOpsPoint, error) {
+		var p QueueOpsPoint
+		err := r.Scan(&p.Bucket, &p.Queue, &p.PushRequests, &p.PushMessages, &p.PopRequests, &p.PopMessages,
+			&p.PopEmpty, &p.AckSuccess, &p.AckFailed, &p.DLQ, &p.LagSumMs, &p.LagCount, &p.LagMaxMs)
+		return p, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: broker samples: %w", interpret(err))
+		return nil, fmt.Errorf("store: queue ops: %w", interpret(err))
 	}
 	return out, nil
 }
 
-// PoolSnapshot reports this broker's connection pool: its maximum size, idle and in-use connections,
-// and how many acquires so far found no idle connection and had to wait (a running total).
-func (s *Store) PoolSnapshot() (size, idle, active int, waitedTotal int64) {
-	st := s.pool.Stat()
-	return int(st.MaxConns()), int(st.IdleConns()), int(st.AcquiredConns()), st.EmptyAcquireCount()
+// RetentionPoint is one bucket of deletions of one kind on one queue.
+type RetentionPoint struct {
+	Bucket  time.Time
+	Queue   string
+	Kind    string
+	Deleted int64
 }
 
-// PostgresStats reads the database's health figures (pg_stat_* views, scoped to the broker's schema),
-// one JSON value per section, keyed as the dashboard expects.
-func (s *Store) PostgresStats(ctx context.Context) (map[string]json.RawMessage, error) {
-	out := map[string]json.RawMessage{}
-	for key, name := range map[string]string{
-		"database": "AnalyticsPgDatabase", "tableCache": "AnalyticsPgTableCache", "indexCache": "AnalyticsPgIndexCache",
-		"tables": "AnalyticsPgTables", "activeQueries": "AnalyticsPgActivity", "bufferConfig": "AnalyticsPgSettings",
-	} {
-		var v []byte
-		if err := s.pool.QueryRow(ctx, q(name)).Scan(&v); err != nil {
-			return nil, fmt.Errorf("store: postgres stats %s: %w", key, interpret(err))
-		}
-		out[key] = v
+// RetentionSeries reads the retention history between from and to in buckets of bucketMinutes.
+func (s *Store) RetentionSeries(ctx context.Context, from, to time.Time, bucketMinutes int) ([]RetentionPoint, error) {
+	rows, err := s.pool.Query(ctx, q("RetentionSeries"), from, to, bucketMinutes)
+	if err != nil {
+		return nil, fmt.Errorf("store: retention series: %w", interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RetentionPoint, error) {
+		var p RetentionPoint
+		err := r.Scan(&p.Bucket, &p.Queue, &p.Kind, &p.Deleted)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: retention series: %w", interpret(err))
 	}
 	return out, nil
 }

@@ -25,12 +25,12 @@ type DeadLetterRow struct {
 	Queue         string
 	Partition     string
 	Group         string
-	Error         pgtype.Text
+	Error         *string
 	RetryCount    int32
 	Payload       []byte
-	Encrypted     pgtype.Bool
-	ProducerSub   pgtype.Text
-	TraceID       pgtype.UUID
+	Encrypted     *bool
+	ProducerSub   *string
+	TraceID       *uuid.UUID
 	CreatedAt     time.Time
 	FailedAt      time.Time
 }
@@ -52,7 +52,7 @@ func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterR
 	var out []DeadLetterRow
 	var total int64
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q("ListDeadLetters"), append(args, f.Limit, f.Offset)...)
+		rows, err := tx.Query(ctx, q("DeadLetterList"), append(args, f.Limit, f.Offset)...)
 		if err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterR
 		if err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, q("CountDeadLetters"), args...).Scan(&total)
+		return tx.QueryRow(ctx, q("DeadLetterCount"), args...).Scan(&total)
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list dead letters: %w", interpret(err))
@@ -72,19 +72,19 @@ func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterR
 // GetDeadLetters returns the dead letters of one message (one per group; only group's when given).
 func (s *Store) GetDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) ([]DeadLetterRow, error) {
 	var ignored int64
-	return collect(ctx, s, "GetDeadLetters", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) },
+	return collect(ctx, s, "DeadLetterGet", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) },
 		partitionID, txID, text(group))
 }
 
 // DeleteDeadLetters removes the dead letters of one message and reports how many there were.
 func (s *Store) DeleteDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	return s.countQuery(ctx, "DeleteDeadLetters", partitionID, txID, text(group))
+	return s.countQuery(ctx, "DeadLetterDelete", partitionID, txID, text(group))
 }
 
 // RetryDeadLetters serves the message again to each group it was dead-lettered for and removes the
 // dead letters; it reports how many there were.
 func (s *Store) RetryDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	return s.countQuery(ctx, "RetryDeadLetters", partitionID, txID, text(group))
+	return s.countQuery(ctx, "DeadLetterRetry", partitionID, txID, text(group))
 }
 
 func (s *Store) countQuery(ctx context.Context, name string, args ...any) (int64, error) {
@@ -93,4 +93,23 @@ func (s *Store) countQuery(ctx context.Context, name string, args ...any) (int64
 		return 0, fmt.Errorf("store: %s: %w", name, interpret(err))
 	}
 	return n, nil
+}
+
+// DLQByQueue counts dead-letter rows per queue name.
+func (s *Store) DLQByQueue(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, q("DeadLetterCountByQueue"))
+	if err != nil {
+		return nil, fmt.Errorf("store: dlq by queue: %w", interpret(err))
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, fmt.Errorf("store: dlq by queue: %w", interpret(err))
+		}
+		out[name] = n
+	}
+	return out, interpret(rows.Err())
 }

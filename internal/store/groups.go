@@ -22,7 +22,7 @@ const (
 func (s *Store) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
 	var exists bool
 	t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
-	if err := s.pool.QueryRow(ctx, q("EnsureSubscription"), queue, group, mode, t).Scan(&exists); err != nil {
+	if err := s.pool.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t).Scan(&exists); err != nil {
 		return false, fmt.Errorf("store: subscription %q on %q: %w", group, queue, interpret(err))
 	}
 	return exists, nil
@@ -35,14 +35,14 @@ type GroupSummary struct {
 	Behind         int64
 	MaxLagSeconds  float64
 	Consumed       int64
-	Mode           pgtype.Text
-	SubscriptionTS pgtype.Timestamptz
-	SubscribedAt   pgtype.Timestamptz
+	Mode           *string
+	SubscriptionTS *time.Time
+	SubscribedAt   *time.Time
 }
 
 // ListConsumerGroups lists every (group, queue) pair that has cursors.
 func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
-	return collect(ctx, s, "ListConsumerGroups", func(r pgx.Rows) (g GroupSummary, err error) {
+	return collect(ctx, s, "ConsumerGroupList", func(r pgx.Rows) (g GroupSummary, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Members, &g.Behind, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
 		return g, err
 	})
@@ -52,8 +52,8 @@ func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) 
 type GroupPartition struct {
 	Queue, Partition string
 	PartitionID      uuid.UUID
-	LeaseID          pgtype.UUID
-	LastConsumedAt   pgtype.Timestamptz
+	LeaseID          *uuid.UUID
+	LastConsumedAt   *time.Time
 	TotalConsumed    int64
 	OffsetLag        int64
 	TimeLagSeconds   float64
@@ -62,7 +62,7 @@ type GroupPartition struct {
 
 // GroupPartitions lists the cursors of one group.
 func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupPartition, error) {
-	return collect(ctx, s, "GroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
+	return collect(ctx, s, "ConsumerGroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
 		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive)
 		return g, err
 	}, group)
@@ -72,16 +72,16 @@ func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupParti
 type LaggingPartition struct {
 	Group, Queue, Partition string
 	PartitionID             uuid.UUID
-	LeaseID                 pgtype.UUID
+	LeaseID                 *uuid.UUID
 	OffsetLag               int64
 	TimeLagSeconds          float64
 	OldestUnconsumedAt      time.Time
-	LastConsumedAt          pgtype.Timestamptz
+	LastConsumedAt          *time.Time
 }
 
 // LaggingPartitions lists cursors lagging more than minLag, worst first.
 func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
-	return collect(ctx, s, "LaggingPartitions", func(r pgx.Rows) (g LaggingPartition, err error) {
+	return collect(ctx, s, "PartitionListLagging", func(r pgx.Rows) (g LaggingPartition, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt)
 		return g, err
 	}, minLag.Seconds())
@@ -92,11 +92,11 @@ func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]
 func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMetadata bool) (cursors, metadata int64, err error) {
 	qn := pgtype.Text{String: queue, Valid: queue != ""}
 	err = s.withTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, q("DeleteGroupCursors"), group, qn, deleteMetadata).Scan(&cursors, &metadata); err != nil {
+		if err := tx.QueryRow(ctx, q("ConsumerGroupDeleteCursors"), group, qn, deleteMetadata).Scan(&cursors, &metadata); err != nil {
 			return err
 		}
 		if !deleteMetadata {
-			_, err := tx.Exec(ctx, q("ReseedGroup"), group, qn)
+			_, err := tx.Exec(ctx, q("ConsumerGroupReseed"), group, qn)
 			return err
 		}
 		return nil
@@ -112,10 +112,10 @@ func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMeta
 func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Time) (int64, error) {
 	var n int64
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, q("UpdateSubscription"), group, ts).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, q("SubscriptionUpdate"), group, ts).Scan(&n); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, q("ReseedGroup"), group, pgtype.Text{})
+		_, err := tx.Exec(ctx, q("ConsumerGroupReseed"), group, pgtype.Text{})
 		return err
 	})
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Ti
 func (s *Store) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (int64, error) {
 	var n int64
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, q("SeekQueue"), group, queue, toEnd, pgtype.Timestamptz{Time: ts, Valid: !toEnd}).Scan(&n)
+		return tx.QueryRow(ctx, q("ConsumerGroupSeekQueue"), group, queue, toEnd, pgtype.Timestamptz{Time: ts, Valid: !toEnd}).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: seek %q on %q: %w", group, queue, interpret(err))
@@ -141,24 +141,11 @@ func (s *Store) SeekQueue(ctx context.Context, group, queue string, toEnd bool, 
 func (s *Store) SeekPartition(ctx context.Context, group, queue, partition string) (int64, error) {
 	var seq pgtype.Int8
 	var exists bool
-	if err := s.pool.QueryRow(ctx, q("SeekPartition"), group, queue, partition).Scan(&seq, &exists); err != nil {
+	if err := s.pool.QueryRow(ctx, q("ConsumerGroupSeekPartition"), group, queue, partition).Scan(&seq, &exists); err != nil {
 		return 0, fmt.Errorf("store: seek %q on %s/%s: %w", group, queue, partition, interpret(err))
 	}
 	if !exists {
 		return 0, ErrNotFound
 	}
 	return seq.Int64, nil
-}
-
-// collect runs a named query on the pool and scans every row with scan.
-func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (T, error), args ...any) ([]T, error) {
-	rows, err := s.pool.Query(ctx, q(name), args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r.(pgx.Rows)) })
-	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
-	}
-	return out, nil
 }

@@ -15,7 +15,7 @@ func (s *Store) PushChannel() string { return s.schema + "_push" }
 // Notify sends each payload on the push channel, in one statement of its own (never inside a pushing
 // or acking transaction, where NOTIFY would serialise commits on PostgreSQL's notification lock).
 func (s *Store) Notify(ctx context.Context, payloads []string) error {
-	if _, err := s.pool.Exec(ctx, q("NotifyQueues"), s.PushChannel(), payloads); err != nil {
+	if _, err := s.pool.Exec(ctx, q("QueueNotify"), s.PushChannel(), payloads); err != nil {
 		return fmt.Errorf("store: notify: %w", interpret(err))
 	}
 	return nil

@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // PopParams selects what one pop claims.
 type PopParams struct {
 	Queue         string
 	Group         string
-	Partition     pgtype.Text // invalid (NULL) = any partition
+	Partition     *string // invalid (NULL) = any partition
 	MaxPartitions int
 	Batch         int
 	LeaseID       uuid.UUID
@@ -27,9 +26,9 @@ type PoppedMessage struct {
 	Retries       int32
 	ID            uuid.UUID
 	TransactionID string
-	TraceID       pgtype.UUID
+	TraceID       *uuid.UUID
 	Payload       []byte
-	ProducerSub   pgtype.Text
+	ProducerSub   *string
 	Encrypted     bool
 	CreatedAt     time.Time
 }

@@ -24,8 +24,8 @@ func (s *Store) EnsurePartitions(ctx context.Context, keys []PartitionKey) (map[
 		qs[i], ps[i] = k.Queue, k.Partition
 	}
 	b := &pgx.Batch{}
-	b.Queue(q("EnsureQueues"), qs)
-	b.Queue(q("EnsurePartitions"), qs, ps)
+	b.Queue(q("QueueEnsure"), qs)
+	b.Queue(q("PartitionEnsure"), qs, ps)
 	if err := s.sendBatch(ctx, b); err != nil {
 		return nil, fmt.Errorf("store: ensure partitions: %w", err)
 	}
@@ -65,9 +65,9 @@ type PushRow struct {
 	PartitionID   uuid.UUID
 	TransactionID string
 	ID            uuid.UUID
-	TraceID       pgtype.UUID
+	TraceID       *uuid.UUID
 	Payload       []byte // JSON; never nil
-	ProducerSub   pgtype.Text
+	ProducerSub   *string
 	Encrypted     bool
 }
 
@@ -116,7 +116,7 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	var lock []uuid.UUID
 	for i, r := range rows {
 		idx[i], pids[i], txids[i], ids[i] = int32(i), r.PartitionID, r.TransactionID, r.ID
-		traces[i], payloads[i], subs[i], enc[i] = r.TraceID, r.Payload, r.ProducerSub, r.Encrypted
+		traces[i], payloads[i], subs[i], enc[i] = pgUUID(r.TraceID), r.Payload, pgText(r.ProducerSub), r.Encrypted
 		if _, ok := seen[r.PartitionID]; !ok {
 			seen[r.PartitionID] = struct{}{}
 			lock = append(lock, r.PartitionID)
@@ -124,8 +124,8 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	}
 	out := make([]PushOutcome, n)
 	b := &pgx.Batch{}
-	b.Queue(q("LockPartitions"), lock)
-	b.Queue(q("InsertMessages"), idx, pids, txids, ids, traces, payloads, subs, enc).Query(func(rs pgx.Rows) error {
+	b.Queue(q("PartitionLock"), lock)
+	b.Queue(q("MessageInsert"), idx, pids, txids, ids, traces, payloads, subs, enc).Query(func(rs pgx.Rows) error {
 		for rs.Next() {
 			var i int32
 			if err := rs.Scan(&i); err != nil {
@@ -150,7 +150,7 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	if len(dIdx) == 0 {
 		return out, nil
 	}
-	rs, err := db.Query(ctx, q("ExistingMessageIDs"), dIdx, dPids, dTx)
+	rs, err := db.Query(ctx, q("MessageExistingIDs"), dIdx, dPids, dTx)
 	if err != nil {
 		return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
 	}

@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // QueueOptions is the full configuration of a queue (configure replaces all of it).
@@ -31,16 +33,210 @@ type QueueOptions struct {
 // ConfigureQueue creates or fully reconfigures a queue and makes sure its Default partition exists.
 func (s *Store) ConfigureQueue(ctx context.Context, name string, o QueueOptions) (queueID, defaultPartition uuid.UUID, err error) {
 	err = s.withTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, q("ConfigureQueue"), name, o.Namespace, o.Task, o.Priority, o.LeaseTime, o.RetryLimit,
+		if err := tx.QueryRow(ctx, q("QueueConfigure"), name, o.Namespace, o.Task, o.Priority, o.LeaseTime, o.RetryLimit,
 			o.RetryDelay, o.MaxSize, o.TTL, o.DeadLetterQueue, o.DLQAfterMaxRetries, o.DelayedProcessing, o.WindowBuffer,
 			o.RetentionSeconds, o.CompletedRetentionSeconds, o.RetentionEnabled, o.EncryptionEnabled,
 			o.MaxWaitTimeSeconds).Scan(&queueID); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, q("EnsureDefaultPartition"), queueID).Scan(&defaultPartition)
+		return tx.QueryRow(ctx, q("PartitionEnsureDefault"), queueID).Scan(&defaultPartition)
 	})
 	if err != nil {
 		return uuid.Nil, uuid.Nil, fmt.Errorf("store: configure %q: %w", name, interpret(err))
 	}
 	return queueID, defaultPartition, nil
+}
+
+// QueueSummary is one queue of the listings, with its rolled-up counts (see [Store.RefreshQueueStats]).
+type QueueSummary struct {
+	ID                         uuid.UUID
+	Name, Namespace, Task      string
+	Priority                   int32
+	CreatedAt                  time.Time
+	Partitions                 int64
+	Total, Pending, Processing int64
+	Completed, DeadLetter      int64
+	OldestPendingAt, StatsAt   *time.Time
+	TotalConsumed              int64
+}
+
+// ListQueuesParams filters [Store.ListQueues]; empty strings match everything.
+type ListQueuesParams struct {
+	Namespace, Task string
+	Limit, Offset   int
+}
+
+func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+// ListQueues lists queues newest first with their rolled-up counts.
+func (s *Store) ListQueues(ctx context.Context, p ListQueuesParams) ([]QueueSummary, error) {
+	rows, err := s.pool.Query(ctx, q("QueueList"), nullText(p.Namespace), nullText(p.Task), p.Limit, p.Offset)
+	if err != nil {
+		return nil, fmt.Errorf("store: list queues: %w", interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueueSummary, error) {
+		var x QueueSummary
+		err := r.Scan(&x.ID, &x.Name, &x.Namespace, &x.Task, &x.Priority, &x.CreatedAt, &x.Partitions, &x.Total,
+			&x.Pending, &x.Processing, &x.Completed, &x.DeadLetter, &x.OldestPendingAt, &x.StatsAt, &x.TotalConsumed)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list queues: %w", interpret(err))
+	}
+	return out, nil
+}
+
+// QueueInfo is a queue's identity and configuration.
+type QueueInfo struct {
+	ID                        uuid.UUID
+	Name, Namespace, Task     string
+	Priority                  int32
+	CreatedAt                 time.Time
+	LeaseTime, RetryLimit     int32
+	RetryDelay, TTL, MaxSize  int32
+	DeadLetterQueue           bool
+	RetentionEnabled          bool
+	RetentionSeconds          int32
+	CompletedRetentionSeconds int32
+	EncryptionEnabled         bool
+}
+
+// QueueByName reads one queue; ErrNotFound when it does not exist.
+func (s *Store) QueueByName(ctx context.Context, name string) (*QueueInfo, error) {
+	var x QueueInfo
+	err := s.pool.QueryRow(ctx, q("QueueGetByName"), name).Scan(&x.ID, &x.Name, &x.Namespace, &x.Task, &x.Priority,
+		&x.CreatedAt, &x.LeaseTime, &x.RetryLimit, &x.RetryDelay, &x.TTL, &x.MaxSize, &x.DeadLetterQueue,
+		&x.RetentionEnabled, &x.RetentionSeconds, &x.CompletedRetentionSeconds, &x.EncryptionEnabled)
+	if err != nil {
+		return nil, fmt.Errorf("store: queue %q: %w", name, interpret(err))
+	}
+	return &x, nil
+}
+
+// PartitionCounts are the exact counts of one partition.
+type PartitionCounts struct {
+	ID                      uuid.UUID
+	Name                    string
+	CreatedAt               time.Time
+	LastPushAt              *time.Time
+	Total, Consumed         int64
+	Processing              int64
+	DeadLetter, DLQConsumed int64
+	Oldest, Newest          *time.Time
+	OldestPending           *time.Time
+	TotalConsumed           int64
+	LastConsumedAt          *time.Time
+}
+
+// PartitionCounts counts the messages of each partition of a queue exactly.
+func (s *Store) PartitionCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionCounts, error) {
+	rows, err := s.pool.Query(ctx, q("PartitionCounts"), queueID)
+	if err != nil {
+		return nil, fmt.Errorf("store: partition counts: %w", interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PartitionCounts, error) {
+		var x PartitionCounts
+		err := r.Scan(&x.ID, &x.Name, &x.CreatedAt, &x.LastPushAt, &x.Total, &x.Consumed, &x.Processing, &x.DeadLetter,
+			&x.DLQConsumed, &x.Oldest, &x.Newest, &x.OldestPending, &x.TotalConsumed, &x.LastConsumedAt)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: partition counts: %w", interpret(err))
+	}
+	return out, nil
+}
+
+// QueueGroups names the consumer groups that exist on a queue.
+func (s *Store) QueueGroups(ctx context.Context, queue string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, q("QueueGroupList"), queue)
+	if err != nil {
+		return nil, fmt.Errorf("store: queue groups: %w", interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: queue groups: %w", interpret(err))
+	}
+	return out, nil
+}
+
+// QueueEncrypted reports whether a queue stores its payloads encrypted; ErrNotFound for no queue.
+func (s *Store) QueueEncrypted(ctx context.Context, queue string) (bool, error) {
+	var b bool
+	if err := s.pool.QueryRow(ctx, q("QueueEncrypted"), queue).Scan(&b); err != nil {
+		return false, fmt.Errorf("store: queue %q encryption: %w", queue, interpret(err))
+	}
+	return b, nil
+}
+
+// AnyEncryptedQueue reports whether some queue has encryption enabled.
+func (s *Store) AnyEncryptedQueue(ctx context.Context) (bool, error) {
+	var b bool
+	if err := s.pool.QueryRow(ctx, q("QueueAnyEncrypted")).Scan(&b); err != nil {
+		return false, fmt.Errorf("store: encrypted queues: %w", interpret(err))
+	}
+	return b, nil
+}
+
+// DeleteQueue removes a queue with its partitions, messages, cursors and dead letters; false when
+// there was no such queue.
+func (s *Store) DeleteQueue(ctx context.Context, name string) (bool, error) {
+	n, err := s.countQuery(ctx, "QueueDelete", name)
+	return n > 0, err
+}
+
+// QueuesByNamespaceTask lists the queues matching namespace and/or task ("" matches any), highest
+// priority first.
+func (s *Store) QueuesByNamespaceTask(ctx context.Context, namespace, task string) ([]string, error) {
+	return collect(ctx, s, "QueueListByNamespaceTask", func(r pgx.Rows) (n string, err error) {
+		err = r.Scan(&n)
+		return n, err
+	}, text(namespace), text(task))
+}
+
+// Backlog is a queue's capacity and how many messages it holds unconsumed.
+type Backlog struct {
+	MaxSize int64
+	Pending int64
+}
+
+// QueueBacklogs reports the backlog of those of queues that have a maxSize.
+func (s *Store) QueueBacklogs(ctx context.Context, queues []string) (map[string]Backlog, error) {
+	type row struct {
+		name string
+		b    Backlog
+	}
+	rows, err := collect(ctx, s, "QueueBacklog", func(r pgx.Rows) (x row, err error) {
+		var max int32
+		err = r.Scan(&x.name, &max, &x.b.Pending)
+		x.b.MaxSize = int64(max)
+		return x, err
+	}, queues)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Backlog, len(rows))
+	for _, r := range rows {
+		out[r.name] = r.b
+	}
+	return out, nil
+}
+
+// QueueLimits returns the maxSize of each named queue that exists.
+func (s *Store) QueueLimits(ctx context.Context, queues []string) (map[string]int32, error) {
+	type row struct {
+		name string
+		max  int32
+	}
+	rows, err := collect(ctx, s, "QueueLimits", func(r pgx.Rows) (x row, err error) {
+		err = r.Scan(&x.name, &x.max)
+		return x, err
+	}, queues)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int32, len(rows))
+	for _, r := range rows {
+		out[r.name] = r.max
+	}
+	return out, nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/queen-go/queen/internal/pgschema"
@@ -168,4 +170,34 @@ func (t *Tx) Rollback(ctx context.Context) error {
 		return fmt.Errorf("store: rollback: %w", interpret(err))
 	}
 	return nil
+}
+
+// collect runs a named query on the pool and scans every row with scan.
+func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (T, error), args ...any) ([]T, error) {
+	rows, err := s.pool.Query(ctx, q(name), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r.(pgx.Rows)) })
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	return out, nil
+}
+
+// The driver's nullable types stay inside this package: rows carry plain Go values (nil = NULL), and
+// these convert the few that travel in array parameters.
+
+func pgUUID(u *uuid.UUID) pgtype.UUID {
+	if u == nil {
+		return pgtype.UUID{}
+	}
+	return pgtype.UUID{Bytes: *u, Valid: true}
+}
+
+func pgText(s *string) pgtype.Text {
+	if s == nil {
+		return pgtype.Text{}
+	}
+	return pgtype.Text{String: *s, Valid: true}
 }

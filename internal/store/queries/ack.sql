@@ -1,4 +1,4 @@
--- name: EnsureConsumers :exec
+-- name: ConsumerEnsure :exec
 -- Make sure every (partition, group) an ack touches has a row to lock; unknown partitions are skipped
 -- (their acks resolve to nothing).
 INSERT INTO partition_consumers (partition_id, consumer_group)
@@ -8,7 +8,7 @@ JOIN partitions p ON p.id = t.partition_id
 ORDER BY 1, 2
 ON CONFLICT (partition_id, consumer_group) DO NOTHING
 
--- name: LockConsumers :many
+-- name: ConsumerLock :many
 -- Locked in (partition, group) order so concurrent ack batches cannot deadlock.
 SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
        coalesce(pc.lease_expires_at > now(), false) AS lease_live,
@@ -23,7 +23,7 @@ JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[])) AS t(partition_id, 
 ORDER BY pc.partition_id, pc.consumer_group
 FOR UPDATE OF pc
 
--- name: ResolveAcks :many
+-- name: AckResolve :many
 SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay,
        EXISTS (SELECT 1 FROM redeliveries r
                WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq)
@@ -32,7 +32,7 @@ JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.tran
 JOIN partitions p ON p.id = m.partition_id
 JOIN queues q ON q.id = p.queue_id
 
--- name: ApplyAcks :exec
+-- name: AckApply :exec
 UPDATE partition_consumers pc SET
     cursor_seq        = u.cursor_seq,
     lease_expires_at  = CASE WHEN u.release THEN NULL ELSE pc.lease_expires_at END,
@@ -44,7 +44,7 @@ FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int
     AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
 WHERE pc.partition_id = u.partition_id AND pc.consumer_group = u.consumer_group
 
--- name: InsertDeadLetters :exec
+-- name: DeadLetterInsert :exec
 INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
                           error_message, retry_count, original_created_at)
 SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at
@@ -53,7 +53,7 @@ JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
 ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
     SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = now()
 
--- name: DeleteRedeliveries :exec
+-- name: RedeliveryDelete :exec
 DELETE FROM redeliveries r
 USING unnest($1::uuid[], $2::text[], $3::bigint[]) AS t(partition_id, consumer_group, seq)
 WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AND r.seq = t.seq

@@ -1,4 +1,4 @@
--- name: ListDeadLetters :many
+-- name: DeadLetterList :many
 -- Newest failure first.
 SELECT d.message_id, d.transaction_id, d.partition_id, q.name, p.name, d.consumer_group, d.error_message,
        d.retry_count, m.payload, m.is_encrypted, m.producer_sub, m.trace_id, d.original_created_at, d.failed_at,
@@ -15,7 +15,7 @@ WHERE ($1::text IS NULL OR q.name = $1::text)
 ORDER BY d.failed_at DESC, d.id
 LIMIT $6 OFFSET $7
 
--- name: CountDeadLetters :one
+-- name: DeadLetterCount :one
 -- The total of the listing's filter (the same conditions as ListDeadLetters).
 SELECT count(*)
 FROM dead_letters d
@@ -27,7 +27,7 @@ WHERE ($1::text IS NULL OR q.name = $1::text)
   AND ($4::timestamptz IS NULL OR d.failed_at >= $4::timestamptz)
   AND ($5::timestamptz IS NULL OR d.failed_at <= $5::timestamptz)
 
--- name: GetDeadLetters :many
+-- name: DeadLetterGet :many
 SELECT d.message_id, d.transaction_id, d.partition_id, q.name, p.name, d.consumer_group, d.error_message,
        d.retry_count, m.payload, m.is_encrypted, m.producer_sub, m.trace_id, d.original_created_at, d.failed_at,
        0::bigint
@@ -38,7 +38,7 @@ LEFT JOIN messages m ON m.partition_id = d.partition_id AND m.seq = d.message_se
 WHERE d.partition_id = $1 AND d.transaction_id = $2 AND ($3::text IS NULL OR d.consumer_group = $3::text)
 ORDER BY d.failed_at DESC
 
--- name: DeleteDeadLetters :one
+-- name: DeadLetterDelete :one
 WITH del AS (
     DELETE FROM dead_letters
     WHERE partition_id = $1 AND transaction_id = $2 AND ($3::text IS NULL OR consumer_group = $3::text)
@@ -46,7 +46,7 @@ WITH del AS (
 )
 SELECT count(*) FROM del
 
--- name: RetryDeadLetters :one
+-- name: DeadLetterRetry :one
 -- Serves the message again to each group it was dead-lettered for (and only to that group).
 WITH del AS (
     DELETE FROM dead_letters
@@ -58,3 +58,8 @@ WITH del AS (
     ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM del
+
+-- name: DeadLetterCountByQueue :many
+SELECT q.name, count(*)
+FROM dead_letters dl JOIN partitions p ON p.id = dl.partition_id JOIN queues q ON q.id = p.queue_id
+GROUP BY q.name

@@ -1,4 +1,4 @@
--- name: EnsureSubscription :one
+-- name: SubscriptionEnsure :one
 -- Records the group's subscription on the queue unless one exists (the first one wins), and on first
 -- record seeds a cursor on every existing partition at the subscription point, so the group starts
 -- there; partitions created later start from their beginning. Returns whether the queue exists.
@@ -27,7 +27,7 @@ WITH q AS (
 )
 SELECT EXISTS (SELECT 1 FROM q)
 
--- name: ListConsumerGroups :many
+-- name: ConsumerGroupList :many
 -- One row per (group, queue): cursors, partitions behind, the oldest unconsumed message's age.
 SELECT pc.consumer_group, q.name, count(*) AS members,
        count(*) FILTER (WHERE p.last_seq > pc.cursor_seq) AS behind,
@@ -46,7 +46,7 @@ LEFT JOIN LATERAL (
 GROUP BY pc.consumer_group, q.name, s.mode, s.subscription_ts, s.created_at
 ORDER BY pc.consumer_group, q.name
 
--- name: GroupPartitions :many
+-- name: ConsumerGroupPartitions :many
 -- The partitions of one group: cursor position, lag, lease.
 SELECT q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
        pc.last_consumed_at, pc.total_consumed, greatest(p.last_seq - pc.cursor_seq, 0),
@@ -63,7 +63,7 @@ LEFT JOIN LATERAL (
 WHERE pc.consumer_group = $1
 ORDER BY q.name, p.name
 
--- name: LaggingPartitions :many
+-- name: PartitionListLagging :many
 SELECT pc.consumer_group, q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
        greatest(p.last_seq - pc.cursor_seq, 0), extract(epoch FROM now() - om.created_at)::float8,
        om.created_at, pc.last_consumed_at
@@ -78,7 +78,7 @@ JOIN LATERAL (
 WHERE om.created_at < now() - make_interval(secs => $1)
 ORDER BY om.created_at
 
--- name: DeleteGroupCursors :one
+-- name: ConsumerGroupDeleteCursors :one
 -- $2: queue name or NULL for every queue. $3: also forget the subscription. Without it, the cursors
 -- are re-seeded at the recorded subscription point right away (the group restarts there).
 WITH del AS (
@@ -95,7 +95,7 @@ WITH del AS (
 )
 SELECT (SELECT count(*) FROM del), (SELECT count(*) FROM meta)
 
--- name: ReseedGroup :exec
+-- name: ConsumerGroupReseed :exec
 -- Puts every partition cursor of group $1 (on queue $2, or all queues when NULL) that has not consumed
 -- anything yet at its subscription point; used after a cursor reset and a subscription change.
 INSERT INTO partition_consumers AS pc (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
@@ -114,7 +114,7 @@ ON CONFLICT (partition_id, consumer_group) DO UPDATE
     SET cursor_seq = EXCLUDED.cursor_seq, claim_cursor_seq = EXCLUDED.claim_cursor_seq
     WHERE pc.total_consumed = 0 AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
 
--- name: UpdateSubscription :one
+-- name: SubscriptionUpdate :one
 WITH upd AS (
     UPDATE consumer_group_subscriptions
     SET subscription_ts = $2, mode = CASE WHEN mode = 'all' THEN 'timestamp' ELSE mode END
@@ -123,7 +123,7 @@ WITH upd AS (
 )
 SELECT count(*) FROM upd
 
--- name: SeekQueue :one
+-- name: ConsumerGroupSeekQueue :one
 -- Moves every cursor group $1 has on queue $2 to the end ($3) or to the last message at or before $4,
 -- and ends their leases.
 WITH target AS (
@@ -148,7 +148,7 @@ WITH target AS (
 )
 SELECT count(*) FROM upd
 
--- name: SeekPartition :one
+-- name: ConsumerGroupSeekPartition :one
 -- Moves group $1's cursor on partition $3 of queue $2 to the partition's end (creating the cursor).
 WITH p AS (
     SELECT p.id, p.last_seq FROM partitions p JOIN queues q ON q.id = p.queue_id

@@ -1,11 +1,11 @@
--- name: LockPartitions :exec
+-- name: PartitionLock :exec
 -- Taken in id order by every pushing transaction, so concurrent batches never deadlock, and held to
 -- commit, so sequence numbers are handed out in commit order. NO KEY UPDATE (what the last_seq update
 -- takes anyway) leaves the FOR KEY SHARE of foreign-key checks free: pops and acks inserting consumer
 -- rows for these partitions never wait on a push.
 SELECT id FROM partitions WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
 
--- name: InsertMessages :many
+-- name: MessageInsert :many
 -- Runs after LockPartitions in the same transaction, so last_seq is current and stays ours.
 -- Items repeating a transactionId inside the batch keep only the first; ON CONFLICT drops those already
 -- stored. Returns the request indices of the rows actually inserted.
@@ -34,10 +34,10 @@ WITH input AS (
 )
 SELECT n.idx FROM ins JOIN numbered n ON n.partition_id = ins.partition_id AND n.seq = ins.seq
 
--- name: ExistingMessageIDs :many
+-- name: MessageExistingIDs :many
 SELECT t.idx, m.id
 FROM unnest($1::int[], $2::uuid[], $3::text[]) AS t(idx, partition_id, transaction_id)
 JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
 
--- name: NotifyQueues :exec
+-- name: QueueNotify :exec
 SELECT pg_notify($1, n) FROM (SELECT DISTINCT unnest($2::text[]) AS n) s

@@ -1,4 +1,88 @@
--- name: EnsureQueues :exec
+-- name: QueueDelete :one
+WITH del AS (DELETE FROM queues WHERE name = $1 RETURNING 1)
+SELECT count(*) FROM del
+
+-- name: QueueListByNamespaceTask :many
+-- Queues a namespace/task pop drains, highest priority first.
+SELECT name FROM queues
+WHERE ($1::text IS NULL OR namespace = $1::text) AND ($2::text IS NULL OR task = $2::text)
+ORDER BY priority DESC, name
+
+-- name: QueueBacklog :many
+-- Messages not yet consumed by every cursor of the queue, per queue (for maxSize): for each partition,
+-- last_seq minus the lowest cursor (0 when no consumer has a cursor there). Sequence gaps of dropped
+-- duplicates make it an upper bound.
+SELECT q.name, q.max_size, coalesce(sum(p.last_seq - coalesce(c.low, 0)), 0)::bigint
+FROM queues q
+LEFT JOIN partitions p ON p.queue_id = q.id
+LEFT JOIN LATERAL (SELECT min(pc.cursor_seq) AS low FROM partition_consumers pc WHERE pc.partition_id = p.id) c ON true
+WHERE q.name = ANY($1::text[]) AND q.max_size > 0
+GROUP BY q.name, q.max_size
+
+-- name: QueueList :many
+-- Queue listing from the rolled-up stats ($1 namespace, $2 task: NULL = any). Partition counts and
+-- consumption totals are read live (small tables); message counts are at most one stats interval old.
+SELECT q.id, q.name, q.namespace, q.task, q.priority, q.created_at,
+       (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
+       coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0), coalesce(s.completed, 0),
+       coalesce(s.dead_letter, 0), s.oldest_pending_at, s.refreshed_at,
+       (SELECT coalesce(sum(pc.total_consumed), 0)::bigint FROM partition_consumers pc
+          JOIN partitions p ON p.id = pc.partition_id WHERE p.queue_id = q.id)
+FROM queues q
+LEFT JOIN queue_stats s ON s.queue_id = q.id
+WHERE ($1::text IS NULL OR q.namespace = $1) AND ($2::text IS NULL OR q.task = $2)
+ORDER BY q.created_at DESC, q.name
+LIMIT $3 OFFSET $4
+
+-- name: QueueGetByName :one
+SELECT id, name, namespace, task, priority, created_at, lease_time, retry_limit, retry_delay, ttl, max_size,
+       dead_letter_queue, retention_enabled, retention_seconds, completed_retention_seconds, encryption_enabled
+FROM queues WHERE name = $1
+
+-- name: PartitionCounts :many
+-- Exact counts for each partition of queue $1. "Consumed" is relative to the slowest consumer group of
+-- the partition (min cursor_seq; 0 without any group); processing = above it and inside a live lease.
+SELECT p.id, p.name, p.created_at, p.last_push_at, c.total, c.consumed, c.processing, d.dlq, d.dlq_consumed,
+       c.oldest, c.newest, c.oldest_pending,
+       (SELECT coalesce(sum(pc.total_consumed), 0)::bigint FROM partition_consumers pc WHERE pc.partition_id = p.id),
+       (SELECT max(pc.last_consumed_at) FROM partition_consumers pc WHERE pc.partition_id = p.id)
+FROM partitions p
+CROSS JOIN LATERAL (SELECT coalesce(min(pc.cursor_seq), 0) AS min_cursor
+                    FROM partition_consumers pc WHERE pc.partition_id = p.id) f
+CROSS JOIN LATERAL (
+    -- Only the unconsumed tail is counted (an index range on (partition_id, seq)); the stored total
+    -- is partitions.message_count.
+    SELECT p.message_count AS total,
+           p.message_count - count(*) AS consumed,
+           count(*) FILTER (WHERE EXISTS (
+               SELECT 1 FROM partition_consumers pc
+               WHERE pc.partition_id = p.id AND pc.lease_expires_at > now()
+                 AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq)) AS processing,
+           (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq LIMIT 1) AS oldest,
+           (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq DESC LIMIT 1) AS newest,
+           min(m.created_at) AS oldest_pending
+    FROM messages m WHERE m.partition_id = p.id AND m.seq > f.min_cursor) c
+CROSS JOIN LATERAL (
+    SELECT count(DISTINCT dl.message_seq) AS dlq,
+           count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.min_cursor) AS dlq_consumed
+    FROM dead_letters dl WHERE dl.partition_id = p.id) d
+WHERE p.queue_id = $1
+ORDER BY p.name
+
+-- name: QueueGroupList :many
+-- The consumer groups that exist on queue $1 (by name).
+SELECT DISTINCT pc.consumer_group
+FROM partition_consumers pc JOIN partitions p ON p.id = pc.partition_id JOIN queues q ON q.id = p.queue_id
+WHERE q.name = $1
+ORDER BY 1
+
+-- name: QueueEncrypted :one
+SELECT encryption_enabled FROM queues WHERE name = $1
+
+-- name: QueueAnyEncrypted :one
+SELECT EXISTS (SELECT 1 FROM queues WHERE encryption_enabled)
+
+-- name: QueueEnsure :exec
 -- Auto-created queues take namespace/task from the first two dot-segments of their name.
 INSERT INTO queues (id, name, namespace, task)
 SELECT gen_random_uuid(), n,
@@ -8,7 +92,7 @@ FROM (SELECT DISTINCT unnest($1::text[]) AS n) s
 ORDER BY n
 ON CONFLICT (name) DO NOTHING
 
--- name: EnsurePartitions :exec
+-- name: PartitionEnsure :exec
 INSERT INTO partitions (id, queue_id, name)
 SELECT gen_random_uuid(), q.id, t.p
 FROM (SELECT DISTINCT qn, p FROM unnest($1::text[], $2::text[]) AS u(qn, p)) t
@@ -22,7 +106,7 @@ FROM (SELECT DISTINCT qn, p FROM unnest($1::text[], $2::text[]) AS u(qn, p)) t
 JOIN queues q ON q.name = t.qn
 JOIN partitions p ON p.queue_id = q.id AND p.name = t.p
 
--- name: ConfigureQueue :one
+-- name: QueueConfigure :one
 -- Full replace: every option the request did not give is reset to its default by the caller.
 INSERT INTO queues (id, name, namespace, task, priority, lease_time, retry_limit, retry_delay, max_size, ttl,
                     dead_letter_queue, dlq_after_max_retries, delayed_processing, window_buffer,
@@ -40,7 +124,7 @@ ON CONFLICT (name) DO UPDATE SET
     max_wait_time_seconds = EXCLUDED.max_wait_time_seconds
 RETURNING id
 
--- name: EnsureDefaultPartition :one
+-- name: PartitionEnsureDefault :one
 WITH ins AS (
     INSERT INTO partitions (id, queue_id, name) VALUES (gen_random_uuid(), $1, 'Default')
     ON CONFLICT (queue_id, name) DO NOTHING

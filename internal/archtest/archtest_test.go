@@ -1,0 +1,59 @@
+package archtest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/queen-go/queen/"
+
+// rules: a package (by path below the module) must not import, in its non-test files, any path that
+// starts with one of the prefixes. Indirect edges are fine: httpapi reaches store through engine.
+var rules = []struct {
+	pkg       string
+	forbidden []string
+	why       string
+}{
+	{"internal/httpapi", []string{module + "internal/store", "github.com/jackc/"},
+		"the transport talks to the engine only; driver types stay in store"},
+	{"internal/engine", []string{"net/http", "github.com/jackc/"},
+		"the engine knows nothing of HTTP, and store converts the driver's types at its edge"},
+	{"internal/auth", []string{module + "internal/config"},
+		"auth takes its own Options; the broker converts the configuration"},
+	{"internal/store", []string{module + "internal/engine", module + "internal/httpapi"},
+		"store is below the engine"},
+	{"client", []string{module + "internal/"}, "the SDK is a public package on the standard library"},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func TestImportRules(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-json", "github.com/queen-go/queen/...").Output()
+	require.NoError(t, err, "go list")
+	imports := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		require.NoError(t, dec.Decode(&p))
+		imports[strings.TrimPrefix(p.ImportPath, module)] = p.Imports
+	}
+	for _, r := range rules {
+		imps, ok := imports[r.pkg]
+		require.True(t, ok, "package %s not found by go list", r.pkg)
+		for _, imp := range imps {
+			for _, f := range r.forbidden {
+				if strings.HasPrefix(imp, f) {
+					t.Errorf("%s imports %s: %s", r.pkg, imp, r.why)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/queen-go/queen/internal/crypto"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Observer is told about every applied push, pop and ack (the metrics collectors implement it).
+type Observer interface {
+	Pushed(queue string, messages int)
+	Popped(queue string, messages int, lagSeconds []float64)
+	Acked(queue, status string, messages int)
+}
+
+// encryptionCache remembers which queues are encrypted, so a push does not read the flag each time.
+type encryptionCache struct {
+	mu  sync.Mutex // protects m
+	ttl time.Duration
+	m   map[string]encEntry
+}
+
+type encEntry struct {
+	enabled bool
+	at      time.Time
+}
+
+// CheckEncryption is configure's guard: encryption cannot be enabled on a broker without a key.
+func (e *Engine) CheckEncryption(enabled bool) error {
+	if enabled && e.key == nil {
+		return invalid("encryptionEnabled requires %s", crypto.KeyHint)
+	}
+	return nil
+}
+
+// ForgetQueueEncryption drops the cached encryption flag of a queue; configure calls it.
+func (e *Engine) ForgetQueueEncryption(queue string) {
+	e.enc.mu.Lock()
+	delete(e.enc.m, queue)
+	e.enc.mu.Unlock()
+}
+
+// queueEncrypted answers from the cache, reading the queue's flag when unknown or older than the TTL.
+// A queue that does not exist yet (auto-created by this push) is not encrypted.
+func (e *Engine) queueEncrypted(ctx context.Context, queue string) (bool, error) {
+	e.enc.mu.Lock()
+	ent, ok := e.enc.m[queue]
+	e.enc.mu.Unlock()
+	if ok && time.Since(ent.at) < e.enc.ttl {
+		return ent.enabled, nil
+	}
+	enabled, err := e.st.QueueEncrypted(ctx, queue)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	e.enc.mu.Lock()
+	if e.enc.m == nil {
+		e.enc.m = map[string]encEntry{}
+	}
+	if len(e.enc.m) > 100_000 {
+		clear(e.enc.m)
+	}
+	e.enc.m[queue] = encEntry{enabled: enabled, at: time.Now()}
+	e.enc.mu.Unlock()
+	return enabled, nil
+}
+
+// sealRow encrypts a row's payload when its queue is encrypted. Without a key the push fails: an
+// encrypted queue never silently stores plaintext.
+func (e *Engine) sealRow(ctx context.Context, queue string, r *store.PushRow) error {
+	enc, err := e.queueEncrypted(ctx, queue)
+	if err != nil || !enc {
+		return err
+	}
+	key := e.key
+	if key == nil {
+		return invalid("queue %q has encryptionEnabled but %s is not set", queue, crypto.KeyHint)
+	}
+	sealed, err := key.Encrypt(r.Payload)
+	if err != nil {
+		return err
+	}
+	r.Payload, r.Encrypted = sealed, true
+	return nil
+}
+
+// DecryptPayload returns the plaintext of a stored payload (unchanged when not encrypted). Every read
+// path that returns payloads goes through it.
+func (e *Engine) DecryptPayload(stored []byte, encrypted bool) (json.RawMessage, error) {
+	if len(stored) == 0 {
+		return jsonNull, nil
+	}
+	if !encrypted {
+		return stored, nil
+	}
+	key := e.key
+	pt, err := crypto.Decrypt(key, stored)
+	if err != nil {
+		return nil, fmt.Errorf("engine: decrypt payload: %w", err)
+	}
+	return pt, nil
+}

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The API's shapes of instants and nullable values: RFC 3339 in UTC with milliseconds, absent is null.
+
+// isoMillis is the API's instant format.
+func isoMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func optUUID(u *uuid.UUID) *string {
+	if u == nil {
+		return nil
+	}
+	s := u.String()
+	return &s
+}
+
+func optTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := isoMillis(*t)
+	return &s
+}
+
+// nonEmpty is s, or nil (NULL) when it is empty.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

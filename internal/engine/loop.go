@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Loop is a background job run every interval, with the lifecycle shared by the broker's loops:
+// Start(ctx) error, an idempotent Stop(), and Started()/Stopped() channels.
+type Loop struct {
+	name     string
+	interval time.Duration
+	run      func(ctx context.Context) error
+	log      *slog.Logger
+
+	mu      sync.Mutex // protects cancel, started, stopped, running
+	cancel  context.CancelFunc
+	started chan struct{}
+	stopped chan struct{}
+	running bool
+}
+
+func newLoop(name string, interval time.Duration, log *slog.Logger, run func(ctx context.Context) error) *Loop {
+	return &Loop{name: name, interval: interval, run: run, log: log,
+		started: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// Start launches the loop; the first pass runs at once. Starting a running loop is an error.
+func (l *Loop) Start(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running {
+		return errors.New("engine: " + l.name + " loop already started")
+	}
+	if l.interval <= 0 {
+		return errors.New("engine: " + l.name + " loop needs a positive interval")
+	}
+	l.running = true
+	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	started, stopped := l.started, l.stopped
+	go func() {
+		defer close(stopped)
+		close(started)
+		t := time.NewTicker(l.interval)
+		defer t.Stop()
+		for {
+			if err := l.run(ctx); err != nil && ctx.Err() == nil {
+				l.log.WarnContext(ctx, "background pass failed", slog.String("loop", l.name), slog.Any("error", err))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends the loop and waits for its goroutine; it is safe to call more than once, or before Start.
+func (l *Loop) Stop() {
+	l.mu.Lock()
+	if !l.running {
+		l.mu.Unlock()
+		return
+	}
+	l.cancel()
+	stopped := l.stopped
+	l.running = false
+	l.started, l.stopped = make(chan struct{}), make(chan struct{})
+	l.mu.Unlock()
+	<-stopped
+}
+
+// Started is closed once the current run's goroutine is up.
+func (l *Loop) Started() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started
+}
+
+// Stopped is closed when the current run's goroutine has exited.
+func (l *Loop) Stopped() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopped
+}

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Messages at rest: listing, reading and deleting them outside the pop/ack flow.
+
+// MessageFilter selects the messages of a listing; empty strings match everything.
+type MessageFilter struct {
+	Queue, Partition, Namespace, Task string
+	Group                             string // the consumer group statuses are relative to ("": queue mode)
+	Status                            string // pending, processing, completed, dead_letter or ""
+	Limit, Offset                     int
+}
+
+// MessageItem is one message of a listing, without payload.
+type MessageItem struct {
+	ID             string  `json:"id"`
+	TransactionID  string  `json:"transactionId"`
+	PartitionID    string  `json:"partitionId"`
+	QueuePath      string  `json:"queuePath"`
+	Queue          string  `json:"queue"`
+	Partition      string  `json:"partition"`
+	Namespace      string  `json:"namespace"`
+	Task           string  `json:"task"`
+	Status         string  `json:"status"`
+	ConsumerGroup  string  `json:"consumerGroup"`
+	TraceID        *string `json:"traceId"`
+	ProducerSub    *string `json:"producerSub"`
+	QueuePriority  int32   `json:"queuePriority"`
+	CreatedAt      string  `json:"createdAt"`
+	LeaseExpiresAt *string `json:"leaseExpiresAt"`
+}
+
+// ConsumptionMode says how a queue is consumed: by queue mode, by named groups (bus), both, or not yet.
+type ConsumptionMode struct {
+	HasQueueMode     bool   `json:"hasQueueMode"`
+	BusGroupsCount   int    `json:"busGroupsCount"`
+	Type             string `json:"type"`
+	ConsumedByGroups *int   `json:"consumedByGroups,omitempty"` // set on one message: the groups that consumed it
+}
+
+func modeOf(groups []string) ConsumptionMode {
+	hasQ := slices.Contains(groups, QueueMode)
+	bus := len(groups)
+	if hasQ {
+		bus--
+	}
+	typ := "none"
+	switch {
+	case hasQ && bus > 0:
+		typ = "hybrid"
+	case hasQ:
+		typ = "queue"
+	case bus > 0:
+		typ = "bus"
+	}
+	return ConsumptionMode{HasQueueMode: hasQ, BusGroupsCount: bus, Type: typ}
+}
+
+// MessageList is a page of messages; Mode is set when the listing names a queue.
+type MessageList struct {
+	Messages      []MessageItem
+	ConsumerGroup string
+	Mode          *ConsumptionMode
+}
+
+// Messages lists messages newest first, with their status for one consumer group.
+func (e *Engine) Messages(ctx context.Context, f MessageFilter) (*MessageList, error) {
+	if f.Group == "" {
+		f.Group = QueueMode
+	}
+	rows, err := e.st.ListMessages(ctx, store.ListMessagesParams(f))
+	if err != nil {
+		return nil, opErr("list messages", err)
+	}
+	out := &MessageList{Messages: make([]MessageItem, len(rows)), ConsumerGroup: f.Group}
+	for i, m := range rows {
+		out.Messages[i] = MessageItem{ID: m.ID.String(), TransactionID: m.TransactionID, PartitionID: m.PartitionID.String(),
+			QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition, Namespace: m.Namespace,
+			Task: m.Task, Status: m.Status, ConsumerGroup: f.Group, TraceID: optUUID(m.TraceID), ProducerSub: m.ProducerSub,
+			QueuePriority: m.Priority, CreatedAt: isoMillis(m.CreatedAt), LeaseExpiresAt: optTime(m.LeaseExpiresAt)}
+	}
+	if f.Queue != "" {
+		groups, err := e.st.QueueGroups(ctx, f.Queue)
+		if err != nil {
+			return nil, opErr("queue groups", err)
+		}
+		mode := modeOf(groups)
+		out.Mode = &mode
+	}
+	return out, nil
+}
+
+// QueueMessages lists a queue's messages like [Engine.Messages]; a NotFoundError when the queue does not exist.
+func (e *Engine) QueueMessages(ctx context.Context, f MessageFilter) (*MessageList, error) {
+	if _, err := e.queueInfo(ctx, f.Queue); err != nil {
+		return nil, err
+	}
+	return e.Messages(ctx, f)
+}
+
+// MessageGroup is one consumer group's view of a message.
+type MessageGroup struct {
+	Name           string  `json:"name"`
+	Consumed       bool    `json:"consumed"`
+	RetryCount     int32   `json:"retryCount"`
+	LeaseExpiresAt *string `json:"leaseExpiresAt"`
+	DeadLetter     bool    `json:"deadLetter"`
+}
+
+// MessageQueueConfig is the part of a queue's configuration a message view shows.
+type MessageQueueConfig struct {
+	LeaseTime  int32 `json:"leaseTime"`
+	RetryLimit int32 `json:"retryLimit"`
+	RetryDelay int32 `json:"retryDelay"`
+	TTL        int32 `json:"ttl"`
+	Priority   int32 `json:"priority"`
+}
+
+// MessageView is one message with its decrypted payload and its status across consumer groups: dead_letter
+// when a group dead-lettered it, completed when every group consumed it, processing while leased.
+type MessageView struct {
+	ID             string             `json:"id"`
+	TransactionID  string             `json:"transactionId"`
+	PartitionID    string             `json:"partitionId"`
+	QueuePath      string             `json:"queuePath"`
+	Queue          string             `json:"queue"`
+	Partition      string             `json:"partition"`
+	Namespace      string             `json:"namespace"`
+	Task           string             `json:"task"`
+	Status         string             `json:"status"`
+	Payload        json.RawMessage    `json:"payload"`
+	IsEncrypted    bool               `json:"isEncrypted"`
+	TraceID        *string            `json:"traceId"`
+	ProducerSub    *string            `json:"producerSub"`
+	CreatedAt      string             `json:"createdAt"`
+	ErrorMessage   *string            `json:"errorMessage"`
+	RetryCount     *int32             `json:"retryCount"`
+	LeaseExpiresAt *string            `json:"leaseExpiresAt"`
+	QueueConfig    MessageQueueConfig `json:"queueConfig"`
+	Mode           ConsumptionMode    `json:"mode"`
+	ConsumerGroups []MessageGroup     `json:"consumerGroups"`
+}
+
+// Message reads one message (payload decrypted) and every group's view of it; a NotFoundError when missing.
+func (e *Engine) Message(ctx context.Context, partitionID uuid.UUID, tx string) (*MessageView, error) {
+	m, cs, err := e.st.GetMessage(ctx, partitionID, tx)
+	if err != nil {
+		return nil, opErrOr("get message", err, "Message not found: %s/%s", partitionID, tx)
+	}
+	payload, err := e.DecryptPayload(m.Payload, m.Encrypted)
+	if err != nil {
+		return nil, opErr("get message", err)
+	}
+	v := &MessageView{ID: m.ID.String(), TransactionID: m.TransactionID, PartitionID: m.PartitionID.String(),
+		QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition, Namespace: m.Namespace,
+		Task: m.Task, Status: "pending", Payload: payload, IsEncrypted: m.Encrypted, TraceID: optUUID(m.TraceID),
+		ProducerSub: m.ProducerSub, CreatedAt: isoMillis(m.CreatedAt),
+		QueueConfig: MessageQueueConfig{LeaseTime: m.LeaseTime, RetryLimit: m.RetryLimit, RetryDelay: m.RetryDelay,
+			TTL: m.TTL, Priority: m.Priority},
+		ConsumerGroups: make([]MessageGroup, len(cs))}
+	names := make([]string, len(cs))
+	consumedBy, processing, dead := 0, false, false
+	for i, c := range cs {
+		names[i] = c.Group
+		if c.Consumed {
+			consumedBy++
+		}
+		if c.LeaseExpiresAt != nil {
+			processing = true
+			v.LeaseExpiresAt = optTime(c.LeaseExpiresAt)
+		}
+		deadHere := c.DLQError != nil || c.DLQRetries != nil
+		if deadHere {
+			dead = true
+			var retries int32
+			if c.DLQRetries != nil {
+				retries = *c.DLQRetries
+			}
+			v.ErrorMessage, v.RetryCount = c.DLQError, &retries
+		}
+		v.ConsumerGroups[i] = MessageGroup{Name: c.Group, Consumed: c.Consumed, RetryCount: c.Retries,
+			LeaseExpiresAt: optTime(c.LeaseExpiresAt), DeadLetter: deadHere}
+	}
+	switch {
+	case dead:
+		v.Status = "dead_letter"
+	case len(cs) > 0 && consumedBy == len(cs):
+		v.Status = "completed"
+	case processing:
+		v.Status = "processing"
+	}
+	v.Mode = modeOf(names)
+	v.Mode.ConsumedByGroups = &consumedBy
+	return v, nil
+}
+
+// DeleteMessage deletes one message; a NotFoundError when missing.
+func (e *Engine) DeleteMessage(ctx context.Context, partitionID uuid.UUID, tx string) error {
+	return opErrOr("delete message", e.st.DeleteMessage(ctx, partitionID, tx), "Message not found: %s/%s", partitionID, tx)
+}

@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// The read side of queues: listings from the rolled-up statistics (at most one stats interval old)
+// and one queue's exact per-partition counts.
+
+// allRows bounds the listings that have no page of their own (namespaces, tasks, status, overview).
+const allRows = 100_000
+
+// Counts is the message breakdown of a queue or a partition.
+type Counts struct {
+	Total      int64 `json:"total"`
+	Pending    int64 `json:"pending"`
+	Processing int64 `json:"processing"`
+	Completed  int64 `json:"completed"`
+	Failed     int64 `json:"failed"`
+	DeadLetter int64 `json:"deadLetter"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.Total += o.Total
+	c.Pending += o.Pending
+	c.Processing += o.Processing
+	c.Completed += o.Completed
+	c.DeadLetter += o.DeadLetter
+}
+
+func partitionCounts(p store.PartitionCounts) Counts {
+	return Counts{Total: p.Total, Pending: p.Total - p.Consumed - p.Processing, Processing: p.Processing,
+		Completed: p.Consumed - p.DLQConsumed, DeadLetter: p.DeadLetter}
+}
+
+func summaryCounts(q store.QueueSummary) Counts {
+	return Counts{Total: q.Total, Pending: q.Pending, Processing: q.Processing, Completed: q.Completed, DeadLetter: q.DeadLetter}
+}
+
+// QueueFilter selects the queues of a listing; empty strings match everything.
+type QueueFilter struct {
+	Namespace, Task string
+	Limit, Offset   int
+}
+
+// ShortCounts are the counts a queue listing shows.
+type ShortCounts struct {
+	Total      int64 `json:"total"`
+	Pending    int64 `json:"pending"`
+	Processing int64 `json:"processing"`
+}
+
+// QueueItem is one queue of a listing.
+type QueueItem struct {
+	ID         string      `json:"id"`
+	Name       string      `json:"name"`
+	Namespace  string      `json:"namespace"`
+	Task       string      `json:"task"`
+	Priority   int32       `json:"priority"`
+	CreatedAt  string      `json:"createdAt"`
+	Partitions int64       `json:"partitions"`
+	Messages   ShortCounts `json:"messages"`
+	StatsAt    *string     `json:"statsAt"`
+}
+
+// QueueList is a page of queues and the age in seconds of the oldest statistics row behind it (-1: the
+// stats job never ran).
+type QueueList struct {
+	Queues   []QueueItem
+	StatsAge int64
+}
+
+// statsAge is the age in seconds of the oldest rolled-up row, -1 when the stats job never ran.
+func statsAge(qs []store.QueueSummary) int64 {
+	var oldest time.Time
+	for _, q := range qs {
+		if q.StatsAt == nil {
+			return -1
+		}
+		if oldest.IsZero() || q.StatsAt.Before(oldest) {
+			oldest = *q.StatsAt
+		}
+	}
+	if oldest.IsZero() {
+		return -1
+	}
+	return int64(time.Since(oldest).Seconds())
+}
+
+func (e *Engine) listQueues(ctx context.Context, f QueueFilter) ([]store.QueueSummary, error) {
+	out, err := e.st.ListQueues(ctx, store.ListQueuesParams(f))
+	return out, opErr("list queues", err)
+}
+
+// Queues lists queues newest first with their rolled-up counts; a zero Limit lists them all.
+func (e *Engine) Queues(ctx context.Context, f QueueFilter) (*QueueList, error) {
+	if f.Limit == 0 {
+		f.Limit = allRows
+	}
+	qs, err := e.listQueues(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueueItem, len(qs))
+	for i, q := range qs {
+		out[i] = QueueItem{ID: q.ID.String(), Name: q.Name, Namespace: q.Namespace, Task: q.Task, Priority: q.Priority,
+			CreatedAt: isoMillis(q.CreatedAt), Partitions: q.Partitions,
+			Messages: ShortCounts{Total: q.Total, Pending: q.Pending, Processing: q.Processing},
+			StatsAt:  optTime(q.StatsAt)}
+	}
+	return &QueueList{Queues: out, StatsAge: statsAge(qs)}, nil
+}
+
+// GroupTotals roll up the queues that share a namespace or a task.
+type GroupTotals struct {
+	Queues     int64 `json:"queues"`
+	Partitions int64 `json:"partitions"`
+	Messages   struct {
+		Total   int64 `json:"total"`
+		Pending int64 `json:"pending"`
+	} `json:"messages"`
+}
+
+// NamespaceTotals is one namespace with its queues rolled up.
+type NamespaceTotals struct {
+	Namespace string `json:"namespace"`
+	GroupTotals
+}
+
+// TaskTotals is one task with its queues rolled up.
+type TaskTotals struct {
+	Task string `json:"task"`
+	GroupTotals
+}
+
+// rollUp groups every queue by key, in key order.
+func (e *Engine) rollUp(ctx context.Context, key func(store.QueueSummary) string) ([]string, map[string]*GroupTotals, error) {
+	qs, err := e.listQueues(ctx, QueueFilter{Limit: allRows})
+	if err != nil {
+		return nil, nil, err
+	}
+	m := map[string]*GroupTotals{}
+	var keys []string
+	for _, q := range qs {
+		k := key(q)
+		g := m[k]
+		if g == nil {
+			g = &GroupTotals{}
+			m[k] = g
+			keys = append(keys, k)
+		}
+		g.Queues++
+		g.Partitions += q.Partitions
+		g.Messages.Total += q.Total
+		g.Messages.Pending += q.Pending
+	}
+	sort.Strings(keys)
+	return keys, m, nil
+}
+
+// Namespaces rolls the queues up by namespace.
+func (e *Engine) Namespaces(ctx context.Context) ([]NamespaceTotals, error) {
+	keys, m, err := e.rollUp(ctx, func(q store.QueueSummary) string { return q.Namespace })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NamespaceTotals, len(keys))
+	for i, k := range keys {
+		out[i] = NamespaceTotals{Namespace: k, GroupTotals: *m[k]}
+	}
+	return out, nil
+}
+
+// Tasks rolls the queues up by task.
+func (e *Engine) Tasks(ctx context.Context) ([]TaskTotals, error) {
+	keys, m, err := e.rollUp(ctx, func(q store.QueueSummary) string { return q.Task })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TaskTotals, len(keys))
+	for i, k := range keys {
+		out[i] = TaskTotals{Task: k, GroupTotals: *m[k]}
+	}
+	return out, nil
+}
+
+// QueueConfig is a queue's configuration as the status routes show it.
+type QueueConfig struct {
+	LeaseTime                 int32 `json:"leaseTime"`
+	RetryLimit                int32 `json:"retryLimit"`
+	RetryDelay                int32 `json:"retryDelay"`
+	TTL                       int32 `json:"ttl"`
+	MaxQueueSize              int32 `json:"maxQueueSize"`
+	DeadLetterQueue           bool  `json:"deadLetterQueue"`
+	RetentionEnabled          bool  `json:"retentionEnabled"`
+	RetentionSeconds          int32 `json:"retentionSeconds"`
+	CompletedRetentionSeconds int32 `json:"completedRetentionSeconds"`
+	EncryptionEnabled         bool  `json:"encryptionEnabled"`
+}
+
+// PartitionDetail is one partition with its exact counts.
+type PartitionDetail struct {
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	CreatedAt      string  `json:"createdAt"`
+	Stats          Counts  `json:"stats"`
+	OldestMessage  *string `json:"oldestMessage"`
+	NewestMessage  *string `json:"newestMessage"`
+	LastActivity   *string `json:"lastActivity"`
+	TotalConsumed  int64   `json:"totalConsumed"`
+	LastConsumedAt *string `json:"lastConsumedAt"`
+}
+
+// QueueDetail is one queue with exact per-partition counts (the shape of /resources/queues/{queue}).
+type QueueDetail struct {
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	Namespace  string            `json:"namespace"`
+	Task       string            `json:"task"`
+	CreatedAt  string            `json:"createdAt"`
+	Partitions []PartitionDetail `json:"partitions"`
+	Totals     Counts            `json:"totals"`
+	Priority   int32             `json:"-"`
+	Config     QueueConfig       `json:"-"`
+}
+
+// queueInfo reads one queue; a NotFoundError naming it when missing.
+func (e *Engine) queueInfo(ctx context.Context, name string) (*store.QueueInfo, error) {
+	q, err := e.st.QueueByName(ctx, name)
+	return q, opErrOr("queue", err, "Queue not found: %s", name)
+}
+
+// Queue reads a queue and counts its partitions exactly; a NotFoundError naming it when missing.
+func (e *Engine) Queue(ctx context.Context, name string) (*QueueDetail, error) {
+	q, err := e.queueInfo(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := e.st.PartitionCounts(ctx, q.ID)
+	if err != nil {
+		return nil, opErr("partition counts", err)
+	}
+	d := &QueueDetail{ID: q.ID.String(), Name: q.Name, Namespace: q.Namespace, Task: q.Task, CreatedAt: isoMillis(q.CreatedAt),
+		Priority: q.Priority, Partitions: make([]PartitionDetail, len(ps)),
+		Config: QueueConfig{LeaseTime: q.LeaseTime, RetryLimit: q.RetryLimit, RetryDelay: q.RetryDelay, TTL: q.TTL,
+			MaxQueueSize: q.MaxSize, DeadLetterQueue: q.DeadLetterQueue, RetentionEnabled: q.RetentionEnabled,
+			RetentionSeconds: q.RetentionSeconds, CompletedRetentionSeconds: q.CompletedRetentionSeconds,
+			EncryptionEnabled: q.EncryptionEnabled}}
+	for i, p := range ps {
+		c := partitionCounts(p)
+		d.Totals.add(c)
+		last := p.LastPushAt
+		if p.LastConsumedAt != nil && (last == nil || p.LastConsumedAt.After(*last)) {
+			last = p.LastConsumedAt
+		}
+		d.Partitions[i] = PartitionDetail{ID: p.ID.String(), Name: p.Name, CreatedAt: isoMillis(p.CreatedAt), Stats: c,
+			OldestMessage: optTime(p.Oldest), NewestMessage: optTime(p.Newest), LastActivity: optTime(last),
+			TotalConsumed: p.TotalConsumed, LastConsumedAt: optTime(p.LastConsumedAt)}
+	}
+	return d, nil
+}

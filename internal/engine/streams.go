@@ -1,0 +1,417 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Streams: the broker side of the fat-client stream processor (../shared/spec/streams.md). Operators run
+// in the client; the broker keeps a registry of queries, a key/value state per (query, source
+// partition) and commits each processing cycle (state changes, sink pushes, source ack) in one
+// PostgreSQL transaction.
+
+// StreamQuery registers a stream query (POST /streams/v1/queries).
+type StreamQuery = store.StreamQuery
+
+// StreamRegistration answers a registration. Conflict is set (and nothing changed) when the stored
+// config hash differs and no reset was asked for.
+type StreamRegistration struct {
+	Success    bool   `json:"success"`
+	QueryID    string `json:"query_id"`
+	Name       string `json:"name"`
+	ConfigHash string `json:"config_hash,omitempty"`
+	Fresh      bool   `json:"fresh"`
+	Reset      bool   `json:"reset"`
+	Error      string `json:"error,omitempty"`
+	Conflict   bool   `json:"-"`
+}
+
+// RegisterStreamQuery inserts the query or compares its config hash with the stored one. reset wipes
+// the state only when the hash changed: an unchanged chain keeps its state whatever reset says.
+func (e *Engine) RegisterStreamQuery(ctx context.Context, q StreamQuery) (*StreamRegistration, error) {
+	r, err := e.st.RegisterStreamQuery(ctx, q)
+	if err != nil {
+		return nil, opErr("register stream query", err)
+	}
+	out := &StreamRegistration{Success: !r.Mismatch, QueryID: r.ID.String(), Name: q.Name, Fresh: r.Fresh, Reset: r.Reset}
+	if r.Mismatch {
+		out.Conflict = true
+		out.Error = fmt.Sprintf("config_hash mismatch: operator chain changed for queryId '%s'. Pass reset:true to wipe existing state, or use a new queryId.", q.Name)
+		return out, nil
+	}
+	out.ConfigHash = q.ConfigHash
+	return out, nil
+}
+
+// StateQuery reads state rows of one shard (POST /streams/v1/state/get).
+type StateQuery = store.StateFilter
+
+// StateRow is one state row on the wire.
+type StateRow struct {
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	UpdatedAt string          `json:"updated_at"`
+}
+
+// StreamState returns the matching state rows ordered by key; missing keys are simply absent.
+func (e *Engine) StreamState(ctx context.Context, f StateQuery) ([]StateRow, error) {
+	rows, err := e.st.StreamState(ctx, f)
+	if err != nil {
+		return nil, opErr("state get", err)
+	}
+	out := make([]StateRow, len(rows))
+	for i, r := range rows {
+		out[i] = StateRow{Key: r.Key, Value: r.Value, UpdatedAt: r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00")}
+	}
+	return out, nil
+}
+
+// StateOp is one state change of a cycle as sent: Type "upsert" or "delete" ("" when absent or null).
+type StateOp struct {
+	Type  string
+	Key   string
+	Value json.RawMessage
+}
+
+// CycleAck acknowledges the source up to and including one message.
+type CycleAck struct {
+	TransactionID string
+	LeaseID       string // "": not checked
+	Status        string // "": completed
+	Count         int    // 0: 1
+	Error         string
+}
+
+// CycleRequest is one atomic cycle commit (POST /streams/v1/cycle).
+type CycleRequest struct {
+	QueryID, PartitionID string // parsed here, so a malformed id is a reported failure, not a 400
+	ConsumerGroup        string // "": queue mode
+	ReleaseLease         bool
+	StateOps             []StateOp
+	PushItems            []PushItem
+	Invalid              string // part of the body could not be read: the cycle fails with this text
+	Ack                  *CycleAck
+}
+
+// CycleAckResult reports what the cycle's ack did.
+type CycleAckResult struct {
+	Success       bool `json:"success"`
+	Count         int  `json:"count"`
+	LeaseReleased bool `json:"lease_released"`
+	DLQ           bool `json:"dlq"`
+}
+
+// CycleResult answers a cycle. Success false means everything of the cycle was rolled back; it is
+// still a completed call (HTTP 200). Infrastructure failures are returned as errors instead.
+type CycleResult struct {
+	Success         bool            `json:"success"`
+	Error           string          `json:"error,omitempty"`
+	QueryID         string          `json:"query_id"`
+	PartitionID     string          `json:"partition_id"`
+	QueueName       *string         `json:"queueName"`
+	StateOpsApplied int             `json:"state_ops_applied"`
+	PushResults     []PushResult    `json:"push_results"`
+	AckResult       *CycleAckResult `json:"ack_result"`
+}
+
+// cycleFailure rolls a cycle back and is reported in the body, never as an HTTP error.
+type cycleFailure struct{ msg string }
+
+func (f *cycleFailure) Error() string { return f.msg }
+
+func fail(format string, args ...any) error { return &cycleFailure{msg: fmt.Sprintf(format, args...)} }
+
+// Cycle commits one processing cycle of a stream shard in a single transaction: shard lock, state ops
+// in order, the ack of the source (lease checked), the sink pushes through the push path's rules.
+// Any business failure (bad id, unknown op, missing message, stale lease, a statement rejected by
+// PostgreSQL) rolls everything back and answers Success false. Only infrastructure failures are
+// errors, and retrying them is safe: a cycle that did commit released or advanced past its ack, so
+// its retry is refused and applies nothing twice.
+func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, error) {
+	res := &CycleResult{QueryID: req.QueryID, PartitionID: req.PartitionID, PushResults: []PushResult{}}
+	for attempt := 0; ; attempt++ {
+		err := e.cycleOnce(ctx, req, res)
+		var cf *cycleFailure
+		var pe *store.PgError
+		switch {
+		case err == nil:
+			res.Success = true
+			return res, nil
+		case errors.Is(err, errTxStale) && attempt < 2:
+			for _, p := range req.PushItems {
+				e.parts.forget([]store.PartitionKey{{Queue: p.Queue, Partition: p.Partition}})
+			}
+			continue
+		case errors.As(err, &cf):
+			return failed(res, cf.msg), nil
+		case errors.As(err, &pe) && !transientPg(pe.Code):
+			// A statement-level failure is the procedure's business (a foreign key to an unknown query,
+			// for instance); the connection and the pool are fine.
+			return failed(res, pe.Message), nil
+		}
+		return nil, opErr("cycle", err)
+	}
+}
+
+func failed(res *CycleResult, msg string) *CycleResult {
+	res.Success, res.Error = false, msg
+	res.StateOpsApplied, res.PushResults, res.AckResult = 0, []PushResult{}, nil
+	return res
+}
+
+func parseCycleUUID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		// PostgreSQL's own wording, which is what clients of the original see.
+		return uuid.Nil, fail("invalid input syntax for type uuid: %q", s)
+	}
+	return id, nil
+}
+
+func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResult) error {
+	qid, err := parseCycleUUID(req.QueryID)
+	if err != nil {
+		return err
+	}
+	pid, err := parseCycleUUID(req.PartitionID)
+	if err != nil {
+		return err
+	}
+	if req.Invalid != "" {
+		return fail("%s", req.Invalid)
+	}
+	group := cmp.Or(req.ConsumerGroup, QueueMode)
+	ops := make([]store.StateOp, len(req.StateOps))
+	for i, op := range req.StateOps {
+		switch op.Type {
+		case "upsert":
+			v := op.Value
+			if len(v) == 0 || string(v) == "null" {
+				v = json.RawMessage("{}")
+			}
+			ops[i] = store.StateOp{Key: op.Key, Value: v}
+		case "delete":
+			ops[i] = store.StateOp{Key: op.Key, Delete: true}
+		case "":
+			return fail("Unknown state_op type: null")
+		default:
+			return fail("Unknown state_op type: %s", op.Type)
+		}
+	}
+	pushes := make([]PushItem, len(req.PushItems))
+	var queues []string
+	seenQ := map[string]bool{}
+	for i, p := range req.PushItems {
+		if p.Queue == "" {
+			return fail("push_items[%d]: queue is required", i)
+		}
+		p.Partition = cmp.Or(p.Partition, DefaultPartition)
+		if len(p.Queue) > 255 || len(p.Partition) > 255 {
+			return fail("push_items[%d]: queue and partition names are limited to 255 bytes", i)
+		}
+		p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
+		pushes[i] = p
+		if !seenQ[p.Queue] {
+			seenQ[p.Queue] = true
+			queues = append(queues, p.Queue)
+		}
+	}
+	var ack *CycleAck
+	if req.Ack != nil {
+		a := *req.Ack
+		if a.TransactionID == "" {
+			return fail("ack.transactionId is required")
+		}
+		a.Status = cmp.Or(a.Status, AckCompleted)
+		switch a.Status {
+		case AckCompleted, AckSuccess, AckFailed, AckDLQ:
+		default:
+			return fail("Unknown ack.status: %s", a.Status)
+		}
+		if a.Count <= 0 {
+			a.Count = 1
+		}
+		ack = &a
+	}
+
+	// Partitions are created (and maxSize checked) before the transaction, as for every push: creation
+	// must not hold locks inside it.
+	var pids []uuid.UUID
+	rows := make([]store.PushRow, len(pushes))
+	if len(pushes) > 0 {
+		refused, err := e.admit(ctx, pushes, queues)
+		if err != nil {
+			return err
+		}
+		for i, why := range refused {
+			if why != "" {
+				return fail("push_items[%d]: %s", i, why)
+			}
+		}
+		if pids, err = e.partitionIDs(ctx, pushes); err != nil {
+			return err
+		}
+		for i, p := range pushes {
+			// IDs are UUIDv7 minted in emit order: sink order equals emit order.
+			rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
+				Payload: p.Payload}
+			if p.ProducerSub != "" {
+				sub := p.ProducerSub
+				rows[i].ProducerSub = &sub
+			}
+			if len(rows[i].Payload) == 0 {
+				rows[i].Payload = jsonNull
+			}
+			if p.TraceID != nil {
+				tid := uuid.UUID(*p.TraceID)
+				rows[i].TraceID = &tid
+			}
+			if err := e.sealRow(ctx, p.Queue, &rows[i]); err != nil {
+				return err
+			}
+		}
+	}
+
+	tx, err := e.st.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	queue, err := tx.StreamSourceQueue(ctx, pid)
+	if err != nil {
+		return err
+	}
+	if queue != "" {
+		res.QueueName = &queue
+	}
+	if err := tx.LockStreamShard(ctx, qid, pid); err != nil {
+		return err
+	}
+	if err := tx.ApplyStateOps(ctx, qid, pid, ops); err != nil {
+		return err
+	}
+	var ackRes *CycleAckResult
+	if ack != nil {
+		target := store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: pid, Group: group}, TransactionID: ack.TransactionID}
+		d := cycleAckDecision(*ack, target.ConsumerKey, req.ReleaseLease)
+		if err := tx.Ack(ctx, []store.AckTarget{target}, d.decide); err != nil {
+			return err
+		}
+		ackRes = &d.result
+	}
+	var pushRes []PushResult
+	if len(rows) > 0 {
+		outs, err := tx.Push(ctx, rows)
+		if err != nil {
+			return err
+		}
+		pushRes = make([]PushResult, len(rows))
+		for i, o := range outs {
+			p := pushes[i]
+			r := PushResult{Index: i, TransactionID: p.TransactionID, QueueName: p.Queue}
+			switch {
+			case o.Inserted:
+				r.Status, r.MessageID, r.PartitionID, r.TraceID = StatusQueued, rows[i].ID.String(), pids[i].String(), jsonNull
+				if p.TraceID != nil {
+					r.TraceID = p.TraceID.String()
+				}
+			case o.ExistingID != uuid.Nil:
+				r.Status, r.MessageID = StatusDuplicate, o.ExistingID.String()
+			default:
+				return errTxStale
+			}
+			pushRes[i] = r
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	committed = true
+	if ackRes != nil && ackRes.LeaseReleased && queue != "" {
+		e.announce(queue, 1)
+	}
+	if len(pushes) > 0 {
+		e.announcePushed(pushes, pids)
+		e.observePush(pushRes)
+	}
+	res.StateOpsApplied = len(ops)
+	res.PushResults = pushRes
+	if pushRes == nil {
+		res.PushResults = []PushResult{}
+	}
+	res.AckResult = ackRes
+	return nil
+}
+
+// cycleAck decides the cycle's ack inside the transaction, on the locked consumer row.
+type cycleAck struct {
+	ack     CycleAck
+	key     store.ConsumerKey
+	release bool
+	result  CycleAckResult
+}
+
+func cycleAckDecision(a CycleAck, key store.ConsumerKey, release bool) *cycleAck {
+	return &cycleAck{ack: a, key: key, release: release}
+}
+
+// decide applies the streams ack rules, which differ from /api/v1/ack on purpose:
+//   - the ack is cumulative (the cursor moves to the message, Kafka-style) and credits Count;
+//   - the lease is released only when asked (release_lease), whatever is left of the batch, so that a
+//     gate can ack a prefix and keep the tail leased for in-order redelivery;
+//   - a message at or behind the cursor is refused rather than treated as a harmless repeat: a cycle
+//     is state ops + sink pushes + ack, and a repeated cycle must not apply the first two again;
+//   - failed and dlq both dead-letter the message and move past it (the stream reported it).
+func (c *cycleAck) decide(states map[store.ConsumerKey]*store.ConsumerState, msgs []store.ResolvedMessage) (store.AckEffects, error) {
+	m := msgs[0]
+	st := states[c.key]
+	if !m.Found || st == nil {
+		return store.AckEffects{}, fail("Message not found")
+	}
+	if c.ack.LeaseID != "" && !(st.LeaseLive && st.LeaseID != nil && st.LeaseID.String() == c.ack.LeaseID) {
+		return store.AckEffects{}, fail("Invalid or expired lease")
+	}
+	if m.Seq <= st.Cursor && !m.Redelivery {
+		return store.AckEffects{}, fail("%s", RejectCommitted)
+	}
+	var eff store.AckEffects
+	u := store.ConsumerUpdate{ConsumerKey: c.key, Cursor: st.Cursor}
+	if m.Redelivery {
+		eff.Redelivered = append(eff.Redelivered, store.Redelivered{ConsumerKey: c.key, Seq: m.Seq})
+	} else {
+		u.Cursor = m.Seq
+	}
+	c.result = CycleAckResult{Success: true, Count: c.ack.Count}
+	switch c.ack.Status {
+	case AckCompleted, AckSuccess:
+		u.Consumed = int32(min(c.ack.Count, 1<<30))
+		u.Release = c.release
+	default:
+		eff.DeadLetters = append(eff.DeadLetters, store.DeadLetter{ConsumerKey: c.key, Seq: m.Seq,
+			Error: cmp.Or(c.ack.Error, "Streaming cycle reported failure")})
+		u.Release = true
+		c.result.DLQ = true
+	}
+	c.result.LeaseReleased = u.Release
+	eff.Updates = append(eff.Updates, u)
+	return eff, nil
+}
+
+// transientPg tells the statement failures that say nothing about the request itself (a deadlock,
+// a serialisation conflict, a timeout, resource exhaustion): they are answered 500 so the client
+// retries, rather than success:false which would make it wait for the lease to expire.
+func transientPg(code string) bool {
+	return len(code) >= 2 && (code[:2] == "40" || code[:2] == "53" || code[:2] == "57")
+}

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// TraceRecord is a trace event to store on a message.
+type TraceRecord struct {
+	PartitionID   uuid.UUID
+	TransactionID string
+	EventType     string
+	Data          []byte
+	ConsumerGroup string // "" = none
+	WorkerID      string // "" = none
+	Names         []string
+}
+
+// RecordTrace stores a trace event; a NotFoundError when the message does not exist.
+func (e *Engine) RecordTrace(ctx context.Context, t TraceRecord) (uuid.UUID, error) {
+	id, err := e.st.RecordTrace(ctx, store.TraceParams(t))
+	return id, opErrOr("record trace", err, "Message not found: %s/%s", t.PartitionID, t.TransactionID)
+}
+
+// TraceEvent is one recorded trace event.
+type TraceEvent struct {
+	ID            string          `json:"id"`
+	EventType     string          `json:"event_type"`
+	Data          json.RawMessage `json:"data"`
+	ConsumerGroup *string         `json:"consumer_group"`
+	WorkerID      *string         `json:"worker_id"`
+	CreatedAt     string          `json:"created_at"`
+	TraceNames    []string        `json:"trace_names"`
+}
+
+// NamedTraceEvent is a trace event found by name, with the message it is about.
+type NamedTraceEvent struct {
+	TraceEvent
+	TransactionID  string          `json:"transaction_id"`
+	PartitionID    string          `json:"partition_id"`
+	QueueName      string          `json:"queue_name"`
+	PartitionName  string          `json:"partition_name"`
+	MessagePayload json.RawMessage `json:"message_payload"`
+}
+
+func traceEvent(t store.Trace) TraceEvent {
+	names := t.Names
+	if names == nil {
+		names = []string{}
+	}
+	return TraceEvent{ID: t.ID.String(), EventType: t.EventType, Data: json.RawMessage(t.Data), ConsumerGroup: t.ConsumerGroup,
+		WorkerID: t.WorkerID, CreatedAt: isoMillis(t.CreatedAt), TraceNames: names}
+}
+
+// MessageTraces lists a message's trace events, oldest first.
+func (e *Engine) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx string) ([]TraceEvent, error) {
+	ts, err := e.st.MessageTraces(ctx, partitionID, tx)
+	if err != nil {
+		return nil, opErr("traces", err)
+	}
+	out := make([]TraceEvent, len(ts))
+	for i, t := range ts {
+		out[i] = traceEvent(t)
+	}
+	return out, nil
+}
+
+// TracesByName lists the events carrying a trace name, with their messages' payloads decrypted.
+func (e *Engine) TracesByName(ctx context.Context, name string, limit, offset int) ([]NamedTraceEvent, int64, error) {
+	ts, total, err := e.st.TracesByName(ctx, name, limit, offset)
+	if err != nil {
+		return nil, 0, opErr("traces", err)
+	}
+	out := make([]NamedTraceEvent, len(ts))
+	for i, t := range ts {
+		p, err := e.DecryptPayload(t.Payload, true)
+		if err != nil {
+			return nil, 0, opErr("traces", err)
+		}
+		out[i] = NamedTraceEvent{TraceEvent: traceEvent(t), TransactionID: t.TransactionID, PartitionID: t.PartitionID.String(),
+			QueueName: t.Queue, PartitionName: t.Partition, MessagePayload: p}
+	}
+	return out, total, nil
+}
+
+// TraceNameUsage is one trace name with how often it is used.
+type TraceNameUsage struct {
+	Name         string `json:"trace_name"`
+	TraceCount   int64  `json:"trace_count"`
+	MessageCount int64  `json:"message_count"`
+	LastSeen     string `json:"last_seen"`
+}
+
+// TraceNames lists trace names with their usage.
+func (e *Engine) TraceNames(ctx context.Context, limit, offset int) ([]TraceNameUsage, int64, error) {
+	ns, total, err := e.st.TraceNames(ctx, limit, offset)
+	if err != nil {
+		return nil, 0, opErr("trace names", err)
+	}
+	out := make([]TraceNameUsage, len(ns))
+	for i, n := range ns {
+		out[i] = TraceNameUsage{Name: n.Name, TraceCount: n.Traces, MessageCount: n.Messages, LastSeen: isoMillis(n.LastSeen)}
+	}
+	return out, total, nil
+}

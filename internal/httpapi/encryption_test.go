@@ -1,0 +1,72 @@
+package httpapi_test
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+// TestEncryptedQueue checks that an encrypted queue stores ciphertext while every read returns plaintext.
+func TestEncryptedQueue(t *testing.T) {
+	t.Parallel()
+	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	rb := testenv.StartBroker(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key})
+	a := newAPI(t, rb.URL)
+	db := openDB(t, rb.DatabaseURL)
+	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})
+	payload := map[string]any{"card": "4111-1111", "amount": 42}
+	res := a.push(pushItem{Queue: "secret", Payload: payload, TransactionID: "tx-1"}, pushItem{Queue: "secret", Payload: payload, TransactionID: "tx-2"})
+
+	var raw []byte
+	var enc bool
+	require.NoError(t, db.QueryRow(t.Context(), `SELECT payload, is_encrypted FROM queenmq.messages WHERE transaction_id = 'tx-1'`).Scan(&raw, &enc))
+	require.True(t, enc)
+	require.NotContains(t, string(raw), "4111")
+	var sealed map[string]string
+	require.NoError(t, json.Unmarshal(raw, &sealed))
+	require.Len(t, sealed, 3)
+	for _, k := range []string{"encrypted", "iv", "authTag"} {
+		require.NotEmpty(t, sealed[k], k)
+	}
+	want := mustMarshal(t, payload)
+
+	var msg map[string]any
+	getJSON(t, a, "/api/v1/messages/"+res[0].PartitionID+"/tx-1", http.StatusOK, &msg)
+	require.JSONEq(t, want, mustMarshal(t, msg["payload"]))
+	require.Equal(t, true, msg["isEncrypted"])
+
+	st, body := a.do("POST", "/api/v1/traces", map[string]any{"transactionId": "tx-1", "partitionId": res[0].PartitionID,
+		"data": map[string]int{"x": 1}, "traceNames": []string{"sec"}})
+	require.Equal(t, http.StatusCreated, st, string(body))
+	var byName struct {
+		Traces []struct {
+			Payload json.RawMessage `json:"message_payload"`
+		} `json:"traces"`
+	}
+	getJSON(t, a, "/api/v1/traces/by-name/sec", http.StatusOK, &byName)
+	require.Len(t, byName.Traces, 1)
+	require.JSONEq(t, want, string(byName.Traces[0].Payload))
+
+	got := a.pop("/api/v1/pop/queue/secret?batch=2")
+	require.Len(t, got.Messages, 2)
+	for _, m := range got.Messages {
+		require.JSONEq(t, want, string(m.Data))
+	}
+}
+
+// TestEncryptedQueueNeedsKey: a broker without a key refuses to start on a database holding an
+// encrypted queue.
+func TestEncryptedQueueNeedsKey(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("ab", 32)
+	rb := testenv.StartBroker(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key})
+	configureQueue(t, newAPI(t, rb.URL), "secret", map[string]any{"encryptionEnabled": true})
+	_, err := startBrokerErr(t, rb.DatabaseURL)
+	require.ErrorContains(t, err, "QUEEN_ENCRYPTION_KEY")
+}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// processMetrics is /metrics: the process, the pool and, when metrics are on, request and message totals.
+type processMetrics struct {
+	Database struct {
+		PoolSize        int32 `json:"poolSize"`
+		IdleConnections int32 `json:"idleConnections"`
+		WaitingRequests int32 `json:"waitingRequests"`
+	} `json:"database"`
+	Memory struct {
+		RSS          uint64 `json:"rss"`
+		HeapTotal    uint64 `json:"heapTotal"`
+		HeapUsed     uint64 `json:"heapUsed"`
+		External     int    `json:"external"`
+		ArrayBuffers int    `json:"arrayBuffers"`
+	} `json:"memory"`
+	CPU struct {
+		User   int `json:"user"`
+		System int `json:"system"`
+	} `json:"cpu"`
+	Goroutines int        `json:"goroutines"`
+	Parked     int        `json:"parked"`
+	Uptime     *int64     `json:"uptime,omitempty"`
+	Requests   *totalRate `json:"requests,omitempty"`
+	Messages   *totalRate `json:"messages,omitempty"`
+}
+
+type totalRate struct {
+	Total int64   `json:"total"`
+	Rate  float64 `json:"rate"`
+}
+
+func (s *Server) handleMetricsJSON(w http.ResponseWriter, r *http.Request) error {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var body processMetrics
+	body.Database.PoolSize, body.Database.IdleConnections, body.Database.WaitingRequests = s.eng.PoolStats()
+	body.Memory.RSS, body.Memory.HeapTotal, body.Memory.HeapUsed = ms.Sys, ms.HeapSys, ms.HeapAlloc
+	body.Goroutines, body.Parked = runtime.NumGoroutine(), s.eng.Parked()
+	if m := s.opt.Metrics; m != nil {
+		t := m.Totals()
+		up := t.Uptime.Seconds()
+		secs := int64(up)
+		body.Uptime = &secs
+		body.Requests = &totalRate{Total: t.Requests, Rate: float64(t.Requests) / max(up, 1)}
+		body.Messages = &totalRate{Total: t.Messages, Rate: float64(t.Messages) / max(up, 1)}
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+func (s *Server) handleMetricsPrometheus(w http.ResponseWriter, r *http.Request) error {
+	if s.opt.Gatherer == nil {
+		return notFound("metrics are not enabled")
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	promhttp.HandlerFor(s.opt.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}
+
+// observeRequest records one answered request under its route pattern (set by the mux).
+func (s *Server) observeRequest(r *http.Request, status int, d time.Duration) {
+	if s.opt.Metrics == nil {
+		return
+	}
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.opt.Metrics.ObserveRequest(r.Pattern, r.Method, status, d)
+}

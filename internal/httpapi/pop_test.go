@@ -1,0 +1,265 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPop(t *testing.T) {
+	t.Parallel()
+	b := ctStart(t, nil)
+
+	t.Run("200 shape with every message field", func(t *testing.T) {
+		t.Parallel()
+		q := ctName("pop")
+		trace := uuid.NewString()
+		pushed := b.push(t, map[string]any{"queue": q, "partition": "P", "payload": map[string]any{"a": []any{1, "x"}}, "transactionId": "tx-1", "traceId": trace})
+		p := b.pop(t, q, "", nil)
+		require.NotNil(t, p)
+		require.Equal(t, "P", p.Partition)
+		require.Equal(t, pushed[0].PartitionID, p.PartitionID)
+		ctRequireUUID(t, p.LeaseID)
+		require.Equal(t, ctQueueMode, p.ConsumerGroup)
+		require.Equal(t, 1, p.PartitionsClaimed)
+		require.Len(t, p.Messages, 1)
+		m := p.Messages[0]
+		require.Equal(t, pushed[0].MessageID, m.ID)
+		require.Equal(t, "tx-1", m.TransactionID)
+		require.NotNil(t, m.TraceID)
+		require.Equal(t, trace, *m.TraceID)
+		require.JSONEq(t, `{"a":[1,"x"]}`, string(m.Data))
+		require.Nil(t, m.ProducerSub, "no auth: producerSub is null")
+		require.Regexp(t, ctMicroTime, m.CreatedAt)
+		require.Equal(t, pushed[0].PartitionID, m.PartitionID)
+		require.Equal(t, "P", m.Partition)
+		require.Equal(t, p.LeaseID, m.LeaseID)
+		require.Equal(t, ctQueueMode, m.ConsumerGroup)
+		require.Equal(t, q, m.Queue)
+		require.Zero(t, m.RetryCount)
+	})
+
+	t.Run("204 has no body, no length, no transfer encoding", func(t *testing.T) {
+		t.Parallel()
+		q := ctName("empty")
+		// Unknown queue, wildcard and partition routes, immediate and long-poll.
+		require.Nil(t, b.pop(t, q, "", nil))
+		require.Nil(t, b.pop(t, q, "Default", nil))
+		require.Nil(t, b.pop(t, q, "", ctQ("wait", "true", "timeout", "50")))
+		require.Nil(t, b.pop(t, q, "nope", ctQ("wait", "true", "timeout", "50", "consumerGroup", "g")))
+		ctRequireRaw204(t, b.addr(), "GET", ctPopPath(q, "", nil))
+		// Known queue, drained.
+		b.push(t, ctItem(q, "", "only", 1))
+		require.NotNil(t, b.pop(t, q, "", ctQ("autoAck", "true")))
+		require.Nil(t, b.pop(t, q, "", nil))
+		ctRequireRaw204(t, b.addr(), "GET", ctPopPath(q, "", nil))
+	})
+
+	t.Run("a leased partition is 204 for the same group, other groups get the same messages", func(t *testing.T) {
+		t.Parallel()
+		q := ctName("lease")
+		pushed := b.push(t, ctItem(q, "", "m1", 1), ctItem(q, "", "m2", 2))
+		first := b.pop(t, q, "", ctQ("batch", "1"))
+		require.NotNil(t, first)
+		require.Equal(t, []string{"m1"}, ctTxIDs(first.Messages))
+		// Same group (queue mode): the partition is leased, even though m2 is pending.
+		require.Nil(t, b.pop(t, q, "", nil))
+		require.Nil(t, b.pop(t, q, "Default", nil))
+		require.Nil(t, b.pop(t, q, "", ctQ("consumerGroup", "")), "an empty consumerGroup is queue mode")
+
+		for _, g := range []string{"g1", "g2"} {
+			p := b.pop(t, q, "", ctQ("consumerGroup", g, "batch", "10"))
+			require.NotNil(t, p, "group %s", g)
+			require.Equal(t, g, p.ConsumerGroup)
+			require.Equal(t, []string{"m1", "m2"}, ctTxIDs(p.Messages))
+			require.Equal(t, pushed[0].MessageID, p.Messages[0].ID)
+			require.NotEqual(t, first.LeaseID, p.LeaseID)
+			require.Nil(t, b.pop(t, q, "", ctQ("consumerGroup", g)), "group %s holds its lease", g)
+		}
+	})
+
+	t.Run("autoAck takes no lease and does not redeliver", func(t *testing.T) {
+		t.Parallel()
+		q := ctName("auto")
+		b.push(t, ctItem(q, "", "a1", 1), ctItem(q, "", "a2", 2))
+		p := b.pop(t, q, "", ctQ("autoAck", "true", "consumerGroup", "g"))
+		require.NotNil(t, p)
+		require.Equal(t, "", p.LeaseID)
+		require.Equal(t, []string{"a1"}, ctTxIDs(p.Messages))
+		require.Equal(t, "", p.Messages[0].LeaseID)
+		// Not leased (the next message comes at once) and not redelivered.
+		p = b.pop(t, q, "", ctQ("consumerGroup", "g"))
+		require.NotNil(t, p)
+		require.Equal(t, []string{"a2"}, ctTxIDs(p.Messages))
+		ctRequireUUID(t, p.LeaseID)
+		// The completion of an auto-acked message is a harmless noop.
+		a := b.ack(t, map[string]any{"transactionId": "a1", "partitionId": p.PartitionID, "consumerGroup": "g"})
+		require.True(t, a.Success)
+		require.True(t, a.Noop)
+	})
+
+	t.Run("batch and partitions are honoured", func(t *testing.T) {
+		t.Parallel()
+		q := ctName("batch")
+		var items []map[string]any
+		for i := range 5 {
+			items = append(items, ctItem(q, "A", fmt.Sprintf("a%d", i), i))
+		}
+		items = append(items, ctItem(q, "B", "b0", 0), ctItem(q, "C", "c0", 0))
+		b.push(t, items...)
+
+		p := b.pop(t, q, "A", ctQ("batch", "3", "consumerGroup", "g1"))
+		require.NotNil(t, p)
+		require.Equal(t, []string{"a0", "a1", "a2"}, ctTxIDs(p.Messages))
+		require.Equal(t, 1, p.PartitionsClaimed)
+
+		// Default batch is 1; default partitions is 1.
+		p = b.pop(t, q, "", ctQ("consumerGroup", "g2"))
+		require.NotNil(t, p)
+		require.Len(t, p.Messages, 1)
+		p = b.pop(t, q, "", ctQ("consumerGroup", "g3", "batch", "100"))
+		require.NotNil(t, p)
+		require.Equal(t, 1, p.PartitionsClaimed)
+
+		// partitions=2 claims two partitions under one lease; batch is a global cap.
+		p = b.pop(t, q, "", ctQ("consumerGroup", "g4", "batch", "100", "partitions", "2"))
+		require.NotNil(t, p)
+		require.Equal(t, 2, p.PartitionsClaimed)
+		seen := map[string]bool{}
+		for _, m := range p.Messages {
+			seen[m.Partition] = true
+			require.Equal(t, p.LeaseID, m.LeaseID)
+		}
+		require.Len(t, seen, 2)
+		rest := b.pop(t, q, "", ctQ("consumerGroup", "g4", "batch", "100", "partitions", "5"))
+		require.NotNil(t, rest)
+		require.Equal(t, 1, rest.PartitionsClaimed)
+		require.False(t, seen[rest.Partition])
+		require.Nil(t, b.pop(t, q, "", ctQ("consumerGroup", "g4", "partitions", "5")))
+
+		p = b.pop(t, q, "", ctQ("consumerGroup", "g5", "batch", "2", "partitions", "3"))
+		require.NotNil(t, p)
+		require.Len(t, p.Messages, 2, "batch caps the messages across partitions")
+
+		// partitions is ignored on the partition route.
+		p = b.pop(t, q, "B", ctQ("consumerGroup", "g6", "batch", "100", "partitions", "3"))
+		require.NotNil(t, p)
+		require.Equal(t, 1, p.PartitionsClaimed)
+		require.Equal(t, []string{"b0"}, ctTxIDs(p.Messages))
+	})
+
+	t.Run("long-poll returns when a push arrives", func(t *testing.T) {
+		t.Parallel()
+		q := ctName("wait")
+		type result struct {
+			r   ctReply
+			err error
+		}
+		got := make(chan result, 1)
+		ctx, cancel := context.WithTimeout(t.Context(), ctHangGuard)
+		defer cancel()
+		go func() {
+			r, err := b.rawCall(ctx, "GET", ctPopPath(q, "", ctQ("wait", "true", "timeout", "60000")), nil)
+			got <- result{r, err}
+		}()
+		parked := b.rb.Broker.Parked()
+		ctWaitFor(t, func() bool { return b.rb.Broker.Parked() > parked })
+		b.push(t, ctItem(q, "", "w1", 1))
+		res := <-got
+		require.NoError(t, res.err)
+		var p ctPop
+		ctRequireJSON(t, res.r, http.StatusOK, &p)
+		require.Equal(t, []string{"w1"}, ctTxIDs(p.Messages))
+	})
+
+	t.Run("bad query parameters", func(t *testing.T) {
+		t.Parallel()
+		q := ctName("badq")
+		b.push(t, ctItem(q, "", "x", 1))
+		for _, qs := range []url.Values{ctQ("batch", "abc"), ctQ("batch", "-1"), ctQ("batch", "1.5"), ctQ("partitions", "abc"), ctQ("timeout", "soon")} {
+			ctRequireError(t, b.call(t, t.Context(), "GET", ctPopPath(q, "", qs), nil), http.StatusBadRequest)
+			ctRequireError(t, b.call(t, t.Context(), "GET", ctPopPath(q, "Default", qs), nil), http.StatusBadRequest)
+		}
+		// Nothing was claimed by the refused pops.
+		p := b.pop(t, q, "", nil)
+		require.NotNil(t, p)
+		require.Equal(t, []string{"x"}, ctTxIDs(p.Messages))
+	})
+}
+
+func TestNamespacePop(t *testing.T) {
+	t.Parallel()
+	// The safety re-check of parked pops is far beyond every timeout here: a parked pop answered with a
+	// message was woken by the push.
+	base := smStart(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "60000"})
+
+	t.Run("AutoCreatedQueueNamespaceTask", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, base)
+		ns := strings.ReplaceAll(smName("ns"), "-", "")
+		task := strings.ReplaceAll(smName("task"), "-", "")
+		q := ns + "." + task + ".x"
+		smPush(t, a, q, "", "auto")
+		smNoMessage(t, a, "/api/v1/pop"+smQuery("namespace", ns, "task", "other"))
+		smNoMessage(t, a, "/api/v1/pop"+smQuery("namespace", "other"+ns, "task", task))
+		res := smPop(t, a, "/api/v1/pop"+smQuery("namespace", ns, "task", task))
+		require.NotNil(t, res)
+		require.Equal(t, q, res.Queue)
+		require.Equal(t, "auto", res.Messages[0].TransactionID)
+		smAckOK(t, a, res.Messages[0], "completed", "")
+		smPush(t, a, q, "", "bytask")
+		res = smPop(t, a, "/api/v1/pop"+smQuery("task", task))
+		require.NotNil(t, res)
+		require.Equal(t, "bytask", res.Messages[0].TransactionID)
+		smAckOK(t, a, res.Messages[0], "completed", "")
+		smError(t, a, "GET", "/api/v1/pop", nil, http.StatusBadRequest)
+	})
+
+	t.Run("LongPollWokenByPushToAnyMatchingQueue", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, base)
+		ns := strings.ReplaceAll(smName("nslp"), "-", "")
+		qa, qb := ns+".t.a", ns+".t.b"
+		smConfigure(t, a, qa, ns, nil) // configure sets namespace/task as given ("" when absent)
+		smConfigure(t, a, qb, ns, nil)
+		done := make(chan *smPopResult, 1)
+		go func() {
+			st, body, err := smRawGet(t, base+"/api/v1/pop"+smQuery("namespace", ns, "wait", "true", "timeout", "10000"))
+			var res *smPopResult
+			if err == nil && st == http.StatusOK && json.Unmarshal(body, &res) != nil {
+				res = nil
+			}
+			done <- res
+		}()
+		time.Sleep(300 * time.Millisecond) // scenario: the push arrives while the pop is parked
+		smPush(t, a, qb, "", "wake")
+		res := <-done
+		require.NotNil(t, res, "long-poll not answered with the pushed message")
+		require.Equal(t, qb, res.Queue)
+		require.Equal(t, "wake", res.Messages[0].TransactionID)
+	})
+
+	t.Run("LongPollSeesQueueCreatedWhileParked", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, base)
+		ns := strings.ReplaceAll(smName("nsnew"), "-", "")
+		smConfigure(t, a, ns+".t.a", ns, nil)
+		done := make(chan int, 1)
+		go func() {
+			st, _, _ := smRawGet(t, base+"/api/v1/pop"+smQuery("namespace", ns, "wait", "true", "timeout", "4000"))
+			done <- st
+		}()
+		time.Sleep(300 * time.Millisecond) // scenario: the matching queue is created while the pop is parked
+		smPush(t, a, ns+".t.new", "", "late-queue")
+		// A parked namespace pop finds, and is woken by, a matching queue created after it parked.
+		require.Equal(t, http.StatusOK, <-done, "a push to a newly created matching queue must answer the parked pop")
+	})
+}

@@ -1,0 +1,77 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/queen-go/queen/internal/engine"
+)
+
+type rawPushItem struct {
+	Queue         json.RawMessage `json:"queue"`
+	Partition     json.RawMessage `json:"partition"`
+	Payload       json.RawMessage `json:"payload"`
+	TransactionID json.RawMessage `json:"transactionId"`
+	TraceID       json.RawMessage `json:"traceId"`
+}
+
+// parsePushItems validates push items item by item; the first failure refuses the whole request.
+func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem, error) {
+	var elems []json.RawMessage
+	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		return nil, badRequest("items array is required")
+	}
+	items := make([]engine.PushItem, len(elems))
+	for i, el := range elems {
+		var it rawPushItem
+		if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &it) != nil {
+			return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
+		}
+		q, ok := optString(it.Queue)
+		if !ok || q == "" {
+			return nil, badRequest("Queue must be a string")
+		}
+		p, ok := optString(it.Partition)
+		if !ok {
+			return nil, badRequest("Partition must be a string")
+		}
+		tx, ok := optString(it.TransactionID)
+		if !ok {
+			return nil, badRequest("TransactionId must be a string")
+		}
+		tr, ok := optString(it.TraceID)
+		if !ok {
+			return nil, badRequest("TraceId must be a string")
+		}
+		item := engine.PushItem{Queue: q, Partition: p, Payload: it.Payload, TransactionID: tx, ProducerSub: producerSub}
+		if tr != "" {
+			id, ok := parseUUID(tr)
+			if !ok {
+				return nil, badRequest(fmt.Sprintf("TraceId must be a UUID (item %d: %q)", i, tr))
+			}
+			item.TraceID = &id
+		}
+		items[i] = item
+	}
+	return items, nil
+}
+
+func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Items json.RawMessage `json:"items"`
+	}
+	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
+		return err
+	}
+	items, err := parsePushItems(body.Items, subject(r))
+	if err != nil {
+		return err
+	}
+	res, err := s.eng.Push(r.Context(), items)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, res)
+	return nil
+}

@@ -1,0 +1,70 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+// TestRetentionDeletesExactlyTheExpired ages some messages with SQL and lets the retention loop
+// (100 ms interval) delete them; everything else stays.
+func TestRetentionDeletesExactlyTheExpired(t *testing.T) {
+	t.Parallel()
+	rb := testenv.StartBroker(t, map[string]string{"RETENTION_INTERVAL": "100", "STATS_INTERVAL_MS": "100"})
+	a := newAPI(t, rb.URL)
+	db := openDB(t, rb.DatabaseURL)
+	configureQueue(t, a, "ret-age", map[string]any{"retentionEnabled": true, "retentionSeconds": 3600})
+	configureQueue(t, a, "ret-done", map[string]any{"retentionEnabled": true, "completedRetentionSeconds": 3600})
+	configureQueue(t, a, "ret-off", map[string]any{"retentionSeconds": 60, "completedRetentionSeconds": 60})
+	for _, q := range []string{"ret-age", "ret-done", "ret-off"} {
+		var items []pushItem
+		for i := range 6 {
+			items = append(items, pushItem{Queue: q, Payload: i, TransactionID: fmt.Sprintf("%s-%d", q, i)})
+		}
+		a.push(items...)
+	}
+	// ret-done: queue mode consumes 4, group "slow" consumes 2: only 2 are consumed by every group.
+	m := a.pop("/api/v1/pop/queue/ret-done?batch=4")
+	a.ackAll("", m.Messages, "completed")
+	m = a.pop("/api/v1/pop/queue/ret-done?batch=2&consumerGroup=slow")
+	a.ackAll("slow", m.Messages, "completed")
+	// Age the first 3 of each queue by two hours; the rest stay fresh.
+	_, err := db.Exec(t.Context(), `UPDATE queenmq.messages SET created_at = created_at - interval '2 hours'
+		WHERE transaction_id ~ '-[012]$'`)
+	require.NoError(t, err)
+
+	remaining := func(q string) []string {
+		rows, err := db.Query(t.Context(), `SELECT m.transaction_id FROM queenmq.messages m
+			JOIN queenmq.partitions p ON p.id = m.partition_id JOIN queenmq.queues q ON q.id = p.queue_id
+			WHERE q.name = $1 ORDER BY m.seq`, q)
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return out
+	}
+	eventually(t, 15*time.Second, func() error {
+		if got := remaining("ret-age"); len(got) != 3 {
+			return errorf("ret-age: %v", got)
+		}
+		if got := remaining("ret-done"); len(got) != 4 {
+			return errorf("ret-done: %v", got)
+		}
+		return nil
+	})
+	require.Equal(t, []string{"ret-age-3", "ret-age-4", "ret-age-5"}, remaining("ret-age"))
+	// Aged 0,1,2; consumed by every group 0,1: only 0 and 1 go.
+	require.Equal(t, []string{"ret-done-2", "ret-done-3", "ret-done-4", "ret-done-5"}, remaining("ret-done"))
+	require.Len(t, remaining("ret-off"), 6)
+
+	var hist struct {
+		Totals map[string]int64 `json:"totals"`
+	}
+	getJSON(t, a, "/api/v1/analytics/retention", http.StatusOK, &hist)
+	require.Equal(t, map[string]int64{"retention": 3, "completed_retention": 2}, hist.Totals)
+}

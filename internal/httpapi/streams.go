@@ -1,0 +1,230 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/queen-go/queen/internal/engine"
+)
+
+// streamsRoutes are the three routes of the streams runtime (../shared/spec/streams.md §3). They live
+// under their own prefix on purpose: a proxy may feature-gate them as a block.
+// decodeObject reads a body that must be one JSON object into its raw fields.
+func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	b, err := readBody(w, r, s.opt.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	var m map[string]json.RawMessage
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &m) != nil {
+		return nil, badRequest("request body must be a JSON object")
+	}
+	return m, nil
+}
+
+// requiredString reads a field that must be a non-empty string.
+func requiredString(m map[string]json.RawMessage, name string) (string, error) {
+	v, ok := optString(m[name])
+	if !ok || v == "" {
+		return "", badRequest(name + " is required")
+	}
+	return v, nil
+}
+
+// optBool reads an optional boolean field (absent or null: def).
+func optBool(raw json.RawMessage, def bool) (bool, bool) {
+	if !present(raw) {
+		return def, true
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) != nil {
+		return false, false
+	}
+	return b, true
+}
+
+func (s *Server) handleStreamsRegister(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.decodeObject(w, r)
+	if err != nil {
+		return err
+	}
+	var q engine.StreamQuery
+	if q.Name, err = requiredString(m, "name"); err != nil {
+		return err
+	}
+	if q.SourceQueue, err = requiredString(m, "source_queue"); err != nil {
+		return err
+	}
+	if q.ConfigHash, err = requiredString(m, "config_hash"); err != nil {
+		return err
+	}
+	var ok bool
+	if q.SinkQueue, ok = optString(m["sink_queue"]); !ok {
+		return badRequest("sink_queue must be a string")
+	}
+	if q.Reset, ok = optBool(m["reset"], false); !ok {
+		return badRequest("reset must be a boolean")
+	}
+	res, err := s.eng.RegisterStreamQuery(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	if res.Conflict {
+		writeJSON(w, http.StatusConflict, map[string]any{"success": false, "query_id": res.QueryID, "name": res.Name, "error": res.Error})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) handleStreamsCycle(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.decodeObject(w, r)
+	if err != nil {
+		return err
+	}
+	var req engine.CycleRequest
+	if req.QueryID, err = requiredString(m, "query_id"); err != nil {
+		return err
+	}
+	if req.PartitionID, err = requiredString(m, "partition_id"); err != nil {
+		return err
+	}
+	// Past the two ids, the body is the procedure's to judge: what it cannot read fails the cycle
+	// (200, success:false) like any other rolled-back cycle.
+	var ok bool
+	req.ConsumerGroup, _ = optString(m["consumer_group"])
+	if req.ReleaseLease, ok = optBool(m["release_lease"], true); !ok {
+		req.Invalid = "release_lease must be a boolean"
+	}
+	if ops, msg := parseStateOps(m["state_ops"]); msg != "" {
+		req.Invalid = msg
+	} else {
+		req.StateOps = ops
+	}
+	if raw := m["push_items"]; present(raw) {
+		items, err := parsePushItems(raw, subject(r))
+		if err != nil {
+			req.Invalid = "push_items: " + err.Error()
+		}
+		req.PushItems = items
+	}
+	if raw := m["ack"]; present(raw) {
+		a, msg := parseCycleAck(raw)
+		if msg != "" {
+			req.Invalid = msg
+		}
+		req.Ack = a
+	}
+	res, err := s.eng.Cycle(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
+	if !present(raw) {
+		return nil, ""
+	}
+	var elems []map[string]json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		return nil, "state_ops must be an array of objects"
+	}
+	ops := make([]engine.StateOp, len(elems))
+	for i, el := range elems {
+		typ, ok := optString(el["type"])
+		if !ok {
+			return nil, "Unknown state_op type: " + string(el["type"])
+		}
+		key, ok := optString(el["key"])
+		if !ok || !present(el["key"]) {
+			return nil, fmt.Sprintf("state_ops[%d]: key must be a string", i)
+		}
+		ops[i] = engine.StateOp{Type: typ, Key: key, Value: el["value"]}
+	}
+	return ops, ""
+}
+
+func parseCycleAck(raw json.RawMessage) (*engine.CycleAck, string) {
+	var a struct {
+		TransactionID json.RawMessage `json:"transactionId"`
+		LeaseID       json.RawMessage `json:"leaseId"`
+		Status        json.RawMessage `json:"status"`
+		Count         json.RawMessage `json:"count"`
+		Error         json.RawMessage `json:"error"`
+	}
+	if raw[0] != '{' || json.Unmarshal(raw, &a) != nil {
+		return nil, "ack must be an object"
+	}
+	out := &engine.CycleAck{}
+	var ok bool
+	if out.TransactionID, ok = optString(a.TransactionID); !ok {
+		return nil, "ack.transactionId is required"
+	}
+	if out.LeaseID, ok = optString(a.LeaseID); !ok {
+		return nil, "ack.leaseId must be a string"
+	}
+	if out.Status, ok = optString(a.Status); !ok {
+		return nil, "Unknown ack.status: " + string(a.Status)
+	}
+	if out.Error, ok = optString(a.Error); !ok {
+		out.Error = strings.Trim(string(a.Error), `"`)
+	}
+	if present(a.Count) {
+		var n float64
+		if json.Unmarshal(a.Count, &n) != nil || n != float64(int(n)) {
+			return nil, "ack.count must be an integer"
+		}
+		out.Count = int(n)
+	}
+	return out, ""
+}
+
+func (s *Server) handleStreamsStateGet(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.decodeObject(w, r)
+	if err != nil {
+		return err
+	}
+	qid, err := requiredString(m, "query_id")
+	if err != nil {
+		return err
+	}
+	pid, err := requiredString(m, "partition_id")
+	if err != nil {
+		return err
+	}
+	var f engine.StateQuery
+	var ok bool
+	if f.QueryID, ok = parseUUID(qid); !ok {
+		return badRequest(fmt.Sprintf("query_id must be a UUID (got %q)", qid))
+	}
+	if f.PartitionID, ok = parseUUID(pid); !ok {
+		return badRequest(fmt.Sprintf("partition_id must be a UUID (got %q)", pid))
+	}
+	if raw := m["keys"]; present(raw) {
+		if raw[0] != '[' || json.Unmarshal(raw, &f.Keys) != nil {
+			return badRequest("keys must be an array of strings")
+		}
+	}
+	if f.KeyPrefix, ok = optString(m["key_prefix"]); !ok {
+		return badRequest("key_prefix must be a string")
+	}
+	// Only a JSON number filters by ripeness, as in the original; anything else is ignored.
+	if raw := m["ripe_at_or_before"]; present(raw) && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		var n float64
+		if json.Unmarshal(raw, &n) == nil {
+			f.RipeAtOrBefore = &n
+		}
+	}
+	rows, err := s.eng.StreamState(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "rows": rows})
+	return nil
+}

@@ -1,0 +1,330 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+type cycleResp struct {
+	Success         bool            `json:"success"`
+	Error           string          `json:"error"`
+	QueryID         string          `json:"query_id"`
+	PartitionID     string          `json:"partition_id"`
+	QueueName       *string         `json:"queueName"`
+	StateOpsApplied int             `json:"state_ops_applied"`
+	PushResults     []pushResult    `json:"push_results"`
+	AckResult       json.RawMessage `json:"ack_result"`
+}
+
+func (a *api) cycle(body any) cycleResp {
+	a.t.Helper()
+	st, out := a.do("POST", "/streams/v1/cycle", body)
+	require.Equal(a.t, http.StatusOK, st, string(out))
+	var r cycleResp
+	require.NoError(a.t, json.Unmarshal(out, &r), string(out))
+	return r
+}
+
+func (a *api) register(name, hash string, reset bool) (int, map[string]any) {
+	a.t.Helper()
+	st, out := a.do("POST", "/streams/v1/queries", map[string]any{"name": name, "source_queue": "src",
+		"sink_queue": "sink", "config_hash": hash, "reset": reset})
+	var m map[string]any
+	require.NoError(a.t, json.Unmarshal(out, &m), string(out))
+	return st, m
+}
+
+type stateRow struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+func (a *api) state(body map[string]any) []stateRow {
+	a.t.Helper()
+	st, out := a.do("POST", "/streams/v1/state/get", body)
+	require.Equal(a.t, http.StatusOK, st, string(out))
+	var r struct {
+		Success bool       `json:"success"`
+		Rows    []stateRow `json:"rows"`
+	}
+	require.NoError(a.t, json.Unmarshal(out, &r))
+	require.True(a.t, r.Success)
+	return r.Rows
+}
+
+func keysOf(rows []stateRow) []string {
+	out := []string{}
+	for _, r := range rows {
+		out = append(out, r.Key)
+	}
+	return out
+}
+
+// TestStreamsRegister walks the registration decision table: fresh insert, same hash (state kept even
+// with reset), changed hash without reset (409, nothing changed), changed hash with reset (state wiped),
+// and the public schema's cascade from queries to state.
+func TestStreamsRegister(t *testing.T) {
+	t.Parallel()
+	rb := testenv.StartBroker(t, nil)
+	a := newAPI(t, rb.URL)
+
+	for _, c := range []struct {
+		body any
+		want string
+	}{
+		{[]int{1}, "request body must be a JSON object"},
+		{map[string]any{"source_queue": "s", "config_hash": "h"}, "name is required"},
+		{map[string]any{"name": "n", "config_hash": "h"}, "source_queue is required"},
+		{map[string]any{"name": "n", "source_queue": "s", "config_hash": ""}, "config_hash is required"},
+	} {
+		st, out := a.do("POST", "/streams/v1/queries", c.body)
+		require.Equal(t, http.StatusBadRequest, st)
+		require.JSONEq(t, fmt.Sprintf(`{"error":%q}`, c.want), string(out))
+	}
+
+	st, m := a.register("q1", "h1", false)
+	require.Equal(t, http.StatusOK, st)
+	require.Equal(t, true, m["success"])
+	require.Equal(t, true, m["fresh"])
+	require.Equal(t, false, m["reset"])
+	id := m["query_id"].(string)
+	require.Len(t, id, 36)
+
+	// Some state for the query.
+	push := a.push(pushItem{Queue: "src", Partition: "p", Payload: 1})
+	pid := push[0].PartitionID
+	r := a.cycle(map[string]any{"query_id": id, "partition_id": pid,
+		"state_ops": []map[string]any{{"type": "upsert", "key": "k", "value": map[string]int{"n": 1}}}})
+	require.True(t, r.Success, r.Error)
+	stateOf := map[string]any{"query_id": id, "partition_id": pid}
+
+	st, m = a.register("q1", "h1", true)
+	require.Equal(t, http.StatusOK, st)
+	require.Equal(t, map[string]any{"success": true, "query_id": id, "name": "q1", "config_hash": "h1", "fresh": false, "reset": false}, m)
+	require.Len(t, a.state(stateOf), 1, "same hash: reset:true keeps the state")
+
+	st, m = a.register("q1", "h2", false)
+	require.Equal(t, http.StatusConflict, st)
+	require.Equal(t, map[string]any{"success": false, "query_id": id, "name": "q1",
+		"error": "config_hash mismatch: operator chain changed for queryId 'q1'. Pass reset:true to wipe existing state, or use a new queryId."}, m)
+	require.Len(t, a.state(stateOf), 1)
+
+	st, m = a.register("q1", "h2", true)
+	require.Equal(t, http.StatusOK, st)
+	require.Equal(t, false, m["fresh"])
+	require.Equal(t, true, m["reset"])
+	require.Equal(t, id, m["query_id"])
+	require.Empty(t, a.state(stateOf), "changed hash with reset wipes the state")
+
+	// The schema is public: users delete a query with SQL and its state goes with it.
+	r = a.cycle(map[string]any{"query_id": id, "partition_id": pid,
+		"state_ops": []map[string]any{{"type": "upsert", "key": "k"}}})
+	require.True(t, r.Success, r.Error)
+	conn, err := pgx.Connect(t.Context(), rb.DatabaseURL)
+	require.NoError(t, err)
+	defer conn.Close(t.Context())
+	var sink *string
+	require.NoError(t, conn.QueryRow(t.Context(), "SELECT sink_queue FROM queen_streams.queries WHERE name = 'q1'").Scan(&sink))
+	require.Equal(t, "sink", *sink)
+	_, err = conn.Exec(t.Context(), "DELETE FROM queen_streams.queries WHERE name LIKE 'q%'")
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*) FROM queen_streams.state").Scan(&n))
+	require.Zero(t, n)
+	st, m = a.register("q1", "h3", false)
+	require.Equal(t, http.StatusOK, st)
+	require.Equal(t, true, m["fresh"])
+}
+
+// TestStreamsCycle: one cycle applies state ops, pushes sink items through the push path (visible to
+// an ordinary consumer at once) and acks the source cumulatively under the lease; a repeat of the
+// same cycle (a client that lost the answer, or retried after a 500) is refused and applies nothing.
+func TestStreamsCycle(t *testing.T) {
+	t.Parallel()
+	rb := testenv.StartBroker(t, nil)
+	a := newAPI(t, rb.URL)
+	_, m := a.register("agg", "h", false)
+	qid := m["query_id"].(string)
+	for i := range 3 {
+		a.push(pushItem{Queue: "src", Partition: "p1", Payload: map[string]int{"v": i + 1}, TransactionID: fmt.Sprint("t", i)})
+	}
+	pop := a.pop("/api/v1/pop/queue/src?batch=10&consumerGroup=streams.agg")
+	require.Len(t, pop.Messages, 3)
+	last := pop.Messages[2]
+	body := map[string]any{
+		"query_id": qid, "partition_id": last.PartitionID, "consumer_group": "streams.agg",
+		"state_ops": []map[string]any{
+			{"type": "upsert", "key": "win\x1fa", "value": map[string]any{"acc": 6, "windowEnd": 1000}},
+			{"type": "upsert", "key": "win\x1fb", "value": map[string]any{"acc": 1, "windowEnd": 3000}},
+			{"type": "upsert", "key": "other", "value": map[string]any{"x": true}},
+			{"type": "delete", "key": "other"},
+			{"type": "delete", "key": "never-existed"},
+		},
+		"push_items": []map[string]any{{"queue": "sink", "partition": "out", "payload": map[string]int{"sum": 6}},
+			{"queue": "sink", "partition": "out", "payload": map[string]int{"sum": 7}}},
+		"ack": map[string]any{"transactionId": last.TransactionID, "leaseId": last.LeaseID, "status": "completed", "count": 3},
+	}
+	r := a.cycle(body)
+	require.True(t, r.Success, r.Error)
+	require.Equal(t, 5, r.StateOpsApplied)
+	require.Equal(t, "src", *r.QueueName)
+	require.Equal(t, qid, r.QueryID)
+	require.Len(t, r.PushResults, 2)
+	require.Equal(t, "queued", r.PushResults[0].Status)
+	require.Less(t, r.PushResults[0].MessageID, r.PushResults[1].MessageID, "UUIDv7 ids in emit order")
+	require.JSONEq(t, `{"success":true,"count":3,"lease_released":true,"dlq":false}`, string(r.AckResult))
+
+	// The cursor is past all three and the lease is gone: nothing more for the group.
+	require.Nil(t, a.pop("/api/v1/pop/queue/src?batch=10&consumerGroup=streams.agg"))
+	sink := a.pop("/api/v1/pop/queue/sink?batch=10")
+	require.Len(t, sink.Messages, 2)
+	require.JSONEq(t, `{"sum":6}`, string(sink.Messages[0].Data))
+	require.JSONEq(t, `{"sum":7}`, string(sink.Messages[1].Data))
+
+	shard := map[string]any{"query_id": qid, "partition_id": last.PartitionID}
+	require.Equal(t, []string{"win\x1fa", "win\x1fb"}, keysOf(a.state(shard)))
+
+	// The same cycle again, as a retry after a lost answer or a 500: refused, nothing applied twice.
+	body["state_ops"] = []map[string]any{{"type": "upsert", "key": "win\x1fa", "value": map[string]any{"acc": 12, "windowEnd": 1000}}}
+	r = a.cycle(body)
+	require.False(t, r.Success)
+	require.Equal(t, "Invalid or expired lease", r.Error)
+	require.Empty(t, r.PushResults)
+	require.Equal(t, "null", string(r.AckResult))
+	rows := a.state(map[string]any{"query_id": qid, "partition_id": last.PartitionID, "keys": []string{"win\x1fa", "missing"}})
+	require.Len(t, rows, 1)
+	require.JSONEq(t, `{"acc":6,"windowEnd":1000}`, string(rows[0].Value))
+	st, out := a.do("GET", "/api/v1/pop/queue/sink?batch=10&consumerGroup=audit", nil)
+	require.Equal(t, http.StatusOK, st)
+	var all popResult
+	require.NoError(t, json.Unmarshal(out, &all))
+	require.Len(t, all.Messages, 2, "the retried cycle pushed nothing")
+
+	// state/get filters: prefix and ripeness (numeric windowEnd only), ANDed; bad ids are a 400.
+	require.Equal(t, []string{"win\x1fa"}, keysOf(a.state(map[string]any{"query_id": qid, "partition_id": last.PartitionID,
+		"key_prefix": "win\x1f", "ripe_at_or_before": 2000})))
+	require.Len(t, a.state(map[string]any{"query_id": qid, "partition_id": last.PartitionID, "ripe_at_or_before": "2000"}), 2)
+	st, out = a.do("POST", "/streams/v1/state/get", map[string]any{"query_id": "nope", "partition_id": last.PartitionID})
+	require.Equal(t, http.StatusBadRequest, st, string(out))
+	st, out = a.do("POST", "/streams/v1/state/get", map[string]any{"query_id": qid})
+	require.Equal(t, http.StatusBadRequest, st)
+	require.JSONEq(t, `{"error":"partition_id is required"}`, string(out))
+	st, out = a.do("POST", "/streams/v1/cycle", map[string]any{"partition_id": "x"})
+	require.Equal(t, http.StatusBadRequest, st)
+	require.JSONEq(t, `{"error":"query_id is required"}`, string(out))
+}
+
+// TestStreamsCycleRollback: every business failure of a cycle answers 200 success:false and leaves no
+// trace: state, sink and cursor are as before.
+func TestStreamsCycleRollback(t *testing.T) {
+	t.Parallel()
+	rb := testenv.StartBroker(t, nil)
+	a := newAPI(t, rb.URL)
+	_, m := a.register("rb", "h", false)
+	qid := m["query_id"].(string)
+	a.push(pushItem{Queue: "src", Partition: "p", Payload: 1, TransactionID: "m1"})
+	pop := a.pop("/api/v1/pop/queue/src?batch=10&consumerGroup=streams.rb")
+	msg := pop.Messages[0]
+	good := func() map[string]any {
+		return map[string]any{"query_id": qid, "partition_id": msg.PartitionID, "consumer_group": "streams.rb",
+			"state_ops":  []map[string]any{{"type": "upsert", "key": "k", "value": 1}},
+			"push_items": []map[string]any{{"queue": "rb-sink", "payload": 1}},
+			"ack":        map[string]any{"transactionId": msg.TransactionID, "leaseId": msg.LeaseID}}
+	}
+	cases := []struct {
+		name string
+		edit func(map[string]any)
+		want string
+	}{
+		{"unknown op", func(b map[string]any) {
+			b["state_ops"] = []map[string]any{{"type": "upsert", "key": "a"}, {"type": "merge", "key": "k"}}
+		}, "Unknown state_op type: merge"},
+		{"missing op type", func(b map[string]any) { b["state_ops"] = []map[string]any{{"key": "k"}} }, "Unknown state_op type: null"},
+		{"unknown message", func(b map[string]any) { b["ack"].(map[string]any)["transactionId"] = "ghost" }, "Message not found"},
+		{"wrong lease", func(b map[string]any) {
+			b["ack"].(map[string]any)["leaseId"] = "00000000-0000-7000-8000-000000000000"
+		}, "Invalid or expired lease"},
+		{"no transactionId", func(b map[string]any) { b["ack"] = map[string]any{"leaseId": msg.LeaseID} }, "ack.transactionId is required"},
+		{"bad status", func(b map[string]any) { b["ack"].(map[string]any)["status"] = "maybe" }, "Unknown ack.status: maybe"},
+		{"bad uuid", func(b map[string]any) { b["query_id"] = "not-a-uuid" }, `invalid input syntax for type uuid: "not-a-uuid"`},
+		{"unknown query", func(b map[string]any) { b["query_id"] = "00000000-0000-4000-8000-000000000000" }, ""},
+	}
+	for _, c := range cases {
+		b := good()
+		c.edit(b)
+		r := a.cycle(b)
+		require.False(t, r.Success, c.name)
+		if c.want != "" {
+			require.Equal(t, c.want, r.Error, c.name)
+		} else {
+			require.NotEmpty(t, r.Error, c.name)
+		}
+		require.Zero(t, r.StateOpsApplied, c.name)
+		require.Empty(t, r.PushResults, c.name)
+		require.Equal(t, "null", string(r.AckResult), c.name)
+	}
+	require.Empty(t, a.state(map[string]any{"query_id": qid, "partition_id": msg.PartitionID}))
+	st, _ := a.do("GET", "/api/v1/pop/queue/rb-sink?batch=10", nil)
+	require.Equal(t, http.StatusNoContent, st, "no sink item survived a rolled-back cycle")
+
+	// The lease is intact: the good cycle still commits.
+	r := a.cycle(good())
+	require.True(t, r.Success, r.Error)
+	require.Equal(t, 1, r.StateOpsApplied)
+}
+
+// TestStreamsPartialAckKeepsLease: release_lease:false moves the cursor over an acked prefix and keeps
+// the lease, so the tail comes back, in order, only after the lease expires (the gate's contract).
+// failed/dlq dead-letter the acked message and release the lease.
+func TestStreamsPartialAckKeepsLease(t *testing.T) {
+	t.Parallel()
+	rb := testenv.StartBroker(t, nil)
+	a := newAPI(t, rb.URL)
+	st, out := a.do("POST", "/api/v1/configure", map[string]any{"queue": "gated", "options": map[string]any{"leaseTime": 1}})
+	require.Equal(t, http.StatusOK, st, string(out))
+	_, m := a.register("gate", "h", false)
+	qid := m["query_id"].(string)
+	for i := range 4 {
+		a.push(pushItem{Queue: "gated", Partition: "p", Payload: i, TransactionID: fmt.Sprint("g", i)})
+	}
+	pop := a.pop("/api/v1/pop/queue/gated?batch=10&consumerGroup=streams.gate")
+	require.Len(t, pop.Messages, 4)
+	k := pop.Messages[1]
+	r := a.cycle(map[string]any{"query_id": qid, "partition_id": k.PartitionID, "consumer_group": "streams.gate", "release_lease": false,
+		"ack": map[string]any{"transactionId": k.TransactionID, "leaseId": k.LeaseID, "count": 2}})
+	require.True(t, r.Success, r.Error)
+	require.JSONEq(t, `{"success":true,"count":2,"lease_released":false,"dlq":false}`, string(r.AckResult))
+	require.Nil(t, a.pop("/api/v1/pop/queue/gated?batch=10&consumerGroup=streams.gate"), "the lease is kept")
+
+	var again *popResult
+	eventually(t, 10*time.Second, func() error {
+		if again = a.pop("/api/v1/pop/queue/gated?batch=10&consumerGroup=streams.gate"); again == nil {
+			return errorf("not redelivered yet")
+		}
+		return nil
+	})
+	require.Len(t, again.Messages, 2)
+	require.Equal(t, "g2", again.Messages[0].TransactionID)
+	require.Equal(t, "g3", again.Messages[1].TransactionID)
+
+	// failed: the message goes to the dead-letter queue and the lease ends.
+	f := again.Messages[0]
+	r = a.cycle(map[string]any{"query_id": qid, "partition_id": f.PartitionID, "consumer_group": "streams.gate",
+		"ack": map[string]any{"transactionId": f.TransactionID, "leaseId": f.LeaseID, "status": "failed", "error": "bad input"}})
+	require.True(t, r.Success, r.Error)
+	require.JSONEq(t, `{"success":true,"count":1,"lease_released":true,"dlq":true}`, string(r.AckResult))
+	st, out = a.do("GET", "/api/v1/dlq?queue=gated", nil)
+	require.Equal(t, http.StatusOK, st)
+	require.Contains(t, string(out), "bad input")
+	next := a.pop("/api/v1/pop/queue/gated?batch=10&consumerGroup=streams.gate")
+	require.NotNil(t, next, "released at once")
+	require.Equal(t, "g3", next.Messages[0].TransactionID)
+}

@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"github.com/queen-go/queen/internal/engine"
+)
+
+// The transport's own response shapes: envelopes around the engine's views (pagination) and the
+// second shape some data has on the status routes. The engine computes; these only arrange.
+
+// page is the pagination object of every listing.
+type page struct {
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+}
+
+// queueList is /resources/queues and, with pagination, /status/queues.
+type queueList struct {
+	Queues     []engine.QueueItem `json:"queues"`
+	Pagination *page              `json:"pagination,omitempty"`
+	StatsAge   int64              `json:"statsAge"`
+}
+
+// messagePage is /messages; mode is present when the listing names a queue.
+type messagePage struct {
+	Messages      []engine.MessageItem    `json:"messages"`
+	ConsumerGroup string                  `json:"consumerGroup"`
+	Pagination    page                    `json:"pagination"`
+	Mode          *engine.ConsumptionMode `json:"mode,omitempty"`
+}
+
+// queueMessage is one message of /status/queues/{queue}/messages.
+type queueMessage struct {
+	ID            string `json:"id"`
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	QueuePath     string `json:"queuePath"`
+	Queue         string `json:"queue"`
+	Partition     string `json:"partition"`
+	Status        string `json:"status"`
+	CreatedAt     string `json:"createdAt"`
+}
+
+// statusQueue is /status/queues/{queue}: the queue with its configuration, and each partition's counts
+// under both names the dashboard reads.
+type statusQueue struct {
+	Queue struct {
+		ID        string             `json:"id"`
+		Name      string             `json:"name"`
+		Namespace string             `json:"namespace"`
+		Task      string             `json:"task"`
+		Priority  int32              `json:"priority"`
+		CreatedAt string             `json:"createdAt"`
+		Config    engine.QueueConfig `json:"config"`
+	} `json:"queue"`
+	Partitions []statusPartition `json:"partitions"`
+	Totals     struct {
+		Messages engine.Counts `json:"messages"`
+		engine.Counts
+	} `json:"totals"`
+}
+
+type statusPartition struct {
+	ID        string        `json:"id"`
+	Name      string        `json:"name"`
+	CreatedAt string        `json:"createdAt"`
+	Messages  engine.Counts `json:"messages"`
+	Stats     engine.Counts `json:"stats"`
+	Cursor    struct {
+		TotalConsumed int64 `json:"totalConsumed"`
+	} `json:"cursor"`
+	LastActivity  *string `json:"lastActivity"`
+	OldestMessage *string `json:"oldestMessage"`
+	NewestMessage *string `json:"newestMessage"`
+}
+
+func statusQueueOf(q *engine.QueueDetail) statusQueue {
+	var out statusQueue
+	out.Queue.ID, out.Queue.Name, out.Queue.Namespace, out.Queue.Task = q.ID, q.Name, q.Namespace, q.Task
+	out.Queue.Priority, out.Queue.CreatedAt, out.Queue.Config = q.Priority, q.CreatedAt, q.Config
+	out.Partitions = make([]statusPartition, len(q.Partitions))
+	for i, p := range q.Partitions {
+		sp := statusPartition{ID: p.ID, Name: p.Name, CreatedAt: p.CreatedAt, Messages: p.Stats, Stats: p.Stats,
+			LastActivity: p.LastActivity, OldestMessage: p.OldestMessage, NewestMessage: p.NewestMessage}
+		sp.Cursor.TotalConsumed = p.TotalConsumed
+		out.Partitions[i] = sp
+	}
+	out.Totals.Messages, out.Totals.Counts = q.Totals, q.Totals
+	return out
+}

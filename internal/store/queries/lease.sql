@@ -1,0 +1,16 @@
+-- name: LeaseExtend :many
+-- Extends every partition lease held under the lease id; never shortens one. live = the lease was
+-- still running (an expired or released lease is reported, not revived).
+SELECT pc.partition_id,
+       pc.lease_expires_at > now() AS live,
+       CASE WHEN pc.lease_expires_at > now()
+            THEN greatest(pc.lease_expires_at, now() + make_interval(secs => $2)) END AS expires
+FROM partition_consumers pc
+WHERE pc.lease_id = $1
+ORDER BY pc.partition_id
+FOR UPDATE
+
+-- name: LeaseExtensionApply :exec
+UPDATE partition_consumers
+SET lease_expires_at = greatest(lease_expires_at, now() + make_interval(secs => $2))
+WHERE lease_id = $1 AND lease_expires_at > now()

@@ -1,0 +1,56 @@
+-- name: MessageList :many
+-- $1 queue, $2 partition, $5 namespace, $6 task (NULL = any); $3 the consumer group the status is
+-- relative to; $4 status filter (NULL = any); $7 limit, $8 offset. Newest first, no payloads.
+SELECT m.id, m.transaction_id, m.partition_id, q.name, p.name, q.namespace, q.task, m.trace_id, m.producer_sub,
+       q.priority, m.created_at, st.status,
+       CASE WHEN st.status = 'processing' THEN pc.lease_expires_at END
+FROM messages m
+JOIN partitions p ON p.id = m.partition_id
+JOIN queues q ON q.id = p.queue_id
+LEFT JOIN partition_consumers pc ON pc.partition_id = m.partition_id AND pc.consumer_group = $3
+CROSS JOIN LATERAL (SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM dead_letters dl WHERE dl.partition_id = m.partition_id AND dl.message_seq = m.seq
+                   AND dl.consumer_group = $3) THEN 'dead_letter'
+    WHEN m.seq <= coalesce(pc.cursor_seq, 0) THEN 'completed'
+    WHEN pc.lease_expires_at > now() AND m.seq <= pc.delivered_seq THEN 'processing'
+    ELSE 'pending' END AS status) st
+WHERE ($1::text IS NULL OR q.name = $1) AND ($2::text IS NULL OR p.name = $2)
+  AND ($5::text IS NULL OR q.namespace = $5) AND ($6::text IS NULL OR q.task = $6)
+  AND ($4::text IS NULL OR st.status = $4)
+  AND ($4::text IS NULL OR $4 NOT IN ('pending', 'processing') OR m.seq > coalesce(pc.cursor_seq, 0))
+ORDER BY m.created_at DESC, m.seq DESC
+LIMIT $7 OFFSET $8
+
+-- name: MessageGet :one
+SELECT m.id, m.transaction_id, m.partition_id, q.name, p.name, q.namespace, q.task, m.payload, m.is_encrypted,
+       m.trace_id, m.producer_sub, m.created_at, q.lease_time, q.retry_limit, q.retry_delay, q.ttl, q.priority, m.seq
+FROM messages m
+JOIN partitions p ON p.id = m.partition_id
+JOIN queues q ON q.id = p.queue_id
+WHERE m.partition_id = $1 AND m.transaction_id = $2
+
+-- name: MessageConsumerList :many
+-- Every group that exists on the message's queue, with its view of message ($1 partition, $2 seq).
+SELECT g.consumer_group, coalesce($2 <= pc.cursor_seq, false),
+       CASE WHEN pc.lease_expires_at > now() AND $2 > pc.cursor_seq AND $2 <= pc.delivered_seq
+            THEN pc.lease_expires_at END,
+       coalesce(pc.batch_retry_count, 0), dl.error_message, dl.retry_count
+FROM (SELECT DISTINCT x.consumer_group FROM partition_consumers x
+        JOIN partitions px ON px.id = x.partition_id
+        WHERE px.queue_id = (SELECT queue_id FROM partitions WHERE id = $1)) g
+LEFT JOIN partition_consumers pc ON pc.partition_id = $1 AND pc.consumer_group = g.consumer_group
+LEFT JOIN dead_letters dl ON dl.partition_id = $1 AND dl.message_seq = $2 AND dl.consumer_group = g.consumer_group
+ORDER BY 1
+
+-- name: MessageDelete :one
+-- Deletes one message with its dead letters (traces cascade); NULL row when it did not exist.
+WITH del AS (
+    DELETE FROM messages WHERE partition_id = $1 AND transaction_id = $2 RETURNING partition_id, transaction_id
+), dl AS (
+    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
+), counted AS (
+    UPDATE partitions p SET message_count = p.message_count - x.n
+    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
+    WHERE p.id = x.partition_id
+)
+SELECT count(*) FROM del

@@ -1,0 +1,97 @@
+-- name: RetentionDeleteExpired :many
+-- retentionSeconds: messages older than the queue's retention, whatever their state, oldest first, at
+-- most $2 per partition. Their dead letters go with them; traces cascade.
+WITH victims AS (
+    SELECT m.partition_id, m.seq, m.transaction_id, q.name AS queue_name
+    FROM queues q
+    JOIN partitions p ON p.queue_id = q.id
+    CROSS JOIN LATERAL (
+        SELECT m.seq, m.partition_id, m.transaction_id FROM messages m
+        WHERE m.partition_id = p.id AND m.created_at < $1::timestamptz - make_interval(secs => q.retention_seconds)
+          AND m.seq < coalesce((SELECT y.seq FROM messages y
+                                 WHERE y.partition_id = p.id
+                                   AND y.created_at >= $1::timestamptz - make_interval(secs => q.retention_seconds)
+                                 ORDER BY y.seq LIMIT 1), p.last_seq + 1)
+        ORDER BY m.seq LIMIT $2) m
+    WHERE q.retention_enabled AND q.retention_seconds > 0
+), del AS (
+    DELETE FROM messages m USING victims v WHERE m.partition_id = v.partition_id AND m.seq = v.seq
+    RETURNING m.partition_id, m.transaction_id, v.queue_name
+), dl AS (
+    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
+), counted AS (
+    UPDATE partitions p SET message_count = p.message_count - x.n
+    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
+    WHERE p.id = x.partition_id
+), hist AS (
+    INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
+    SELECT queue_name, 'retention', count(*), $1 FROM del GROUP BY queue_name
+)
+SELECT queue_name, count(*) FROM del GROUP BY queue_name
+
+-- name: RetentionDeleteCompleted :many
+-- completedRetentionSeconds: messages older than that which every consumer group existing on the
+-- queue has consumed. A group without a cursor on the partition counts as having consumed nothing, so
+-- nothing above any live cursor is ever deleted.
+WITH frontier AS (
+    SELECT p.id AS partition_id, q.name AS queue_name, q.completed_retention_seconds AS secs,
+           (SELECT CASE WHEN bool_or(pc.partition_id IS NULL) THEN 0 ELSE coalesce(min(pc.cursor_seq), 0) END
+            FROM (SELECT DISTINCT x.consumer_group FROM partition_consumers x
+                    JOIN partitions px ON px.id = x.partition_id WHERE px.queue_id = q.id) g
+            LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
+           ) AS upto
+    FROM queues q JOIN partitions p ON p.queue_id = q.id
+    WHERE q.retention_enabled AND q.completed_retention_seconds > 0
+), victims AS (
+    SELECT f.partition_id, m.seq, f.queue_name
+    FROM frontier f
+    CROSS JOIN LATERAL (
+        SELECT m.seq FROM messages m
+        WHERE m.partition_id = f.partition_id AND m.seq <= f.upto
+          AND m.created_at < $1::timestamptz - make_interval(secs => f.secs)
+        ORDER BY m.seq LIMIT $2) m
+    WHERE f.upto > 0
+), del AS (
+    DELETE FROM messages m USING victims v WHERE m.partition_id = v.partition_id AND m.seq = v.seq
+    RETURNING m.partition_id, m.transaction_id, v.queue_name
+), dl AS (
+    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
+), counted AS (
+    UPDATE partitions p SET message_count = p.message_count - x.n
+    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
+    WHERE p.id = x.partition_id
+), hist AS (
+    INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
+    SELECT queue_name, 'completed_retention', count(*), $1 FROM del GROUP BY queue_name
+)
+SELECT queue_name, count(*) FROM del GROUP BY queue_name
+
+-- name: RetentionCleanupPartitions :many
+-- Partitions (other than Default) with no messages and no activity for $2 days.
+WITH victims AS (
+    SELECT p.id, q.name AS queue_name
+    FROM partitions p JOIN queues q ON q.id = p.queue_id
+    WHERE p.name <> 'Default'
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.partition_id = p.id)
+      AND greatest(p.created_at, p.last_push_at,
+                   (SELECT max(greatest(pc.created_at, pc.last_claimed_at, pc.last_consumed_at))
+                    FROM partition_consumers pc WHERE pc.partition_id = p.id))
+          < $1::timestamptz - make_interval(days => $2)
+    ORDER BY p.id
+    LIMIT 1000
+), del AS (
+    DELETE FROM partitions p USING victims v WHERE p.id = v.id RETURNING v.queue_name
+), hist AS (
+    INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
+    SELECT queue_name, 'partition_cleanup', count(*), $1 FROM del GROUP BY queue_name
+)
+SELECT queue_name, count(*) FROM del GROUP BY queue_name
+
+-- name: RetentionTrimHistory :one
+-- Metrics and history older than $2 days.
+WITH a AS (
+    DELETE FROM queue_ops_history WHERE bucket < $1::timestamptz - make_interval(days => $2) RETURNING 1
+), b AS (
+    DELETE FROM retention_history WHERE executed_at < $1::timestamptz - make_interval(days => $2) RETURNING 1
+)
+SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)

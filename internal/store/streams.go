@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// StreamQuery is a stream query registration request.
+type StreamQuery struct {
+	Name, SourceQueue, SinkQueue, ConfigHash string
+	Reset                                    bool
+}
+
+// StreamRegistration is what a registration did. Mismatch means the stored hash differs and no reset
+// was asked for: nothing was changed.
+type StreamRegistration struct {
+	ID       uuid.UUID
+	Fresh    bool
+	Reset    bool
+	Mismatch bool
+}
+
+// RegisterStreamQuery inserts or updates the query named sq.Name in one transaction. A changed config
+// hash is only accepted with Reset, and then every state row of the query is deleted with it.
+func (s *Store) RegisterStreamQuery(ctx context.Context, sq StreamQuery) (StreamRegistration, error) {
+	var out StreamRegistration
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		out = StreamRegistration{}
+		if _, err := tx.Exec(ctx, q("StreamsLockQueryName"), sq.Name); err != nil {
+			return err
+		}
+		var stored string
+		err := tx.QueryRow(ctx, q("StreamsQueryByName"), sq.Name).Scan(&out.ID, &stored)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			out.Fresh = true
+			return tx.QueryRow(ctx, q("StreamsInsertQuery"), sq.Name, sq.SourceQueue, sq.SinkQueue, sq.ConfigHash).Scan(&out.ID)
+		case err != nil:
+			return err
+		}
+		if stored != sq.ConfigHash {
+			if !sq.Reset {
+				out.Mismatch = true
+				return nil
+			}
+			if _, err := tx.Exec(ctx, q("StreamsWipeState"), out.ID); err != nil {
+				return err
+			}
+			out.Reset = true
+		}
+		_, err = tx.Exec(ctx, q("StreamsUpdateQuery"), out.ID, sq.SourceQueue, sq.SinkQueue, sq.ConfigHash)
+		return err
+	})
+	if err != nil {
+		return StreamRegistration{}, fmt.Errorf("store: register stream query: %w", interpret(err))
+	}
+	return out, nil
+}
+
+// StateFilter selects state rows of one shard; the filters are ANDed.
+type StateFilter struct {
+	QueryID, PartitionID uuid.UUID
+	Keys                 []string // empty: every key
+	KeyPrefix            string   // "": no prefix filter
+	RipeAtOrBefore       *float64 // only rows whose numeric value.windowEnd is at or before it
+}
+
+// StateRow is one state row as the state read route returns it.
+type StateRow struct {
+	Key       string
+	Value     json.RawMessage
+	UpdatedAt time.Time
+}
+
+// StreamState reads the state rows of one shard, ordered by key.
+func (s *Store) StreamState(ctx context.Context, f StateFilter) ([]StateRow, error) {
+	keys := f.Keys
+	if keys == nil {
+		keys = []string{}
+	}
+	rows, err := s.pool.Query(ctx, q("StreamsGetState"), f.QueryID, f.PartitionID, keys, f.KeyPrefix, f.RipeAtOrBefore)
+	if err != nil {
+		return nil, fmt.Errorf("store: stream state: %w", interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StateRow, error) {
+		var sr StateRow
+		var v []byte
+		err := r.Scan(&sr.Key, &v, &sr.UpdatedAt)
+		sr.Value = v
+		return sr, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: stream state: %w", interpret(err))
+	}
+	return out, nil
+}
+
+// StateOp is one state change of a cycle: an upsert of Value (JSON) or a delete of Key.
+type StateOp struct {
+	Delete bool
+	Key    string
+	Value  json.RawMessage
+}
+
+// LockStreamShard takes the transaction-scoped lock of one (query, source partition) shard.
+func (t *Tx) LockStreamShard(ctx context.Context, queryID, partitionID uuid.UUID) error {
+	if _, err := t.tx.Exec(ctx, q("StreamsLockShard"), queryID.String(), partitionID.String()); err != nil {
+		return fmt.Errorf("store: lock stream shard: %w", interpret(err))
+	}
+	return nil
+}
+
+// StreamSourceQueue names the queue of a source partition, "" when no such partition exists.
+func (t *Tx) StreamSourceQueue(ctx context.Context, partitionID uuid.UUID) (string, error) {
+	rows, err := t.tx.Query(ctx, q("StreamsSourceQueue"), partitionID)
+	if err != nil {
+		return "", fmt.Errorf("store: stream source queue: %w", interpret(err))
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("store: stream source queue: %w", interpret(err))
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	return names[0], nil
+}
+
+// ApplyStateOps applies ops in order to the shard, pipelined in one round-trip.
+func (t *Tx) ApplyStateOps(ctx context.Context, queryID, partitionID uuid.UUID, ops []StateOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for _, op := range ops {
+		if op.Delete {
+			b.Queue(q("StreamsDeleteState"), queryID, partitionID, op.Key)
+			continue
+		}
+		b.Queue(q("StreamsUpsertState"), queryID, partitionID, op.Key, []byte(op.Value))
+	}
+	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("store: apply state ops: %w", interpret(err))
+	}
+	return nil
+}
