@@ -135,9 +135,9 @@ export function Empty({ children }) {
   return <div class="empty">{children}</div>;
 }
 
-export function Segmented({ value, options, onChange, label }) {
+export function Segmented({ value, options, onChange, label, id }) {
   return (
-    <div class="seg" role="group" aria-label={label}>
+    <div class="seg" role="group" aria-label={label} data-testid={id}>
       {options.map((o) => (
         <button type="button" class={o === value ? 'on' : ''} onClick={() => onChange(o)} key={o}>{o}</button>
       ))}

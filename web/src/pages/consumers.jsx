@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, paths } from '../api.js';
 import { Page, Card, ErrorBox, Segmented, useData, useLocation, num, dur, time, Link, Confirm, Modal, Badge, Empty } from '../ui.jsx';
 
-const LAG_PRESETS = { '1m': 60, '5m': 300, '30m': 1800, '1h': 3600, '6h': 21600, '24h': 86400 };
+const LAG_PRESETS = { any: 0, '1m': 60, '5m': 300, '30m': 1800, '1h': 3600, '6h': 21600, '24h': 86400 };
 const STATE_TONE = { Stable: 'ok', Lagging: 'warn', Dead: 'bad' };
 
 export function Consumers() {
@@ -43,9 +43,9 @@ export function Consumers() {
           </div>
         ))}
       </div>
-      <Card title="Lagging partitions" extra={<Segmented value={preset} options={Object.keys(LAG_PRESETS)} onChange={setPreset} label="Lag threshold" />}>
+      <Card title="Lagging partitions" extra={<Segmented value={preset} options={Object.keys(LAG_PRESETS)} id="lag-presets" onChange={setPreset} label="Lag threshold" />}>
         <ErrorBox error={lagging.error} />
-        {lagging.data && lagging.data.length === 0 ? <Empty>No partition lags more than {preset}.</Empty> : (
+        {lagging.data && lagging.data.length === 0 ? <Empty>{preset === 'any' ? 'No partition has unconsumed messages.' : `No partition lags more than ${preset}.`}</Empty> : (
           <div class="scroll"><table class="table" data-testid="lagging">
             <thead><tr><th>Group</th><th>Queue</th><th>Partition</th><th class="num">Offset lag</th><th class="num">Time lag</th><th>Oldest unconsumed</th><th /></tr></thead>
             <tbody>{(lagging.data || []).map((r) => (

@@ -90,9 +90,9 @@ function Body({ x, open, setOpen }) {
         <Stat id="stat-pending" label="Pending" value={num(m.pending)} tone={m.pending > 10000 ? 'bad' : m.pending > 1000 ? 'warn' : ''} />
         <Stat id="stat-completed" label="Completed" value={num(m.completed)} />
         <Stat id="stat-dlq" label="Dead letters" value={num(m.deadLetter)} tone={m.deadLetter ? 'warn' : ''} />
-        <Stat label="Batch efficiency" value={`${num(status.messages?.batchEfficiency?.push, 1)} / ${num(status.messages?.batchEfficiency?.pop, 1)}`} hint="messages per push / pop request" />
       </div>
-      <Card title="Metrics" class="metrics">
+      <Card title="Metrics" class="metrics" extra={<span class="muted small" title="messages per push / pop request">
+        batch efficiency {num(status.messages?.batchEfficiency?.push, 1)} push · {num(status.messages?.batchEfficiency?.pop, 1)} pop</span>}>
         <div class="mtable">
           {rows.map((r) => (
             <div class="mitem">
