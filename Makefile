@@ -2,11 +2,12 @@
 export GOTOOLCHAIN := local
 GO ?= go
 
-.PHONY: build run test vet fmt-check clean gen bench web dashboard-shots
+.PHONY: build run test test-js test-python vet fmt-check clean gen bench web dashboard-shots
 
 build:
 	$(GO) build -o bin/queen ./cmd/queen
 	$(GO) build -o bin/queen-proxy ./cmd/queen-proxy
+	$(GO) build -ldflags "-X github.com/queen-go/queen/internal/ctl.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/queenctl ./cmd/queenctl
 
 # Serves the API on :6632. With no DATABASE_URL / PG_* set, it starts an embedded PostgreSQL from the
 # machine's binaries (installing them with apt-get first when they are missing) in ./queen-data.
@@ -21,6 +22,15 @@ test: vet fmt-check
 	$(GO) test -race -count=1 -short -timeout 20m ./...
 	@# Rate-holding load tests measure wall-clock rates: they run alone, after the parallel suite.
 	$(GO) test -race -count=1 -timeout 5m -run 'TestLoad' ./internal/proxy/
+	@$(MAKE) --no-print-directory test-js test-python
+
+# The JavaScript SDK (sdks/js): unit tests and integration tests against test/sdkenv.
+test-js:
+	@bash scripts/test-js.sh
+
+# The Python SDK (sdks/python): unit tests and integration tests against test/sdkenv.
+test-python:
+	@bash scripts/test-python.sh
 
 vet:
 	$(GO) vet ./...
@@ -29,7 +39,8 @@ fmt-check:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# Regenerates generated files (docs/reference.md from the route table).
+# Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
+# variable table, docs/cli.md from queenctl's commands).
 gen:
 	$(GO) generate ./...
 

@@ -188,6 +188,8 @@ func run(ctx context.Context, o options) (int, error) {
 			rs, err = one(r.runPartitions(ctx))
 		case name == "pipeline":
 			rs, err = one(r.runPipeline(ctx))
+		case name == "streams": // bench/streams.go; not in the default list (run with -scenarios streams)
+			rs, err = one(r.runStreams(ctx))
 		default:
 			return 2, fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(allScenarios, ", "))
 		}

@@ -383,6 +383,8 @@ func TestBrokerExtendLease(t *testing.T) {
 
 	_, err = tb.c.Ack(ctx, client.Completed(msgs[0]))
 	require.NoError(t, err)
+	_, err = tb.c.ExtendLease(ctx, msgs[0].LeaseID, time.Minute)
+	require.ErrorIs(t, err, client.ErrLeaseLost, "a lease released by its acks cannot be extended")
 	_, err = tb.c.ExtendLease(ctx, "019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1", time.Minute)
 	require.ErrorIs(t, err, client.ErrLeaseLost, "an unknown lease cannot be extended")
 }

@@ -16,7 +16,7 @@ func TestExamplesRun(t *testing.T) {
 	if err != nil {
 		t.Skip("go tool not in PATH")
 	}
-	for _, name := range []string{"produce-consume", "fanout", "pipeline"} {
+	for _, name := range []string{"produce-consume", "fanout", "pipeline", "streams-windowed", "streams-ratelimit"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setupBroker(t)

@@ -295,6 +295,25 @@ type stateOp struct {
 	Type  string `json:"type"`
 	Key   string `json:"key"`
 	Value any    `json:"value,omitempty"`
+	// Expect is the optimistic check the broker applies before writing: null = the key did not
+	// exist when read, a string = its updated_at when read. Two runners (or a runner and another's
+	// idle flush) that read the same row cannot both commit a change derived from it.
+	Expect json.RawMessage `json:"expect,omitempty"`
+}
+
+// expectOf is the expectation for a key read as version ("" = not stored).
+func expectOf(version string) json.RawMessage {
+	if version == "" {
+		return json.RawMessage("null")
+	}
+	b, _ := json.Marshal(version)
+	return b
+}
+
+// isConflict reports whether a cycle was refused because state changed since it was read.
+func isConflict(err error) bool {
+	var ce *CycleError
+	return errors.As(err, &ce) && strings.HasPrefix(ce.Msg, "state conflict")
 }
 
 type pushItem struct {
@@ -319,7 +338,20 @@ type cycle struct {
 	release     bool
 }
 
+// processPartition runs one partition's messages through the chain and commits the cycle. A cycle
+// refused because its state changed meanwhile (another runner's idle flush, typically) is computed
+// again from fresh state: the lease is still ours.
 func (r *Runner) processPartition(ctx context.Context, msgs []client.Message) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = r.processOnce(ctx, msgs); !isConflict(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func (r *Runner) processOnce(ctx context.Context, msgs []client.Message) error {
 	pid, pname := msgs[0].PartitionID, msgs[0].Partition
 	r.touched[pid] = touchedPartition{name: pname, at: r.now()}
 	envs := make([]envelope, 0, len(msgs))
@@ -352,8 +384,11 @@ func (r *Runner) processPartition(ctx context.Context, msgs []client.Message) er
 	default:
 		c.emits = envs
 	}
-	r.m.messages.Add(int64(c.ack.Count))
-	return r.commit(ctx, c, pname, false)
+	if err := r.commit(ctx, c, pname, false); err != nil {
+		return err
+	}
+	r.m.messages.Add(int64(c.ack.Count)) // the acked prefix: a gate may leave a tail for later
+	return nil
 }
 
 // applyStateless runs map/filter/flatMap/keyBy over the envelopes, in order.
@@ -477,8 +512,9 @@ func (r *Runner) commit(ctx context.Context, c *cycle, pname string, flush bool)
 
 // stateRow is a row of /streams/v1/state/get.
 type stateRow struct {
-	Key   string          `json:"key"`
-	Value json.RawMessage `json:"value"`
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	UpdatedAt string          `json:"updated_at"`
 }
 
 func (r *Runner) loadState(ctx context.Context, pid string, filter map[string]any) ([]stateRow, error) {
@@ -508,8 +544,9 @@ func (r *Runner) gatePath(ctx context.Context, msgs []client.Message, envs []env
 		return false, err
 	}
 	stored := map[string]json.RawMessage{}
+	versions := map[string]string{}
 	for _, row := range rows {
-		stored[row.Key] = row.Value
+		stored[row.Key], versions[row.Key] = row.Value, row.UpdatedAt
 	}
 	states := map[string]map[string]any{}
 	now := r.now().UnixMilli()
@@ -560,7 +597,7 @@ func (r *Runner) gatePath(ctx context.Context, msgs []client.Message, envs []env
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		c.ops = append(c.ops, stateOp{Type: "upsert", Key: k, Value: states[k]})
+		c.ops = append(c.ops, stateOp{Type: "upsert", Key: k, Value: states[k], Expect: expectOf(versions[k])})
 	}
 	if denied < len(msgs) {
 		m := msgs[denied-1]
@@ -589,8 +626,8 @@ type openWindow struct {
 	key        string // state key
 	userKey    string
 	acc        any
-	start, end int64 // fixed: window bounds; session: start and last event time
-	exists     bool  // a row for it is stored
+	start, end int64  // fixed: window bounds; session: start and last event time
+	version    string // updated_at of its stored row; "" when not stored
 	touched    bool
 }
 
@@ -604,9 +641,10 @@ func (r *Runner) windowPath(ctx context.Context, msgs []client.Message, envs []e
 	tag := w.tag()
 	open := map[string]*openWindow{}
 	var wm int64
-	hasWM := false
+	hasWM, wmVersion := false, ""
 	for _, row := range rows {
 		if row.Key == watermarkKey {
+			wmVersion = row.UpdatedAt
 			var v struct {
 				EventTimeMs *float64 `json:"eventTimeMs"`
 			}
@@ -649,7 +687,7 @@ func (r *Runner) windowPath(ctx context.Context, msgs []client.Message, envs []e
 	if w.eventTime != nil {
 		if anyEvent && (!hasWM || maxEvent-w.latenessMs() > wm) {
 			wm, hasWM = maxEvent-w.latenessMs(), true
-			c.ops = append(c.ops, stateOp{Type: "upsert", Key: watermarkKey, Value: map[string]any{"eventTimeMs": wm}})
+			c.ops = append(c.ops, stateOp{Type: "upsert", Key: watermarkKey, Value: map[string]any{"eventTimeMs": wm}, Expect: expectOf(wmVersion)})
 		}
 		clock, haveClock = wm, hasWM
 		if hasWM {
@@ -670,7 +708,7 @@ func parseRow(w *window, tag string, row stateRow) *openWindow {
 		if json.Unmarshal(row.Value, &v) != nil {
 			return nil
 		}
-		return &openWindow{key: row.Key, userKey: user, acc: v.Acc, start: v.SessionStart, end: v.LastEventTime, exists: true}
+		return &openWindow{key: row.Key, userKey: user, acc: v.Acc, start: v.SessionStart, end: v.LastEventTime, version: row.UpdatedAt}
 	}
 	rest, ok := strings.CutPrefix(row.Key, tag+"\x1f")
 	if !ok {
@@ -684,7 +722,7 @@ func parseRow(w *window, tag string, row stateRow) *openWindow {
 	if json.Unmarshal(row.Value, &v) != nil {
 		return nil
 	}
-	return &openWindow{key: row.Key, userKey: user, acc: v.Acc, start: v.WindowStart, end: v.WindowEnd, exists: true}
+	return &openWindow{key: row.Key, userKey: user, acc: v.Acc, start: v.WindowStart, end: v.WindowEnd, version: row.UpdatedAt}
 }
 
 // fold adds one envelope at time t to its window(s).
@@ -745,8 +783,8 @@ func (r *Runner) emitWindow(w *window, ow *openWindow, c *cycle) {
 	c.emits = append(c.emits, envelope{key: ow.userKey, value: ow.acc, ctx: Context{
 		Partition: r.touched[c.partitionID].name, PartitionID: c.partitionID, Key: ow.userKey,
 		WindowKey: isoMs(ow.start), WindowStart: ow.start, WindowEnd: end}})
-	if ow.exists {
-		c.ops = append(c.ops, stateOp{Type: "delete", Key: ow.key})
+	if ow.version != "" {
+		c.ops = append(c.ops, stateOp{Type: "delete", Key: ow.key, Expect: expectOf(ow.version)})
 	}
 }
 
@@ -777,7 +815,7 @@ func (r *Runner) closeWindows(w *window, open map[string]*openWindow, clock int6
 			if w.kind == session {
 				v = sessionRow{Acc: ow.acc, SessionStart: ow.start, LastEventTime: ow.end}
 			}
-			c.ops = append(c.ops, stateOp{Type: "upsert", Key: ow.key, Value: v})
+			c.ops = append(c.ops, stateOp{Type: "upsert", Key: ow.key, Value: v, Expect: expectOf(ow.version)})
 		}
 	}
 }
@@ -794,6 +832,7 @@ func (r *Runner) idleFlush(ctx context.Context) {
 	for pid, tp := range r.touched {
 		if r.now().Sub(tp.at) > 5*time.Minute {
 			delete(r.touched, pid)
+			delete(r.wm, pid)
 			continue
 		}
 		ids = append(ids, pid)
@@ -803,7 +842,9 @@ func (r *Runner) idleFlush(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err := r.flushPartition(ctx, pid); err != nil && ctx.Err() == nil {
+		// A conflict means a runner holding the partition changed its windows meanwhile: that runner
+		// closes them itself, or the next flush does.
+		if err := r.flushPartition(ctx, pid); err != nil && ctx.Err() == nil && !isConflict(err) {
 			r.report(err)
 		}
 	}

@@ -51,6 +51,7 @@ func TestRuntime(t *testing.T) {
 		"Gate":                    testGate,
 		"RegistrationMismatch":    testRegistrationMismatch,
 		"CrashRecovery":           testCrashRecovery,
+		"TwoRunners":              testTwoRunners,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -445,4 +446,30 @@ func testCrashRecovery(e *env) {
 	require.Positive(t, faults.failed.Load(), "some committed cycles were answered 500")
 	require.Positive(t, errs.Load(), "their retries were refused and reported")
 	t.Logf("runner 1 committed %d cycles before the crash; %d cycle answers replaced by 500", committed, faults.failed.Load())
+}
+
+// testTwoRunners: two runners of one query share the source's partitions, and each one's idle flush
+// visits partitions the other is processing; optimistic state checks keep every count exact.
+func testTwoRunners(e *env) {
+	t := e.t
+	const n = 400
+	e.leaseTime("two-src", 2) // a cycle that still lost its race after the retries redelivers soon
+	for i := range n {
+		e.push("two-src", fmt.Sprint("p", i%8), map[string]any{"k": fmt.Sprint("k", i%5), "v": 1.0})
+	}
+	s := streams.From("two-src").KeyBy(byKey).WindowTumbling(1, streams.WithIdleFlushMs(100)).
+		Aggregate(map[string]streams.Extractor{"count": nil}).To("two-out")
+	for range 2 {
+		e.start(s, "two", func(o *streams.RunOptions) { o.BatchSize, o.MaxPartitions = 20, 2 })
+	}
+	total := 0.0
+	deadline := time.Now().Add(20 * time.Second)
+	for total < n {
+		require.True(t, time.Now().Before(deadline), "counted %v of %d", total, n)
+		for _, m := range e.drain("two-out", 1, 20*time.Second) {
+			total += m["count"].(float64)
+		}
+	}
+	e.quiet("two-out")
+	require.Equal(t, float64(n), total)
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -16,9 +17,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] != "serve" {
-		fmt.Fprintf(os.Stderr, "usage: queen [serve]\n\nconfiguration comes from the environment; see docs/env.md\n")
-		os.Exit(2)
+	if code, done := parseArgs(os.Args[1:], os.Stdout, os.Stderr); done {
+		os.Exit(code)
 	}
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {
@@ -33,6 +33,27 @@ func main() {
 		log.Error("broker stopped", slog.Any("error", err))
 		os.Exit(1)
 	}
+}
+
+// parseArgs handles the command line: `serve` (or nothing) runs the broker; -h/--help/help prints the
+// usage and exits 0; anything else prints it and exits 2. done is false when the broker should run.
+func parseArgs(args []string, stdout, stderr io.Writer) (code int, done bool) {
+	rest := args
+	if len(rest) > 0 && rest[0] == "serve" {
+		rest = rest[1:]
+	}
+	for _, a := range rest {
+		switch a {
+		case "-h", "-help", "--help", "help":
+			fmt.Fprint(stdout, config.Usage())
+			return 0, true
+		}
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "queen: unknown argument %q\n\n%s", rest[0], config.Usage())
+		return 2, true
+	}
+	return 0, false
 }
 
 func newLogger(cfg config.Config) *slog.Logger {

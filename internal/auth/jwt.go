@@ -40,7 +40,6 @@ var (
 	errAuthRequired = &Error{Status: http.StatusUnauthorized, Message: "Authentication required"}
 	errForbidden    = &Error{Status: http.StatusForbidden, Message: "Insufficient permissions"}
 	errBadSignature = &Error{Status: http.StatusUnauthorized, Message: "Invalid token signature"}
-	errNoSecret     = &Error{Status: http.StatusInternalServerError, Message: "HS256 secret not configured"}
 )
 
 // New builds the authenticator for an enabled JWT configuration. It refuses a configuration with no
@@ -99,6 +98,9 @@ func newAuthenticator(ctx context.Context, cfg Options, log *slog.Logger, now fu
 		return nil, errors.New("auth: JWT_ROLE_ADMIN is empty")
 	}
 	a.parseOpts = []jwt.ParserOption{jwt.WithLeeway(cfg.ClockSkew), jwt.WithIssuedAt(), jwt.WithTimeFunc(now)}
+	if cfg.RequireExp {
+		a.parseOpts = append(a.parseOpts, jwt.WithExpirationRequired())
+	}
 	if cfg.Issuer != "" {
 		a.parseOpts = append(a.parseOpts, jwt.WithIssuer(cfg.Issuer))
 	}
@@ -259,7 +261,8 @@ func (a *Authenticator) keyFor(ctx context.Context, h header) (any, error) {
 	}
 	if h.Alg == "HS256" {
 		if len(a.secret) == 0 {
-			return nil, errNoSecret
+			// auto with only asymmetric keys: the token's algorithm is not one this broker verifies.
+			return nil, &Error{Status: http.StatusUnauthorized, Message: "Unsupported algorithm: " + h.Alg}
 		}
 		return a.secret, nil
 	}
@@ -289,6 +292,9 @@ func mapJWTError(err error) error {
 		msg = "Invalid token signature"
 	case errors.Is(err, jwt.ErrTokenExpired):
 		msg = "Token has expired"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		// Worded so that clients keying on the contract's "Token has expired" fetch a new token.
+		msg = "Token has expired: exp claim is required"
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
 		msg = "Token is not valid yet"
 	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):

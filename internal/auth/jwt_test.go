@@ -74,7 +74,17 @@ func testRSA(t *testing.T, i int) *rsa.PrivateKey {
 	return rsaKeys[i]
 }
 
+// sign makes a token; it gets an hour of life unless claims name an exp (JWT_REQUIRE_EXP is on by
+// default). signNoExp makes one without.
 func sign(t *testing.T, method jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
+	t.Helper()
+	if _, ok := claims["exp"]; !ok {
+		claims["exp"] = time.Now().Add(time.Hour).Unix()
+	}
+	return signNoExp(t, method, key, kid, claims)
+}
+
+func signNoExp(t *testing.T, method jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, claims)
 	if kid != "" {
@@ -167,7 +177,7 @@ func TestNewAcceptsStaticKeys(t *testing.T) {
 			require.Equal(t, "u1", p.Subject)
 			_, err = a.Authorize(request(sign(t, jwt.SigningMethodHS256, []byte("k"), "", jwt.MapClaims{"role": "admin"})), Read)
 			if tc.alg == "auto" {
-				requireAuthError(t, err, 500, "HS256 secret not configured")
+				requireAuthError(t, err, 401, "Unsupported algorithm: HS256")
 			} else {
 				requireAuthError(t, err, 401, "Token uses HS256, expected "+tc.alg)
 			}
@@ -206,7 +216,7 @@ func TestAuthorizeTokenFaults(t *testing.T) {
 		{"valid", "Bearer " + hs(good(nil)), 0, ""},
 		{"lowercase bearer", "bearer " + hs(good(nil)), 0, ""},
 		{"raw token", hs(good(nil)), 0, ""},
-		{"no exp", "Bearer " + hs(good(jwt.MapClaims{"exp": nil})), 0, ""},
+		{"no exp", "Bearer " + signNoExp(t, jwt.SigningMethodHS256, []byte(testSecret), "", good(jwt.MapClaims{"exp": nil})), 401, "Token has expired: exp claim is required"},
 		{"expired within skew", "Bearer " + hs(good(jwt.MapClaims{"exp": now - 20})), 0, ""},
 		{"expired", "Bearer " + hs(good(jwt.MapClaims{"exp": now - 31})), 401, "Token has expired"},
 		{"not yet valid", "Bearer " + hs(good(jwt.MapClaims{"nbf": now + 120})), 401, "Token is not valid yet"},
@@ -310,9 +320,12 @@ func TestSkipPaths(t *testing.T) {
 	t.Parallel()
 	l := skipList(baseConfig(t, map[string]string{"JWT_SECRET": "x"}).SkipPaths)
 	require.True(t, l.match("/health"))
+	require.False(t, l.match("/metrics"), "METRICS_REQUIRE_AUTH (default) drops the metrics routes")
+	require.False(t, l.match("/metrics/prometheus"))
+	require.True(t, l.match("/"))
+	l = skipList(baseConfig(t, map[string]string{"JWT_SECRET": "x", "METRICS_REQUIRE_AUTH": "false"}).SkipPaths)
 	require.True(t, l.match("/metrics"))
 	require.True(t, l.match("/metrics/prometheus"))
-	require.True(t, l.match("/"))
 	require.False(t, l.match("/api/v1/push"), "the root entry matches only the root")
 	require.False(t, l.match("/health/x"))
 	l = skipList{"/api/v1/pop/", "/exact", "/"}
@@ -495,4 +508,30 @@ func FuzzParseHeader(f *testing.F) {
 		}
 		_ = bearer(s)
 	})
+}
+
+// TestExpRequiredByDefault: without exp a token is refused unless JWT_REQUIRE_EXP=false; in auto mode
+// with only a public key an HS256 token is a 401, not a 500; every verification failure is a 401.
+func TestExpRequiredByDefault(t *testing.T) {
+	t.Parallel()
+	claims := func() jwt.MapClaims { return jwt.MapClaims{"sub": "s", "role": "admin"} }
+	on, err := New(t.Context(), baseConfig(t, map[string]string{"JWT_SECRET": testSecret}), discard)
+	require.NoError(t, err)
+	_, err = on.Authorize(request(signNoExp(t, jwt.SigningMethodHS256, []byte(testSecret), "", claims())), Read)
+	requireAuthError(t, err, 401, "Token has expired: exp claim is required")
+	_, err = on.Authorize(request(sign(t, jwt.SigningMethodHS256, []byte(testSecret), "", claims())), Read)
+	require.NoError(t, err)
+
+	off, err := New(t.Context(), baseConfig(t, map[string]string{"JWT_SECRET": testSecret, "JWT_REQUIRE_EXP": "false"}), discard)
+	require.NoError(t, err)
+	_, err = off.Authorize(request(signNoExp(t, jwt.SigningMethodHS256, []byte(testSecret), "", claims())), Read)
+	require.NoError(t, err)
+
+	rk := testRSA(t, 1)
+	pubOnly, err := New(t.Context(), baseConfig(t, map[string]string{"JWT_ALGORITHM": "auto", "JWT_PUBLIC_KEY": pemOf(t, &rk.PublicKey)}), discard)
+	require.NoError(t, err)
+	_, err = pubOnly.Authorize(request(sign(t, jwt.SigningMethodHS256, []byte("guess"), "", claims())), Read)
+	requireAuthError(t, err, 401, "Unsupported algorithm: HS256")
+	_, err = pubOnly.Authorize(request(sign(t, jwt.SigningMethodRS256, rk, "", claims())), Read)
+	require.NoError(t, err)
 }

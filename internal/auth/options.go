@@ -15,6 +15,12 @@ type Options struct {
 	Issuer    string // checked only when set
 	Audience  string // checked only when set
 	ClockSkew time.Duration
+	// RequireExp refuses tokens without an exp claim: a token that never expires cannot be revoked by
+	// waiting.
+	RequireExp bool
+	// MetricsRequireAuth puts /metrics and /metrics/prometheus behind read access whatever SkipPaths
+	// says about them.
+	MetricsRequireAuth bool
 
 	SkipPaths []string
 

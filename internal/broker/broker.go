@@ -96,7 +96,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		Pool:        b.st.PoolStats,
 		Buffers:     func() (int64, int64) { p, f, _ := b.eng.SpoolStats(); return p, f },
 		Maintenance: func() (bool, bool) { return b.eng.Maintenance(context.WithoutCancel(ctx)) },
+		Spool:       func() (int64, bool) { h := b.eng.SpoolHealth(); return h.DeadSpooled, h.Stalled },
 	})
+	mx.LimitQueues(cfg.Jobs.MetricsMaxQueues)
 	// A broker without the key could neither seal new payloads of an encrypted queue nor open
 	// stored ones: refuse to start.
 	if cfg.Encryption.Key == nil {
@@ -113,6 +115,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
 		Key: cfg.Encryption.Key, Observer: mx,
+		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
 	})
 	b.eng.Start(ctx)
 	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
@@ -130,7 +133,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
-		Version: Version,
+		Version: Version, MetricsAccess: metricsAccess(cfg),
 	})
 	if ln == nil {
 		ln, err = net.Listen("tcp", cfg.Addr())
@@ -154,6 +157,14 @@ func listenPort(ln net.Listener, port int) int {
 		}
 	}
 	return port
+}
+
+// metricsAccess puts the metrics routes behind read access when JWT is on and METRICS_REQUIRE_AUTH is.
+func metricsAccess(cfg config.Config) auth.Access {
+	if cfg.Auth.Enabled && cfg.Auth.MetricsRequireAuth {
+		return auth.Read
+	}
+	return ""
 }
 
 // Parked reports how many long-poll pops are waiting for messages.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,12 @@ type AuthConfig struct {
 	Issuer    string // checked only when set
 	Audience  string // checked only when set
 	ClockSkew time.Duration
+	// RequireExp refuses tokens without an exp claim (JWT_REQUIRE_EXP, default true): a token that
+	// never expires cannot be revoked by waiting.
+	RequireExp bool
+	// MetricsRequireAuth puts /metrics and /metrics/prometheus behind a token with read access when
+	// JWT is on (METRICS_REQUIRE_AUTH, default true), whatever JWT_SKIP_PATHS says about them.
+	MetricsRequireAuth bool
 
 	SkipPaths []string
 
@@ -66,6 +73,22 @@ var authVars = []Var{
 	{"JWT_JWKS_URL", "", "URL of a JWKS for RS256/EdDSA keys, cached by kid", false, authStr(func(a *AuthConfig) *string { return &a.JWKSURL })},
 	{"JWT_ISSUER", "", "required iss claim (unchecked when empty)", false, authStr(func(a *AuthConfig) *string { return &a.Issuer })},
 	{"JWT_AUDIENCE", "", "required aud claim (unchecked when empty)", false, authStr(func(a *AuthConfig) *string { return &a.Audience })},
+	{"JWT_REQUIRE_EXP", "true", "refuse tokens without an exp claim (401 Token has expired: exp claim is required); `false` accepts them", false, func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.Auth.RequireExp = b
+		return nil
+	}},
+	{"METRICS_REQUIRE_AUTH", "true", "with JWT on, /metrics and /metrics/prometheus need a token with read access (they are dropped from JWT_SKIP_PATHS); `false` leaves them to JWT_SKIP_PATHS", false, func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.Auth.MetricsRequireAuth = b
+		return nil
+	}},
 	{"JWT_CLOCK_SKEW", "30", "seconds of leeway on exp, nbf and iat", false, secondsVar(func(c *Config) *time.Duration { return &c.Auth.ClockSkew })},
 	{"JWT_SKIP_PATHS", "/health,/metrics/prometheus,/metrics,/", "comma-separated paths that bypass auth: exact match, or prefix match for entries longer than one character ending in /", false, func(c *Config, v string) error {
 		c.Auth.SkipPaths = nil
@@ -95,6 +118,11 @@ func (c *Config) validateAuth() error {
 	}
 	if a.PublicKey != "" && !strings.Contains(a.PublicKey, "\n") {
 		a.PublicKey = strings.ReplaceAll(a.PublicKey, `\n`, "\n")
+	}
+	if a.MetricsRequireAuth {
+		a.SkipPaths = slices.DeleteFunc(slices.Clone(a.SkipPaths), func(p string) bool {
+			return p == "/metrics" || p == "/metrics/" || p == "/metrics/prometheus"
+		})
 	}
 	hasAsym := a.PublicKey != "" || a.JWKSURL != ""
 	switch a.Algorithm {

@@ -20,7 +20,7 @@ func TestAuthDefaults(t *testing.T) {
 	c, err := loadAuthEnv(nil)
 	require.NoError(t, err)
 	require.Equal(t, AuthConfig{
-		Algorithm: "HS256", ClockSkew: 30 * time.Second,
+		Algorithm: "HS256", ClockSkew: 30 * time.Second, RequireExp: true, MetricsRequireAuth: true,
 		SkipPaths:           []string{"/health", "/metrics/prometheus", "/metrics", "/"},
 		JWKSRefreshInterval: time.Hour, JWKSTimeout: 5 * time.Second,
 		RolesClaim: "role", RolesArrayClaim: "roles",

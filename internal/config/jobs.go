@@ -12,9 +12,12 @@ type JobsConfig struct {
 	RetentionBatchSize   int
 	PartitionCleanupDays int
 	MetricsRetentionDays int
+	MetricsMaxQueues     int // distinct queue label values before the __overflow__ label
 }
 
 var jobsVars = []Var{
+	{"METRICS_MAX_QUEUES", "1000", "distinct queues with Prometheus series of their own; later queues share the queue=\"__overflow__\" series", false,
+		intVar(func(c *Config) *int { return &c.Jobs.MetricsMaxQueues })},
 	{"STATS_INTERVAL_MS", "10000", "ms between refreshes of the rolled-up queue statistics (listing counts are at most this old)", false,
 		msVar(func(c *Config) *time.Duration { return &c.Jobs.StatsInterval })},
 	{"RETENTION_INTERVAL", "300000", "ms between retention passes (one broker per pass)", false,

@@ -30,6 +30,7 @@ type Options struct {
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
 	SpoolFlushInterval      time.Duration // FILE_BUFFER_FLUSH_MS
 	SpoolReplayBatch        int           // FILE_BUFFER_MAX_BATCH
+	DeadSpoolPath           string        // file for spooled pushes PostgreSQL refuses ("" = log them only)
 	OperationTimeout        time.Duration // bound on one batched database operation
 	Key                     *crypto.Key   // nil: no QUEEN_ENCRYPTION_KEY; encrypted queues refuse pushes
 	Observer                Observer      // told about every push, pop and ack (metrics); nil: none
@@ -85,15 +86,16 @@ type Engine struct {
 	lim     limitCache
 	maint   maintenanceState
 
-	ann        *announcer
-	spool      *spool.Spool
-	dbDown     atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
-	replayKick chan struct{} // wakes the replay loop early
-	push       *coalescer[pushJob, []store.PushOutcome]
-	ack        *coalescer[[]AckItem, []AckResult]
-	key        *crypto.Key     // Options.Key
-	enc        encryptionCache // which queues are encrypted
-	counters   queueCounters   // per-queue operation counts for the stats loop
+	ann         *announcer
+	spool       *spool.Spool
+	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
+	replayKick  chan struct{} // wakes the replay loop early
+	spoolHealth spoolHealth   // deadspool.go: what /health and metrics say about draining
+	push        *coalescer[pushJob, []store.PushOutcome]
+	ack         *coalescer[[]AckItem, []AckResult]
+	key         *crypto.Key     // Options.Key
+	enc         encryptionCache // which queues are encrypted
+	counters    queueCounters   // per-queue operation counts for the stats loop
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once

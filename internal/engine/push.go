@@ -68,6 +68,9 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 			items[i].TransactionID = uuid.Must(uuid.NewV7()).String()
 		}
 	}
+	if err := validatePushItems(items); err != nil {
+		return nil, err
+	}
 	if e.divert(ctx) {
 		return e.spoolPush(ctx, items)
 	}

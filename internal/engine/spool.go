@@ -107,6 +107,9 @@ func (e *Engine) replayLoop(ctx context.Context) {
 			continue
 		}
 		n, err := e.spool.Replay(ctx, e.opt.SpoolReplayBatch, e.replay)
+		if !errors.Is(err, spool.ErrReplayInProgress) {
+			e.spoolHealth.replayed(err)
+		}
 		switch {
 		case err != nil && !errors.Is(err, spool.ErrReplayInProgress):
 			e.dbDown.Store(true)
@@ -132,10 +135,21 @@ func (e *Engine) replay(ctx context.Context, recs [][]byte) error {
 			e.log.ErrorContext(ctx, "spool record skipped: undecodable", slog.Any("error", err))
 			continue
 		}
-		items = append(items, PushItem{Queue: s.Queue, Partition: s.Partition, Payload: s.Payload,
-			TransactionID: s.TransactionID, TraceID: s.TraceID, ProducerSub: s.ProducerSub})
+		it := PushItem{Queue: s.Queue, Partition: s.Partition, Payload: s.Payload,
+			TransactionID: s.TransactionID, TraceID: s.TraceID, ProducerSub: s.ProducerSub}
+		// Spooled by a version with looser rules: PostgreSQL would refuse it, so it never goes there.
+		if err := validatePushItem(it, "spooled item"); err != nil {
+			if err := e.deadSpool(ctx, it, err); err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+			continue
+		}
+		items = append(items, it)
 	}
 	_, err := e.pushStored(ctx, items)
+	if refusedForGood(err) && ctx.Err() == nil {
+		err = e.replayApart(ctx, items) // one of them is refused: set it aside, keep the rest flowing
+	}
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -53,6 +54,10 @@ func (e *Engine) RegisterStreamQuery(ctx context.Context, q StreamQuery) (*Strea
 // StateQuery reads state rows of one shard (POST /streams/v1/state/get).
 type StateQuery = store.StateFilter
 
+// StateTimeFormat is how updated_at is written on the wire: microseconds, like PostgreSQL stores it,
+// so a value read back as a state op's expectation compares exactly.
+const StateTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
+
 // StateRow is one state row on the wire.
 type StateRow struct {
 	Key       string          `json:"key"`
@@ -68,16 +73,25 @@ func (e *Engine) StreamState(ctx context.Context, f StateQuery) ([]StateRow, err
 	}
 	out := make([]StateRow, len(rows))
 	for i, r := range rows {
-		out[i] = StateRow{Key: r.Key, Value: r.Value, UpdatedAt: r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00")}
+		out[i] = StateRow{Key: r.Key, Value: r.Value, UpdatedAt: r.UpdatedAt.UTC().Format(StateTimeFormat)}
 	}
 	return out, nil
 }
 
 // StateOp is one state change of a cycle as sent: Type "upsert" or "delete" ("" when absent or null).
+// Expect is an optional optimistic check (an extension of the original contract, docs/streams.md):
+// nil = none; Absent = the key must not exist; otherwise the row's updated_at must be UpdatedAt.
 type StateOp struct {
-	Type  string
-	Key   string
-	Value json.RawMessage
+	Type   string
+	Key    string
+	Value  json.RawMessage
+	Expect *StateExpect
+}
+
+// StateExpect is what the writer read of a key before changing it.
+type StateExpect struct {
+	Absent    bool
+	UpdatedAt time.Time
 }
 
 // CycleAck acknowledges the source up to and including one message.
@@ -140,6 +154,7 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 		err := e.cycleOnce(ctx, req, res)
 		var cf *cycleFailure
 		var pe *store.PgError
+		var sc *store.StateConflictError
 		switch {
 		case err == nil:
 			res.Success = true
@@ -151,6 +166,8 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 			continue
 		case errors.As(err, &cf):
 			return failed(res, cf.msg), nil
+		case errors.As(err, &sc):
+			return failed(res, sc.Error()), nil
 		case errors.As(err, &pe) && !transientPg(pe.Code):
 			// A statement-level failure is the procedure's business (a foreign key to an unknown query,
 			// for instance); the connection and the pool are fine.
@@ -203,6 +220,9 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 			return fail("Unknown state_op type: null")
 		default:
 			return fail("Unknown state_op type: %s", op.Type)
+		}
+		if op.Expect != nil {
+			ops[i].Check, ops[i].ExpectAbsent, ops[i].ExpectUpdatedAt = true, op.Expect.Absent, op.Expect.UpdatedAt
 		}
 	}
 	pushes := make([]PushItem, len(req.PushItems))
@@ -261,17 +281,9 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		for i, p := range pushes {
 			// IDs are UUIDv7 minted in emit order: sink order equals emit order.
 			rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-				Payload: p.Payload}
-			if p.ProducerSub != "" {
-				sub := p.ProducerSub
-				rows[i].ProducerSub = &sub
-			}
+				Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
 			if len(rows[i].Payload) == 0 {
 				rows[i].Payload = jsonNull
-			}
-			if p.TraceID != nil {
-				tid := uuid.UUID(*p.TraceID)
-				rows[i].TraceID = &tid
 			}
 			if err := e.sealRow(ctx, p.Queue, &rows[i]); err != nil {
 				return err

@@ -57,8 +57,17 @@ func amSetup(t *testing.T, env map[string]string) *amBundle {
 	return &amBundle{url: rb.URL, rsaKey: key, hc: &http.Client{Timeout: 30 * time.Second}}
 }
 
+// withExp gives a token an hour of life unless it names its own exp: JWT_REQUIRE_EXP is on by default.
+func withExp(claims jwt.MapClaims) jwt.MapClaims {
+	if _, ok := claims["exp"]; !ok {
+		claims["exp"] = time.Now().Add(time.Hour).Unix()
+	}
+	return claims
+}
+
 func (b *amBundle) hs256(t *testing.T, secret string, claims jwt.MapClaims) string {
 	t.Helper()
+	claims = withExp(claims)
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
 	require.NoError(t, err)
 	return s
@@ -66,6 +75,7 @@ func (b *amBundle) hs256(t *testing.T, secret string, claims jwt.MapClaims) stri
 
 func (b *amBundle) rs256(t *testing.T, key *rsa.PrivateKey, kid string, claims jwt.MapClaims) string {
 	t.Helper()
+	claims = withExp(claims)
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
 	if kid != "" {
 		tok.Header["kid"] = kid
@@ -171,13 +181,17 @@ func TestAuthMatrix(t *testing.T) {
 				_ = json.Unmarshal(out, &env)
 				var allowed bool
 				want := ""
+				access := rt.Access
+				if rt.Pattern == "/metrics" || rt.Pattern == "/metrics/prometheus" {
+					access = auth.Read // METRICS_REQUIRE_AUTH (default) with JWT on
+				}
 				switch {
-				case rt.Access == auth.Public:
+				case access == auth.Public:
 					allowed = true
 				case c.role == "":
 					want = c.fault
 				default:
-					passes, known := amPasses[rt.Access]
+					passes, known := amPasses[access]
 					require.True(t, known, "route has an access level outside the table: %q", rt.Access)
 					allowed = slices.Contains(passes, c.role)
 					want = "Insufficient permissions"

@@ -48,6 +48,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, max int64, v any) error 
 	if err != nil {
 		return err
 	}
+	if err := guardBody(b); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return badRequest("bad body: " + err.Error())
 	}

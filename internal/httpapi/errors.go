@@ -76,6 +76,8 @@ var errNoSuchRoute = &apiError{kind: kindNoSuchRoute}
 type envelope struct {
 	Error string `json:"error"`
 	Code  string `json:"code,omitempty"`
+	// RequestID is set on every 5xx: the log line with the cause carries the same id.
+	RequestID string `json:"requestId,omitempty"`
 }
 
 // bodyError is an error whose answer is a body of its own instead of the envelope.
@@ -105,12 +107,16 @@ func classify(err error) (errorKind, string) {
 		return kindTooLarge, tooLargeText(mbe.Limit)
 	case errors.As(err, &inv):
 		return kindBadRequest, inv.Msg
+	case engine.InputRejected(err):
+		// A value the edge rules let through but PostgreSQL refused: still the client's input.
+		return kindBadRequest, "bad body: a value was refused by the database"
 	case errors.Is(err, engine.ErrPool):
 		return kindPool, ""
 	case errors.Is(err, engine.ErrNotFound):
 		return kindNotFound, err.Error()
 	case errors.As(err, &op):
-		return kindOperation, op.Error()
+		// Never the driver's text (table, index, host names): the log has it under the request id.
+		return kindOperation, op.Op + " failed: internal error"
 	}
 	return kindInternal, ""
 }
@@ -130,9 +136,10 @@ func authKind(status int) errorKind {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	kind, msg := classify(err)
 	row := errorTable[kind]
-	if kind == kindInternal || row.Status >= 500 {
+	id := requestID(r.Context())
+	if kind == kindInternal || row.Status >= 500 || engine.InputRejected(err) {
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.Int("status", row.Status), slog.Any("error", err))
+			slog.String("path", r.URL.Path), slog.Int("status", row.Status), slog.String("request_id", id), slog.Any("error", err))
 	}
 	var be bodyError
 	if errors.As(err, &be) {
@@ -142,5 +149,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if row.Text != "" {
 		msg = row.Text
 	}
-	writeJSON(w, row.Status, envelope{Error: msg, Code: row.Code})
+	env := envelope{Error: msg, Code: row.Code}
+	if row.Status >= 500 && id != "" {
+		env.RequestID = id
+		if kind != kindPool {
+			env.Error += " (request " + id + ")"
+		}
+	}
+	writeJSON(w, row.Status, env)
 }

@@ -39,7 +39,7 @@ func TestErrorTable(t *testing.T) {
 		{kindAuthFailed, &auth.Error{Status: 500, Message: "Failed to fetch JWKS"}, 500, `{"error":"Failed to fetch JWKS"}`},
 		{kindPool, &engine.OpError{Op: "pop", Err: engine.ErrPool}, 500, `{"error":"pool"}`},
 		{kindPool, fmt.Errorf("ack: %w", engine.ErrPool), 500, `{"error":"pool"}`},
-		{kindOperation, &engine.OpError{Op: "ack", Err: errors.New("boom")}, 500, `{"error":"ack failed: boom"}`},
+		{kindOperation, &engine.OpError{Op: "ack", Err: errors.New("boom")}, 500, `{"error":"ack failed: internal error"}`},
 		{kindSpoolFailed, &engine.SpoolFailedError{Results: spooled, Err: errors.New("disk full")}, 500,
 			`[{"index":0,"transaction_id":"t1","status":"failed","queueName":"q","queue":"q","partition":"Default","error":"File buffer write failed"}]`},
 		{kindInternal, errors.New("driver detail that must not leak"), 500, `{"error":"internal error"}`},

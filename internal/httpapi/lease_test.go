@@ -73,6 +73,21 @@ func TestLeaseExtend(t *testing.T) {
 		}
 	})
 
+	t.Run("ReleasedLeaseIsReportedNotAnError", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, base)
+		q := smName("rlease")
+		smPush(t, a, q, "", "r1")
+		m := smOne(t, a, smPopPath(q, ""))
+		smAckOK(t, a, m, "completed", "") // the ack releases the lease: its expiry is cleared
+		var res []smLease
+		smJSON(t, a, "POST", "/api/v1/lease/"+m.LeaseID+"/extend", map[string]any{"seconds": 10}, http.StatusOK, &res)
+		require.Len(t, res, 1)
+		require.False(t, res[0].Success, "a released lease cannot be extended")
+		require.NotNil(t, res[0].Error)
+		require.Nil(t, res[0].ExpiresAt)
+	})
+
 	t.Run("UnknownLease", func(t *testing.T) {
 		t.Parallel()
 		a := newAPI(t, base)

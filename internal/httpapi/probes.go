@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 )
@@ -28,10 +29,13 @@ the HTTP API lives under <code>/api/v1/</code>.</p></body></html>
 `)
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
-	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version}
+	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version,
+		"spool": s.eng.SpoolHealth()}
 	if err := s.eng.Ping(r.Context()); err != nil {
+		// The cause (host, port, user) goes to the log only: /health is public.
+		s.log.WarnContext(r.Context(), "health check: database unreachable", slog.Any("error", err))
 		body["status"], body["database"] = "unhealthy", "disconnected"
-		body["error"] = err.Error()
+		body["error"] = "database unreachable"
 		writeJSON(w, http.StatusServiceUnavailable, body)
 		return nil
 	}

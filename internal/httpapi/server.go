@@ -27,6 +27,7 @@ type Options struct {
 	Version          string
 	Metrics          *metrics.Metrics    // request counts and latencies; the JSON /metrics numbers (nil: none)
 	Gatherer         prometheus.Gatherer // served by /metrics/prometheus (nil: 404)
+	MetricsAccess    auth.Access         // access level of the metrics routes; "" = the route table's (public)
 	// Dashboard serves every GET that no route claims outside /api/ (the web UI); nil: a placeholder page.
 	Dashboard http.Handler
 }
@@ -51,14 +52,23 @@ func New(eng *engine.Engine, log *slog.Logger, opt Options) *Server {
 }
 
 func (s *Server) wrap(rt Route) http.Handler {
+	params := pathParams(rt.Pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if headRefused(r, rt) {
+			s.writeError(w, r, errNoSuchRoute)
+			return
+		}
 		if s.opt.Auth != nil {
-			p, err := s.opt.Auth.Authorize(r, rt.Access)
+			p, err := s.opt.Auth.Authorize(r, s.access(rt))
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
 			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		}
+		if err := checkParams(r, params); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
 		if err := rt.handle(s, w, r); err != nil {
 			s.writeError(w, r, err)
@@ -69,6 +79,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 // ServeHTTP adds what every response carries (CORS, panic recovery, the access log line) around the mux.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	r = withRequestID(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
@@ -79,9 +90,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path))
+			id := requestID(r.Context())
+			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path),
+				slog.String("request_id", id))
 			if sw.status == 0 {
-				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error"})
+				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error (request " + id + ")", RequestID: id})
 			}
 		}
 		s.log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-// streamsRoutes are the three routes of the streams runtime (../shared/spec/streams.md §3). They live
-// under their own prefix on purpose: a proxy may feature-gate them as a block.
 // decodeObject reads a body that must be one JSON object into its raw fields.
 func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
 	b, err := readBody(w, r, s.opt.MaxBodyBytes)
@@ -146,6 +145,19 @@ func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
 			return nil, fmt.Sprintf("state_ops[%d]: key must be a string", i)
 		}
 		ops[i] = engine.StateOp{Type: typ, Key: key, Value: el["value"]}
+		if raw, ok := el["expect"]; ok {
+			// Absent: no check; null: the key must not exist; a string: the updated_at read.
+			ex := &engine.StateExpect{Absent: !present(raw)}
+			if !ex.Absent {
+				at, ok := optString(raw)
+				t, err := time.Parse(time.RFC3339Nano, at)
+				if !ok || err != nil {
+					return nil, fmt.Sprintf("state_ops[%d]: expect must be null or an updated_at timestamp", i)
+				}
+				ex.UpdatedAt = t
+			}
+			ops[i].Expect = ex
+		}
 	}
 	return ops, ""
 }

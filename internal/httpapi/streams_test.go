@@ -328,3 +328,44 @@ func TestStreamsPartialAckKeepsLease(t *testing.T) {
 	require.NotNil(t, next, "released at once")
 	require.Equal(t, "g3", next.Messages[0].TransactionID)
 }
+
+// TestStreamsStateExpect: the optional "expect" of a state op (our extension) refuses a cycle whose
+// state changed since the writer read it, and applies nothing of it.
+func TestStreamsStateExpect(t *testing.T) {
+	t.Parallel()
+	rb := testenv.StartBroker(t, nil)
+	a := newAPI(t, rb.URL)
+	_, m := a.register("ex", "h", false)
+	qid := m["query_id"].(string)
+	pid := a.push(pushItem{Queue: "ex-src", Payload: 1})[0].PartitionID
+	shard := map[string]any{"query_id": qid, "partition_id": pid}
+	r := a.cycle(map[string]any{"query_id": qid, "partition_id": pid,
+		"state_ops": []map[string]any{{"type": "upsert", "key": "w", "value": 1, "expect": nil}}})
+	require.True(t, r.Success, r.Error)
+	st, out := a.do("POST", "/streams/v1/state/get", shard)
+	require.Equal(t, http.StatusOK, st)
+	var got struct {
+		Rows []struct {
+			UpdatedAt string `json:"updated_at"`
+		} `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got))
+	read := got.Rows[0].UpdatedAt
+
+	// "must not exist" fails now; so does a stale version; the read version passes once.
+	r = a.cycle(map[string]any{"query_id": qid, "partition_id": pid, "push_items": []map[string]any{{"queue": "ex-out", "payload": 1}},
+		"state_ops": []map[string]any{{"type": "upsert", "key": "other", "value": 9}, {"type": "upsert", "key": "w", "value": 2, "expect": nil}}})
+	require.False(t, r.Success)
+	require.Equal(t, `state conflict: key "w" changed since it was read`, r.Error)
+	r = a.cycle(map[string]any{"query_id": qid, "partition_id": pid,
+		"state_ops": []map[string]any{{"type": "upsert", "key": "w", "value": 2, "expect": read}}})
+	require.True(t, r.Success, r.Error)
+	r = a.cycle(map[string]any{"query_id": qid, "partition_id": pid,
+		"state_ops": []map[string]any{{"type": "delete", "key": "w", "expect": read}}})
+	require.False(t, r.Success, "the version moved on")
+	rows := a.state(shard)
+	require.Equal(t, []string{"w"}, keysOf(rows))
+	require.JSONEq(t, "2", string(rows[0].Value))
+	st, _ = a.do("GET", "/api/v1/pop/queue/ex-out", nil)
+	require.Equal(t, http.StatusNoContent, st)
+}

@@ -16,6 +16,7 @@ import (
 type Sources struct {
 	Pool        func() (total, idle, waiting int32)
 	Buffers     func() (pending, failed int64)
+	Spool       func() (deadSpooled int64, stalled bool) // nil: zeros
 	Maintenance func() (push, pop bool)
 }
 
@@ -33,6 +34,7 @@ type Metrics struct {
 	DeadLetters     *prometheus.GaugeVec     // queen_dlq_depth_messages{queue}
 	StatsAge        prometheus.GaugeFunc     // queen_stats_age_seconds
 
+	queues       queueLabels // cardinality.go: caps the distinct queue label values
 	start        time.Time
 	requests     atomic.Int64
 	messages     atomic.Int64
@@ -42,7 +44,8 @@ type Metrics struct {
 // New builds the collectors and registers them, with the Go and process collectors, on reg.
 func New(reg prometheus.Registerer, src Sources) *Metrics {
 	m := &Metrics{
-		start: time.Now(),
+		start:  time.Now(),
+		queues: queueLabels{max: DefaultMaxQueueSeries},
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queen_http_requests_total",
 			Help: "HTTP requests answered, by route pattern, method and status code."}, []string{"route", "method", "code"}),
 		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "queen_http_request_duration_seconds",
@@ -115,6 +118,24 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_waiting_requests", Help: "Requests waiting for a connection."}, pool(3)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_pending_messages", Help: "Pushes in the disk spool waiting for replay."}, buf(0)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_failed_messages", Help: "Spooled pushes that failed to replay."}, buf(1)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "queen_spool_dead_total",
+			Help: "Spooled pushes PostgreSQL refused on replay, moved to the dead-spool file."}, func() float64 {
+			if src.Spool == nil {
+				return 0
+			}
+			d, _ := src.Spool()
+			return float64(d)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_stalled",
+			Help: "1 while the spool holds pushes and its last replay attempts failed."}, func() float64 {
+			if src.Spool == nil {
+				return 0
+			}
+			if _, st := src.Spool(); st {
+				return 1
+			}
+			return 0
+		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_maintenance_mode_enabled", Help: "1 while a maintenance mode is on.",
 			ConstLabels: prometheus.Labels{"mode": "push"}}, maint(0)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_maintenance_mode_enabled", Help: "1 while a maintenance mode is on.",
@@ -138,11 +159,12 @@ func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration
 // Pushed implements engine.Observer.
 func (m *Metrics) Pushed(queue string, n int) {
 	m.messages.Add(int64(n))
-	m.PushedTotal.WithLabelValues(queue).Add(float64(n))
+	m.PushedTotal.WithLabelValues(m.queues.label(queue)).Add(float64(n))
 }
 
 // Popped implements engine.Observer.
 func (m *Metrics) Popped(queue string, n int, lagSeconds []float64) {
+	queue = m.queues.label(queue)
 	m.PoppedTotal.WithLabelValues(queue).Add(float64(n))
 	h := m.PopLag.WithLabelValues(queue)
 	for _, l := range lagSeconds {
@@ -152,7 +174,7 @@ func (m *Metrics) Popped(queue string, n int, lagSeconds []float64) {
 
 // Acked implements engine.Observer.
 func (m *Metrics) Acked(queue, status string, n int) {
-	m.AckedTotal.WithLabelValues(queue, status).Add(float64(n))
+	m.AckedTotal.WithLabelValues(m.queues.label(queue), status).Add(float64(n))
 }
 
 // QueueGauge is one queue's rolled-up numbers for [Metrics.SetQueueGauges].
@@ -169,11 +191,28 @@ func (m *Metrics) SetQueueGauges(at time.Time, qs []QueueGauge) {
 	m.Processing.Reset()
 	m.Lag.Reset()
 	m.DeadLetters.Reset()
+	// Queues past the cap add up under OverflowQueue (the lag is the oldest of them).
+	merged := map[string]*QueueGauge{}
+	var order []string
 	for _, q := range qs {
-		m.Pending.WithLabelValues(q.Queue).Set(float64(q.Pending))
-		m.Processing.WithLabelValues(q.Queue).Set(float64(q.Processing))
-		m.Lag.WithLabelValues(q.Queue).Set(q.LagSeconds)
-		m.DeadLetters.WithLabelValues(q.Queue).Set(float64(q.DeadLetters))
+		l := m.queues.label(q.Queue)
+		g, ok := merged[l]
+		if !ok {
+			g = &QueueGauge{Queue: l}
+			merged[l] = g
+			order = append(order, l)
+		}
+		g.Pending += q.Pending
+		g.Processing += q.Processing
+		g.LagSeconds = max(g.LagSeconds, q.LagSeconds)
+		g.DeadLetters += q.DeadLetters
+	}
+	for _, l := range order {
+		g := merged[l]
+		m.Pending.WithLabelValues(l).Set(float64(g.Pending))
+		m.Processing.WithLabelValues(l).Set(float64(g.Processing))
+		m.Lag.WithLabelValues(l).Set(g.LagSeconds)
+		m.DeadLetters.WithLabelValues(l).Set(float64(g.DeadLetters))
 	}
 	m.lastSnapshot.Store(at.UnixNano())
 }

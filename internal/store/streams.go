@@ -101,11 +101,22 @@ func (s *Store) StreamState(ctx context.Context, f StateFilter) ([]StateRow, err
 	return out, nil
 }
 
-// StateOp is one state change of a cycle: an upsert of Value (JSON) or a delete of Key.
+// StateOp is one state change of a cycle: an upsert of Value (JSON) or a delete of Key. With Check,
+// the row must still be as the writer read it: absent (ExpectAbsent) or stored at ExpectUpdatedAt.
 type StateOp struct {
-	Delete bool
-	Key    string
-	Value  json.RawMessage
+	Delete          bool
+	Key             string
+	Value           json.RawMessage
+	Check           bool
+	ExpectAbsent    bool
+	ExpectUpdatedAt time.Time
+}
+
+// StateConflictError means a checked state op found its row changed since the writer read it.
+type StateConflictError struct{ Key string }
+
+func (e *StateConflictError) Error() string {
+	return fmt.Sprintf("state conflict: key %q changed since it was read", e.Key)
 }
 
 // LockStreamShard takes the transaction-scoped lock of one (query, source partition) shard.
@@ -137,6 +148,9 @@ func (t *Tx) ApplyStateOps(ctx context.Context, queryID, partitionID uuid.UUID, 
 	if len(ops) == 0 {
 		return nil
 	}
+	if err := t.checkStateVersions(ctx, queryID, partitionID, ops); err != nil {
+		return err // a *StateConflictError, or wrapped already
+	}
 	b := &pgx.Batch{}
 	for _, op := range ops {
 		if op.Delete {
@@ -147,6 +161,51 @@ func (t *Tx) ApplyStateOps(ctx context.Context, queryID, partitionID uuid.UUID, 
 	}
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("store: apply state ops: %w", interpret(err))
+	}
+	return nil
+}
+
+// checkStateVersions compares the first checked op of every key with the stored row. The shard lock
+// is held, so nothing can change a row between this read and the writes that follow.
+func (t *Tx) checkStateVersions(ctx context.Context, queryID, partitionID uuid.UUID, ops []StateOp) error {
+	want := map[string]StateOp{}
+	var keys []string
+	for _, op := range ops {
+		if _, seen := want[op.Key]; seen || !op.Check {
+			if !seen {
+				want[op.Key] = StateOp{} // an unchecked first op: later ops on the key are ours
+			}
+			continue
+		}
+		want[op.Key] = op
+		keys = append(keys, op.Key)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	rows, err := t.tx.Query(ctx, q("StreamsStateVersions"), queryID, partitionID, keys)
+	if err != nil {
+		return fmt.Errorf("store: state versions: %w", interpret(err))
+	}
+	stored := map[string]time.Time{}
+	for rows.Next() {
+		var k string
+		var at time.Time
+		if err := rows.Scan(&k, &at); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: state versions: %w", interpret(err))
+		}
+		stored[k] = at
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: state versions: %w", interpret(err))
+	}
+	for _, k := range keys {
+		op := want[k]
+		at, ok := stored[k]
+		if op.ExpectAbsent && ok || !op.ExpectAbsent && (!ok || !at.Equal(op.ExpectUpdatedAt)) {
+			return &StateConflictError{Key: k}
+		}
 	}
 	return nil
 }

@@ -2,7 +2,7 @@
 -- Extends every partition lease held under the lease id; never shortens one. live = the lease was
 -- still running (an expired or released lease is reported, not revived).
 SELECT pc.partition_id,
-       pc.lease_expires_at > now() AS live,
+       coalesce(pc.lease_expires_at > now(), false) AS live, -- a released lease keeps its id, expiry NULL
        CASE WHEN pc.lease_expires_at > now()
             THEN greatest(pc.lease_expires_at, now() + make_interval(secs => $2)) END AS expires
 FROM partition_consumers pc

@@ -48,3 +48,9 @@ ON CONFLICT (query_id, partition_id, key) DO UPDATE SET value = EXCLUDED.value, 
 
 -- name: StreamsDeleteState :exec
 DELETE FROM queen_streams.state WHERE query_id = $1 AND partition_id = $2 AND key = $3
+
+-- name: StreamsStateVersions :many
+-- The stored version (updated_at) of the keys a cycle made expectations about; absent keys are
+-- simply missing from the answer.
+SELECT key, updated_at FROM queen_streams.state
+WHERE query_id = $1 AND partition_id = $2 AND key = ANY ($3::text[])

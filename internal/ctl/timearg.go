@@ -1,0 +1,40 @@
+package ctl
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parseTime reads the time arguments of --from, --to and --since: "now"; "beginning", "start" or
+// "earliest" (the Unix epoch); "<duration> ago" or a bare duration (now minus it); Unix seconds;
+// RFC 3339; "YYYY-MM-DDTHH:MM:SS"; "YYYY-MM-DD HH:MM:SS"; "YYYY-MM-DD" (all UTC when no zone).
+func parseTime(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "now":
+		return now, nil
+	case "beginning", "start", "earliest":
+		return time.Unix(0, 0).UTC(), nil
+	}
+	if d, err := time.ParseDuration(strings.TrimSpace(strings.TrimSuffix(s, "ago"))); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 1e9 {
+		return time.Unix(n, 0).UTC(), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usageErr("cannot read time %q (now, beginning, 10m ago, unix seconds, RFC 3339, YYYY-MM-DD[ HH:MM:SS])", s)
+}
+
+// timeFlag parses an optional time flag; "" is the zero time.
+func timeFlag(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return parseTime(s, time.Now().UTC())
+}

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/queen-go/queen/internal/jsonguard"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// InputRejected reports whether PostgreSQL refused a statement because of a value in it (SQLSTATE
+// class 22, data exception, or 54, a program limit such as an index row too large): bad input that
+// the edge rules missed, not a broker failure.
+func InputRejected(err error) bool {
+	var pe *store.PgError
+	if !errors.As(err, &pe) || len(pe.Code) < 2 {
+		return false
+	}
+	return pe.Code[:2] == "22" || pe.Code[:2] == "54"
+}
+
+// nameProblem says what is wrong with a queue, partition or transactionId, "" when nothing.
+func nameProblem(v string) string {
+	switch {
+	case !utf8.ValidString(v):
+		return "is not valid UTF-8"
+	case strings.IndexByte(v, 0) >= 0:
+		return "contains a NUL character"
+	case len(v) > jsonguard.MaxName:
+		return fmt.Sprintf("longer than %d bytes", jsonguard.MaxName)
+	}
+	return ""
+}
+
+// validatePushItems applies the input limits to pushes whatever their way in (HTTP, transaction, spool
+// replay), so that an item is refused before it is spooled exactly when it would be refused directly:
+// a spooled item is one PostgreSQL will take.
+func validatePushItems(items []PushItem) error {
+	for i, it := range items {
+		if err := validatePushItem(it, fmt.Sprintf("items[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validatePushItem checks one push; at names it in the error ("items[3]", "operations[0]").
+func validatePushItem(it PushItem, at string) error {
+	for _, f := range []struct{ name, v string }{{"queue", it.Queue}, {"partition", it.Partition}, {"transactionId", it.TransactionID}} {
+		if p := nameProblem(f.v); p != "" {
+			return invalid("bad body: %s.%s %s", at, f.name, p)
+		}
+	}
+	if len(it.Payload) == 0 {
+		return nil
+	}
+	var ge *jsonguard.Error
+	switch err := jsonguard.CheckAt(it.Payload, jsonguard.Rules{}, at+".payload"); {
+	case errors.As(err, &ge):
+		return invalid("bad body: %s", ge.Error())
+	case err != nil:
+		return invalid("bad body: %s.payload is not valid JSON", at)
+	}
+	return nil
+}

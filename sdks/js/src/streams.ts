@@ -1,0 +1,232 @@
+// The /streams/v1 routes (register a query, commit a cycle, read state) over the streams runtime's own
+// small HTTP client: one URL, POST only, up to 3 retries from 100 ms to 5 s on network failures, 5xx, 408
+// and 429, Retry-After not read, every other 4xx terminal. A cycle answered 200 with success:false throws.
+
+import { QueenError, describe } from "./errors.js";
+import { parseBody, type Transport } from "./transport.js";
+import type { CallOptions, PushResult } from "./types.js";
+
+/** Error codes of {@link StreamsError}. */
+export type StreamsErrorCode =
+  | "STREAMS_CONFIG_HASH_MISMATCH"
+  | "STREAMS_REGISTER_FAILED"
+  | "STREAMS_CYCLE_FAILED"
+  | "STREAMS_STATE_GET_FAILED"
+  | "STREAMS_HTTP";
+
+/**
+ * A streams call that failed. `code` says how: a registration refused because the operator chain changed
+ * (`STREAMS_CONFIG_HASH_MISMATCH`, HTTP 409: pass reset:true or use a new name), a procedure answering
+ * success:false (`STREAMS_REGISTER_FAILED`, `STREAMS_CYCLE_FAILED`, `STREAMS_STATE_GET_FAILED`; a failed
+ * cycle was rolled back whole), or a final non-2xx answer (`STREAMS_HTTP`, with `status`).
+ */
+export class StreamsError extends QueenError {
+  readonly code: StreamsErrorCode;
+  readonly status: number | undefined;
+  /** The parsed answer, when there was one. */
+  readonly body: unknown;
+  constructor(code: StreamsErrorCode, message: string, status?: number, body?: unknown, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** One state operation of a cycle, scoped to (query, source partition). */
+export type StateOp = { type: "upsert"; key: string; value?: unknown } | { type: "delete"; key: string };
+
+/** A sink message of a cycle (same dedup rules as a push). */
+export interface CyclePushItem {
+  queue: string;
+  partition?: string;
+  payload: unknown;
+  transactionId?: string;
+  traceId?: string;
+}
+
+/** The source acknowledgement of a cycle: cumulative up to transactionId. */
+export interface CycleAck {
+  transactionId: string;
+  /** Always send it: it is what makes a retried cycle safe (a committed cycle released the lease). */
+  leaseId?: string;
+  status?: "completed" | "failed" | "dlq";
+  /** Messages credited to the group (default 1). */
+  count?: number;
+  error?: string;
+}
+
+/** One atomic commit: state changes, sink pushes and the source ack, in one PostgreSQL transaction. */
+export interface Cycle {
+  queryId: string;
+  /** The source partition (its lease makes this runner the only writer of its state). */
+  partitionId: string;
+  /** The group the source was popped with (the runtimes use `streams.<name>`). */
+  consumerGroup?: string;
+  /** Default true; false keeps the lease for ordered partial acks. */
+  releaseLease?: boolean;
+  stateOps?: StateOp[];
+  pushItems?: CyclePushItem[];
+  ack?: CycleAck;
+}
+
+/** The answer to a committed cycle. */
+export interface CycleResult {
+  success: true;
+  queryId: string;
+  partitionId: string;
+  queueName: string | null;
+  stateOpsApplied: number;
+  pushResults: PushResult[] | unknown[];
+  ackResult: { success: boolean; count: number; lease_released: boolean; dlq: boolean } | null;
+}
+
+/** One stored state row. */
+export interface StateRow {
+  key: string;
+  value: unknown;
+  updated_at: string;
+}
+
+/** The answer to a registration. */
+export interface Registration {
+  queryId: string;
+  name: string;
+  configHash: string;
+  /** First registration of this name. */
+  fresh: boolean;
+  /** State was wiped because reset:true came with a changed hash. */
+  reset: boolean;
+}
+
+const DEFAULT_RETRIES = 3;
+
+/** The streams routes; reach it as `client.streams`. */
+export class Streams {
+  private readonly t: Transport;
+  private readonly retries: number;
+
+  /** @internal */
+  constructor(t: Transport, retries = DEFAULT_RETRIES) {
+    this.t = t;
+    this.retries = Math.max(0, Math.floor(retries));
+  }
+
+  /**
+   * Registers a query (POST /streams/v1/queries). A hash that differs from the stored one is refused with
+   * STREAMS_CONFIG_HASH_MISMATCH unless reset is true, which wipes the query's state.
+   */
+  async register(q: { name: string; sourceQueue: string; sinkQueue?: string; configHash: string; reset?: boolean } & CallOptions): Promise<Registration> {
+    const body: Record<string, unknown> = { name: q.name, source_queue: q.sourceQueue, config_hash: q.configHash, reset: q.reset === true };
+    if (q.sinkQueue) body.sink_queue = q.sinkQueue;
+    let res: Record<string, unknown>;
+    try {
+      res = await this.post("/streams/v1/queries", body, q.signal);
+    } catch (e) {
+      if (e instanceof StreamsError && e.status === 409) {
+        const text = (e.body as { error?: unknown } | undefined)?.error;
+        throw new StreamsError("STREAMS_CONFIG_HASH_MISMATCH",
+          `streams: query ${JSON.stringify(q.name)} was registered with another operator chain; pass reset: true to wipe its state or use a new name${typeof text === "string" ? ` (${text})` : ""}`,
+          409, e.body);
+      }
+      throw e;
+    }
+    if (res.success !== true || typeof res.query_id !== "string" || !res.query_id) {
+      throw new StreamsError("STREAMS_REGISTER_FAILED", `streams: register ${q.name} failed: ${String(res.error ?? "no query_id")}`, 200, res);
+    }
+    return {
+      queryId: res.query_id, name: String(res.name ?? q.name), configHash: String(res.config_hash ?? q.configHash),
+      fresh: res.fresh === true, reset: res.reset === true,
+    };
+  }
+
+  /**
+   * Commits one cycle (POST /streams/v1/cycle). The broker answers 200 whenever its procedure ran; a
+   * success:false answer (everything of the cycle rolled back) throws STREAMS_CYCLE_FAILED. A 500 is an
+   * infrastructure error and is retried: the cycle is one transaction, and a retry of a committed cycle
+   * fails on the released lease instead of applying twice.
+   */
+  async cycle(c: Cycle, opts: CallOptions = {}): Promise<CycleResult> {
+    const body: Record<string, unknown> = {
+      query_id: c.queryId,
+      partition_id: c.partitionId,
+      consumer_group: c.consumerGroup ?? "",
+      release_lease: c.releaseLease ?? true,
+      state_ops: c.stateOps ?? [],
+      push_items: c.pushItems ?? [],
+    };
+    if (c.ack) body.ack = c.ack;
+    const res = await this.post("/streams/v1/cycle", body, opts.signal);
+    if (res.success !== true) {
+      throw new StreamsError("STREAMS_CYCLE_FAILED", `streams: cycle failed and was rolled back: ${String(res.error ?? "no error text")}`, 200, res);
+    }
+    return {
+      success: true,
+      queryId: String(res.query_id ?? c.queryId),
+      partitionId: String(res.partition_id ?? c.partitionId),
+      queueName: typeof res.queueName === "string" ? res.queueName : null,
+      stateOpsApplied: typeof res.state_ops_applied === "number" ? res.state_ops_applied : 0,
+      pushResults: Array.isArray(res.push_results) ? res.push_results : [],
+      ackResult: (res.ack_result ?? null) as CycleResult["ackResult"],
+    };
+  }
+
+  /** Reads state rows of (query, partition), ordered by key (POST /streams/v1/state/get). */
+  async getState(q: { queryId: string; partitionId: string; keys?: string[]; keyPrefix?: string; ripeAtOrBefore?: number } & CallOptions): Promise<StateRow[]> {
+    const body: Record<string, unknown> = { query_id: q.queryId, partition_id: q.partitionId, keys: q.keys ?? [] };
+    if (q.keyPrefix) body.key_prefix = q.keyPrefix;
+    if (typeof q.ripeAtOrBefore === "number") body.ripe_at_or_before = q.ripeAtOrBefore;
+    let res: Record<string, unknown>;
+    try {
+      res = await this.post("/streams/v1/state/get", body, q.signal);
+    } catch (e) {
+      if (e instanceof StreamsError && e.status === 400 && (e.body as { success?: unknown } | undefined)?.success === false) {
+        throw new StreamsError("STREAMS_STATE_GET_FAILED", `streams: state get failed: ${String((e.body as { error?: unknown }).error)}`, 400, e.body);
+      }
+      throw e;
+    }
+    if (res.success !== true) {
+      throw new StreamsError("STREAMS_STATE_GET_FAILED", `streams: state get failed: ${String(res.error ?? "no error text")}`, 200, res);
+    }
+    return Array.isArray(res.rows) ? (res.rows as StateRow[]) : [];
+  }
+
+  /** Delay before retry n (0-based): min(5000, 100 × 2^n) ms plus 0–30 %. */
+  backoff(n: number): number {
+    return Math.min(5000, 100 * 2 ** Math.min(n, 16)) * (1 + 0.3 * this.t.random());
+  }
+
+  private async post(path: string, body: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const url = this.t.config.urls[0]! + path;
+    let last: unknown;
+    for (let attempt = 0; attempt <= this.retries; attempt++) {
+      if (attempt > 0) await this.t.sleep(this.backoff(attempt - 1), signal);
+      let resp;
+      try {
+        resp = await this.t.sendOnce(0, { method: "POST", path, body, signal }, JSON.stringify(body));
+      } catch (e) {
+        if (signal?.aborted) throw e;
+        last = new StreamsError("STREAMS_HTTP", `streams: POST ${url}: ${describe(e)}`, undefined, undefined, { cause: e });
+        continue;
+      }
+      if (resp.status >= 200 && resp.status < 300) {
+        let parsed: unknown;
+        try {
+          parsed = parseBody<unknown>(resp, { method: "POST", path });
+        } catch {
+          parsed = { raw: resp.text };
+        }
+        return (parsed && typeof parsed === "object" ? parsed : {}) as Record<string, unknown>;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(resp.text);
+      } catch {
+        parsed = undefined;
+      }
+      last = new StreamsError("STREAMS_HTTP", `streams: POST ${url}: HTTP ${resp.status}: ${resp.text.trim().slice(0, 512)}`, resp.status, parsed);
+      if (!(resp.status >= 500 || resp.status === 408 || resp.status === 429)) throw last;
+    }
+    throw last;
+  }
+}
