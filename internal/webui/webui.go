@@ -4,6 +4,8 @@
 package webui
 
 import (
+	"bytes"
+	"compress/gzip"
 	"embed"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // dist is the committed build of web/ (`make web` rewrites it).
@@ -51,7 +54,11 @@ func Handler(root string) (http.Handler, error) {
 type handler struct {
 	files fs.FS
 	index []byte
+	gz    sync.Map // file name -> gzipped bytes, made on first request (text files only)
 }
+
+// compressible are the extensions worth gzipping; images and fonts are compressed already.
+var compressible = map[string]bool{".html": true, ".js": true, ".mjs": true, ".css": true, ".json": true, ".svg": true, ".txt": true}
 
 // hashed matches the content-hashed names the build gives its assets (name-<hash>.ext): their bytes
 // never change under that name, so browsers may keep them forever.
@@ -101,6 +108,13 @@ func (h *handler) file(w http.ResponseWriter, r *http.Request, name string, b []
 		hd.Set("Cache-Control", "public, max-age=3600")
 	}
 	hd.Set("X-Content-Type-Options", "nosniff")
+	if compressible[path.Ext(name)] {
+		hd.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			b = h.gzipped(name, b)
+			hd.Set("Content-Encoding", "gzip")
+		}
+	}
 	hd.Set("Content-Length", fmt.Sprint(len(b)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
@@ -112,4 +126,28 @@ func (h *handler) file(w http.ResponseWriter, r *http.Request, name string, b []
 func isDirErr(err error) bool {
 	var pe *fs.PathError
 	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "directory")
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
+
+// gzipped compresses a file once; with WEBAPP_ROOT a changed file under the same name keeps the first
+// compression until restart, which is fine for fingerprinted names and the development use it has.
+func (h *handler) gzipped(name string, b []byte) []byte {
+	if v, ok := h.gz.Load(name); ok {
+		return v.([]byte)
+	}
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	h.gz.Store(name, buf.Bytes())
+	return buf.Bytes()
 }

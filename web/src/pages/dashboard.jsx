@@ -9,12 +9,12 @@ export function Dashboard() {
   const [open, setOpen] = useState({ Throughput: true, 'Time lag': true });
   const d = useData(async () => {
     const r = q();
-    const [overview, queues, groups, status, ops, retention] = await Promise.all([
+    const [overview, queues, groups, status, ops, retention, parked] = await Promise.all([
       api('/api/v1/resources/overview'), api('/api/v1/resources/queues'), api('/api/v1/consumer-groups'),
       api('/api/v1/status', { query: r }), api('/api/v1/analytics/queue-ops', { query: r }),
-      api('/api/v1/analytics/retention', { query: r }),
+      api('/api/v1/analytics/retention', { query: r }), api('/api/v1/analytics/queue-parked-replicas', { query: r }),
     ]);
-    return { overview, queues: queues.queues || [], groups: groups || [], status, ops, retention };
+    return { overview, queues: queues.queues || [], groups: groups || [], status, ops, retention, parked };
   }, [range], 30000);
   const [, tick] = useState(0);
   useEffect(() => { const t = setInterval(() => tick((n) => n + 1), 1000); return () => clearInterval(t); }, []);
@@ -32,7 +32,7 @@ export function Dashboard() {
 }
 
 function Body({ x, open, setOpen }) {
-  const { overview: o, queues, groups, status, ops, retention } = x;
+  const { overview: o, queues, groups, status, ops, retention, parked } = x;
   const m = o.messages || {};
   const partitions = queues.reduce((s, q) => s + (q.partitions || 0), 0);
   const tp = status.throughput || [];
@@ -41,12 +41,18 @@ function Body({ x, open, setOpen }) {
   // Queue-ops rows are per queue: sum them per bucket for the cluster rows.
   const perBucket = {};
   for (const r of ops.series || []) {
-    const b = (perBucket[r.bucket] = perBucket[r.bucket] || { bucket: r.bucket, popMessages: 0, popEmpty: 0, parkedCount: 0 });
+    const b = (perBucket[r.bucket] = perBucket[r.bucket] || { bucket: r.bucket, popMessages: 0, popEmpty: 0 });
     b.popMessages += r.popMessages || 0;
     b.popEmpty += r.popEmpty || 0;
-    b.parkedCount += r.parkedCount || 0;
   }
   const opsRows = Object.values(perBucket);
+  // Parked long-polls: the peak per queue and broker in a bucket, summed over both.
+  const parkedBuckets = {};
+  for (const r of parked.series || []) {
+    const b = (parkedBuckets[r.bucket] = parkedBuckets[r.bucket] || { bucket: r.bucket, parked: 0 });
+    b.parked += r.parkedCount || 0;
+  }
+  const parkedPts = toPoints(Object.values(parkedBuckets), 'bucket', (r) => r.parked);
   let running = 0;
   const pendingDelta = toPoints(tp, 'timestamp', (r) => (running += (r.ingested || 0) - (r.processed || 0)), false);
   const retBuckets = {};
@@ -70,8 +76,8 @@ function Body({ x, open, setOpen }) {
     { label: 'Errors', value: `${num(status.errors?.ackFailed ?? sum(tp, 'ackFailed'))} failed acks · ${num(status.deadLetterQueue?.totalMessages)} DLQ`,
       ctx: 'ack failures and dead letters per bucket', spark: series('ackFailed'),
       chart: [{ name: 'ack failed', points: series('ackFailed') }, { name: 'dlq', points: series('dlqCount') }] },
-    { label: 'Parked', value: num(opsRows.length ? opsRows[0].parkedCount : 0), ctx: 'idle long-polls waiting for messages',
-      spark: toPoints(opsRows, 'bucket', (r) => r.parkedCount), chart: [{ name: 'parked', points: toPoints(opsRows, 'bucket', (r) => r.parkedCount) }] },
+    { label: 'Parked', value: num(parkedPts.length ? parkedPts[parkedPts.length - 1][1] : 0), ctx: 'idle long-polls waiting for messages',
+      spark: parkedPts, chart: [{ name: 'parked', points: parkedPts }] },
     { label: 'Retention', value: num((retention.totals?.retention || 0) + (retention.totals?.completed_retention || 0)), ctx: 'messages deleted by retention in the window',
       spark: toPoints(Object.values(retBuckets), 'bucket', (r) => r.retention + r.completed_retention, false), kind: 'bar',
       chart: [{ name: 'retention', points: toPoints(Object.values(retBuckets), 'bucket', (r) => r.retention, false) },
