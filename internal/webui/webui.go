@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"mime"
@@ -65,18 +64,21 @@ var compressible = map[string]bool{".html": true, ".js": true, ".mjs": true, ".c
 var hashed = regexp.MustCompile(`[-.][A-Za-z0-9_-]{8,}\.(js|mjs|css|woff2?|svg|png|wasm)$`)
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := path.Clean("/" + r.URL.Path)
-	if strings.Contains(r.URL.Path, "..") {
-		http.Error(w, "Forbidden", http.StatusForbidden)
-		return
-	}
-	name := strings.TrimPrefix(p, "/")
-	if name != "" && name != "index.html" {
-		if b, err := fs.ReadFile(h.files, name); err == nil {
-			h.file(w, r, name, b)
+	for _, seg := range strings.Split(r.URL.Path, "/") {
+		if seg == ".." {
+			http.Error(w, "Forbidden", http.StatusForbidden)
 			return
-		} else if !errors.Is(err, fs.ErrNotExist) && !isDirErr(err) {
-			http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		}
+	}
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name != "" && name != "index.html" {
+		if st, err := fs.Stat(h.files, name); err == nil && !st.IsDir() {
+			b, err := fs.ReadFile(h.files, name)
+			if err != nil {
+				http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+				return
+			}
+			h.file(w, r, name, b)
 			return
 		}
 		// A missing asset is a 404, not the app: a stale index.html asking for an old bundle must fail
@@ -120,12 +122,6 @@ func (h *handler) file(w http.ResponseWriter, r *http.Request, name string, b []
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b)
 	}
-}
-
-// isDirErr reports a read of a directory (a path such as "/assets"): treat it like a missing file.
-func isDirErr(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "directory")
 }
 
 func acceptsGzip(r *http.Request) bool {
