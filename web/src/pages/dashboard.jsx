@@ -9,12 +9,13 @@ export function Dashboard() {
   const [open, setOpen] = useState({ Throughput: true, 'Time lag': true });
   const d = useData(async () => {
     const r = q();
-    const [overview, queues, groups, status, ops, retention, parked] = await Promise.all([
+    const [overview, queues, groups, status, ops, retention, parked, workers, system] = await Promise.all([
       api('/api/v1/resources/overview'), api('/api/v1/resources/queues'), api('/api/v1/consumer-groups'),
       api('/api/v1/status', { query: r }), api('/api/v1/analytics/queue-ops', { query: r }),
       api('/api/v1/analytics/retention', { query: r }), api('/api/v1/analytics/queue-parked-replicas', { query: r }),
+      api('/api/v1/analytics/worker-metrics', { query: r }), api('/api/v1/analytics/system-metrics', { query: r }),
     ]);
-    return { overview, queues: queues.queues || [], groups: groups || [], status, ops, retention, parked };
+    return { overview, queues: queues.queues || [], groups: groups || [], status, ops, retention, parked, workers, system };
   }, [range], 30000);
   const [, tick] = useState(0);
   useEffect(() => { const t = setInterval(() => tick((n) => n + 1), 1000); return () => clearInterval(t); }, []);
@@ -32,7 +33,13 @@ export function Dashboard() {
 }
 
 function Body({ x, open, setOpen }) {
-  const { overview: o, queues, groups, status, ops, retention, parked } = x;
+  const { overview: o, queues, groups, status, ops, retention, parked, workers, system } = x;
+  const wts = workers.timeSeries || [];
+  const wp = (key) => toPoints(wts, 'timestamp', (r) => (r[key] === undefined ? null : r[key]));
+  const reps = system.replicas || [];
+  const cpu = reps.map((rp) => ({ name: reps.length > 1 ? `${rp.hostname}:${rp.port}` : 'user + system',
+    points: toPoints(rp.timeSeries, 'timestamp', (p) => p.metrics.cpu.user_pct.avg + p.metrics.cpu.system_pct.avg) }));
+  const lastOf = (pts) => (pts.length ? pts[pts.length - 1][1] : null);
   const m = o.messages || {};
   const partitions = queues.reduce((s, q) => s + (q.partitions || 0), 0);
   const tp = status.throughput || [];
@@ -78,6 +85,13 @@ function Body({ x, open, setOpen }) {
       chart: [{ name: 'ack failed', points: series('ackFailed') }, { name: 'dlq', points: series('dlqCount') }] },
     { label: 'Parked', value: num(parkedPts.length ? parkedPts[parkedPts.length - 1][1] : 0), ctx: 'idle long-polls waiting for messages',
       spark: parkedPts, chart: [{ name: 'parked', points: parkedPts }] },
+    { label: 'Scheduler lag', value: `${num(lastOf(wp('avgEventLoopLagMs')), 2)} / ${num(lastOf(wp('maxEventLoopLagMs')), 2)} ms`,
+      ctx: `avg / max wait for a CPU · ${num(workers.summary?.workerCount)} broker(s)`, spark: wp('maxEventLoopLagMs'), fmt: (v) => num(v, 2) + ' ms',
+      chart: [{ name: 'avg', points: wp('avgEventLoopLagMs') }, { name: 'max', points: wp('maxEventLoopLagMs') }] },
+    { label: 'Broker CPU', value: num(cpu.length ? lastOf(cpu[0].points) : null, 1) + '%', ctx: 'user + system, per broker',
+      spark: cpu.length ? cpu[0].points : [], fmt: (v) => num(v, 1) + '%', chart: cpu },
+    { label: 'DB pool', value: `${num(lastOf(wp('dbConnections')), 1)} open · ${num(lastOf(wp('avgFreeSlots')), 1)} free`, ctx: 'connections of every broker',
+      spark: wp('dbConnections'), chart: [{ name: 'open', points: wp('dbConnections') }, { name: 'free slots', points: wp('avgFreeSlots') }, { name: 'waited acquires', points: wp('maxJobQueueSize') }] },
     { label: 'Retention', value: num((retention.totals?.retention || 0) + (retention.totals?.completed_retention || 0)), ctx: 'messages deleted by retention in the window',
       spark: toPoints(Object.values(retBuckets), 'bucket', (r) => r.retention + r.completed_retention, false), kind: 'bar',
       chart: [{ name: 'retention', points: toPoints(Object.values(retBuckets), 'bucket', (r) => r.retention, false) },
