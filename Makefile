@@ -2,7 +2,7 @@
 export GOTOOLCHAIN := local
 GO ?= go
 
-.PHONY: build run test test-js test-python vet fmt-check clean gen bench web dashboard-shots
+.PHONY: build run test test-js test-python vet fmt-check clean gen bench fuzz fuzz-ci web dashboard-shots
 
 build:
 	$(GO) build -o bin/queen ./cmd/queen
@@ -38,6 +38,23 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+# Native Go fuzzing of every request decoder (push, ack, transaction, configure bodies, the pop query
+# string, JWT parsing) against the real handler and PostgreSQL: no input may panic or answer 5xx.
+# Each target runs for FUZZTIME (default 10m: the documented local run); fuzz-ci runs each for 20 s.
+# Seeds live in testdata/fuzz/<target> and also run in `make test`.
+FUZZTIME ?= 10m
+FUZZ_TARGETS = ./internal/httpapi:FuzzPushBody ./internal/httpapi:FuzzAckBody ./internal/httpapi:FuzzTransactionBody \
+	./internal/httpapi:FuzzConfigureBody ./internal/httpapi:FuzzPopQuery ./internal/auth:FuzzAuthorizeToken
+fuzz:
+	@bash scripts/ensure-postgres.sh
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10x $${t%%:*} || exit 1; \
+	done
+
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=20s
 
 # Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
 # variable table, docs/cli.md from queenctl's commands).

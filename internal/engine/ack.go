@@ -215,6 +215,9 @@ func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.Re
 	if it.LeaseID != "" && !(isLease(st.LeaseID) && st.LeaseLive) {
 		return reject(RejectLease)
 	}
+	if !m.Redelivery && !delivered(st, m.Seq, it.LeaseID != "") {
+		return reject(RejectNotDelivered)
+	}
 	u := d.touched[key]
 	if u == nil {
 		u = &store.ConsumerUpdate{ConsumerKey: key, Cursor: st.Cursor, Retries: st.Retries}

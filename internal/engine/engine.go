@@ -89,6 +89,7 @@ type Engine struct {
 	ann         *announcer
 	spool       *spool.Spool
 	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
+	unmigrated  atomic.Bool   // startup.go: the schema is not migrated yet (started while PostgreSQL was down)
 	replayKick  chan struct{} // wakes the replay loop early
 	spoolHealth spoolHealth   // deadspool.go: what /health and metrics say about draining
 	push        *coalescer[pushJob, []store.PushOutcome]
@@ -164,7 +165,12 @@ func (e *Engine) Stop() {
 func (e *Engine) Parked() int { return e.waiters.count() }
 
 // Ping checks the database round-trip.
-func (e *Engine) Ping(ctx context.Context) error { return e.st.Ping(ctx) }
+func (e *Engine) Ping(ctx context.Context) error {
+	if e.unmigrated.Load() {
+		return ErrNotMigrated
+	}
+	return e.st.Ping(ctx)
+}
 
 // partitionCache remembers partition ids so a push to a known partition costs no lookup. It only
 // grows until a size bound, then starts over: ids never change while a partition exists.

@@ -169,9 +169,12 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 		case errors.As(err, &sc):
 			return failed(res, sc.Error()), nil
 		case errors.As(err, &pe) && !transientPg(pe.Code):
-			// A statement-level failure is the procedure's business (a foreign key to an unknown query,
-			// for instance); the connection and the pool are fine.
-			return failed(res, pe.Message), nil
+			// A statement-level failure is the cycle's own fault; the connection and the pool are fine.
+			// Its text names tables and constraints, so the answer says what it means instead.
+			if pe.Code == "23503" {
+				return failed(res, fmt.Sprintf("query_id %s is not registered", req.QueryID)), nil
+			}
+			return failed(res, "a value was refused by the database"), nil
 		}
 		return nil, opErr("cycle", err)
 	}

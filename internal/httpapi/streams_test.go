@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +90,18 @@ func TestStreamsRegister(t *testing.T) {
 		st, out := a.do("POST", "/streams/v1/queries", c.body)
 		require.Equal(t, http.StatusBadRequest, st)
 		require.JSONEq(t, fmt.Sprintf(`{"error":%q}`, c.want), string(out))
+	}
+	for _, path := range []string{"/streams/v1/queries", "/streams/v1/cycle", "/streams/v1/state/get"} {
+		for _, raw := range []string{"", "null", "[1]", `"x"`, "{"} {
+			req, err := http.NewRequestWithContext(t.Context(), "POST", rb.URL+path, strings.NewReader(raw))
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s %q", path, raw)
+			require.JSONEq(t, `{"error":"request body must be a JSON object"}`, string(out), "%s %q", path, raw)
+		}
 	}
 
 	st, m := a.register("q1", "h1", false)
@@ -255,7 +269,8 @@ func TestStreamsCycleRollback(t *testing.T) {
 		{"no transactionId", func(b map[string]any) { b["ack"] = map[string]any{"leaseId": msg.LeaseID} }, "ack.transactionId is required"},
 		{"bad status", func(b map[string]any) { b["ack"].(map[string]any)["status"] = "maybe" }, "Unknown ack.status: maybe"},
 		{"bad uuid", func(b map[string]any) { b["query_id"] = "not-a-uuid" }, `invalid input syntax for type uuid: "not-a-uuid"`},
-		{"unknown query", func(b map[string]any) { b["query_id"] = "00000000-0000-4000-8000-000000000000" }, ""},
+		{"unknown query", func(b map[string]any) { b["query_id"] = "00000000-0000-4000-8000-000000000000" },
+			"query_id 00000000-0000-4000-8000-000000000000 is not registered"},
 	}
 	for _, c := range cases {
 		b := good()
