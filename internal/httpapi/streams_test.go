@@ -11,8 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 type cycleResp struct {
@@ -75,7 +73,7 @@ func keysOf(rows []stateRow) []string {
 // and the public schema's cascade from queries to state.
 func TestStreamsRegister(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 
 	for _, c := range []struct {
@@ -163,7 +161,7 @@ func TestStreamsRegister(t *testing.T) {
 // same cycle (a client that lost the answer, or retried after a 500) is refused and applies nothing.
 func TestStreamsCycle(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	_, m := a.register("agg", "h", false)
 	qid := m["query_id"].(string)
@@ -240,7 +238,7 @@ func TestStreamsCycle(t *testing.T) {
 // trace: state, sink and cursor are as before.
 func TestStreamsCycleRollback(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	_, m := a.register("rb", "h", false)
 	qid := m["query_id"].(string)
@@ -301,7 +299,7 @@ func TestStreamsCycleRollback(t *testing.T) {
 // failed/dlq dead-letter the acked message and release the lease.
 func TestStreamsPartialAckKeepsLease(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	st, out := a.do("POST", "/api/v1/configure", map[string]any{"queue": "gated", "options": map[string]any{"leaseTime": 1}})
 	require.Equal(t, http.StatusOK, st, string(out))
@@ -348,7 +346,7 @@ func TestStreamsPartialAckKeepsLease(t *testing.T) {
 // state changed since the writer read it, and applies nothing of it.
 func TestStreamsStateExpect(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	_, m := a.register("ex", "h", false)
 	qid := m["query_id"].(string)
