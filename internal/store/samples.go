@@ -28,7 +28,7 @@ func (s *Store) AddBrokerSample(ctx context.Context, b BrokerSample, keepDays in
 	if byQueue == nil {
 		byQueue = map[string]int{}
 	}
-	_, err := s.pool.Exec(ctx, q("InsertBrokerSample"), b.At, b.BrokerID, b.Hostname, b.Port, b.PID,
+	_, err := s.pool.Exec(ctx, q("BrokerSampleInsert"), b.At, b.BrokerID, b.Hostname, b.Port, b.PID,
 		b.CPUUserPct, b.CPUSysPct, b.RSSMB, b.Goroutines, b.SchedLagAvgMs, b.SchedLagMaxMs,
 		b.PoolSize, b.PoolIdle, b.PoolActive, b.PoolWaiting, b.Parked, byQueue, keepDays)
 	if err != nil {
@@ -40,7 +40,7 @@ func (s *Store) AddBrokerSample(ctx context.Context, b BrokerSample, keepDays in
 // BrokerSamples reads the samples between from and to, oldest first; hostname and brokerID filter
 // when not empty.
 func (s *Store) BrokerSamples(ctx context.Context, from, to time.Time, hostname, brokerID string) ([]BrokerSample, error) {
-	rows, err := s.pool.Query(ctx, q("BrokerSamples"), from, to, nullText(hostname), nullText(brokerID))
+	rows, err := s.pool.Query(ctx, q("BrokerSampleList"), from, to, nullText(hostname), nullText(brokerID))
 	if err != nil {
 		return nil, fmt.Errorf("store: broker samples: %w", interpret(err))
 	}
