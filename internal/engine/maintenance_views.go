@@ -20,6 +20,9 @@ type MaintenanceStatus struct {
 	BufferedMessages   int64       `json:"bufferedMessages"`
 	BufferHealthy      bool        `json:"bufferHealthy"`
 	BufferStats        BufferStats `json:"bufferStats"`
+	// FailedReplays is beyond the contract: the spool's failed replay attempts, which the dashboard's
+	// header shows.
+	FailedReplays int64 `json:"failedReplays"`
 }
 
 // BufferStats is the spool in the contract's terms.
@@ -58,8 +61,12 @@ type PopMaintenanceStatus struct {
 func (e *Engine) MaintenanceStatus(ctx context.Context) MaintenanceStatus {
 	push, pop := e.freshMaintenance(ctx)
 	b := e.bufferStats()
-	return MaintenanceStatus{MaintenanceMode: push, PopMaintenanceMode: pop, BufferedMessages: b.PendingCount,
+	v := MaintenanceStatus{MaintenanceMode: push, PopMaintenanceMode: pop, BufferedMessages: b.PendingCount,
 		BufferHealthy: !e.SpoolHealth().Stalled, BufferStats: b}
+	if e.spool != nil {
+		v.FailedReplays = e.spool.Failed()
+	}
+	return v
 }
 
 // SwitchMaintenance turns push maintenance on or off for every broker.

@@ -32,7 +32,7 @@ func TestMaintenanceAnswers(t *testing.T) {
 	require.Equal(t, map[string]any{"maintenanceMode": false, "popMaintenanceMode": false, "bufferedMessages": 0.0,
 		"bufferHealthy": true, "bufferStats": map[string]any{"pendingCount": 0.0, "failedCount": 2.0, "dbHealthy": true,
 			"failedFiles": map[string]any{"count": 1.0, "totalBytes": size, "totalMB": size / (1 << 20),
-				"failoverCount": 2.0, "qos0Count": 0.0}}}, get())
+				"failoverCount": 2.0, "qos0Count": 0.0}}, "failedReplays": 0.0}, get())
 
 	for _, body := range []any{map[string]any{}, map[string]any{"enabled": "yes"}, map[string]any{"enabled": nil}} {
 		for _, path := range []string{"/api/v1/system/maintenance", "/api/v1/system/maintenance/pop"} {
