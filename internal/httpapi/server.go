@@ -28,6 +28,8 @@ type Options struct {
 	Metrics          *metrics.Metrics    // request counts and latencies; the JSON /metrics numbers (nil: none)
 	Gatherer         prometheus.Gatherer // served by /metrics/prometheus (nil: 404)
 	MetricsAccess    auth.Access         // access level of the metrics routes; "" = the route table's (public)
+	// Dashboard serves every GET that no route claims outside /api/ (the web UI); nil: a placeholder page.
+	Dashboard http.Handler
 }
 
 // Server answers the broker's HTTP API.
