@@ -20,6 +20,7 @@ import (
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/spool"
@@ -40,7 +41,7 @@ type Broker struct {
 	st       *store.Store
 	spool    *spool.Spool
 	eng      *engine.Engine
-	loops    []*engine.Loop // stats and retention; stopped before the engine
+	loops    []*maintenance.Loop // stats, retention and eviction; stopped before the engine
 	srv      *http.Server
 	ln       net.Listener
 	served   chan error
@@ -117,8 +118,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	b.eng = engine.New(b.st, log, engine.Options{
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
-		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
+		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode, Spool: b.spool,
+		SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
 		Key: cfg.Encryption.Key, Observer: mx,
 		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
 	})
@@ -126,9 +127,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		b.eng.HoldUntilMigrated()
 	}
 	b.eng.Start(ctx)
-	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
-		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays})}
+	b.loops = []*maintenance.Loop{
+		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
+		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
+			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
+		maintenance.NewEviction(b.st, log, cfg.EvictionInterval)}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)

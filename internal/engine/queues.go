@@ -124,7 +124,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 	if !ok {
 		return notFound("queue %q not found", name)
 	}
-	e.parts.forgetQueue(name)
+	e.parts.forgetIf(func(k store.PartitionKey) bool { return k.Queue == name })
 	e.lim.forget(name)
 	return nil
 }

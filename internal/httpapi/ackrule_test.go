@@ -8,14 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/engine"
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestAckCannotSkipUndeliveredMessages: a pop delivers one of three messages; acking the third under
 // that lease, or without a lease, is rejected per item (200) and moves nothing, so the second is the
 // next one delivered.
 func TestAckCannotSkipUndeliveredMessages(t *testing.T) {
-	b := testenv.StartBroker(t, nil)
+	b := setup(t, nil).rb
 	a := newAPI(t, b.URL)
 	res := a.push(pushItem{Queue: "ackq", Partition: "p", Payload: 1, TransactionID: "m1"},
 		pushItem{Queue: "ackq", Partition: "p", Payload: 2, TransactionID: "m2"},

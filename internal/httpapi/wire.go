@@ -30,14 +30,9 @@ type messagePage struct {
 
 // queueMessage is one message of /status/queues/{queue}/messages.
 type queueMessage struct {
-	ID            string `json:"id"`
-	TransactionID string `json:"transactionId"`
-	PartitionID   string `json:"partitionId"`
-	QueuePath     string `json:"queuePath"`
-	Queue         string `json:"queue"`
-	Partition     string `json:"partition"`
-	Status        string `json:"status"`
-	CreatedAt     string `json:"createdAt"`
+	engine.MessageRef
+	Status    string `json:"status"`
+	CreatedAt string `json:"createdAt"`
 }
 
 // statusQueue is /status/queues/{queue}: the queue with its configuration, and each partition's counts
