@@ -2,7 +2,7 @@
 export GOTOOLCHAIN := local
 GO ?= go
 
-.PHONY: build run test test-js test-python vet fmt-check clean gen bench
+.PHONY: build run test test-js test-python vet fmt-check clean gen bench fuzz fuzz-ci web dashboard-shots
 
 build:
 	$(GO) build -o bin/queen ./cmd/queen
@@ -18,6 +18,7 @@ run: build
 # Tests start a private PostgreSQL themselves (or use QUEEN_TEST_DATABASE_URL).
 test: vet fmt-check
 	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-chromium.sh
 	$(GO) test -race -count=1 -short -timeout 20m ./...
 	@# Rate-holding load tests measure wall-clock rates: they run alone, after the parallel suite.
 	$(GO) test -race -count=1 -timeout 5m -run 'TestLoad' ./internal/proxy/
@@ -38,6 +39,24 @@ fmt-check:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+# Native Go fuzzing of every request decoder (push, ack, transaction, configure bodies, the pop query
+# string, JWT parsing) against the real handler and PostgreSQL: no input may panic or answer 5xx.
+# Each target runs for FUZZTIME (default 10m: the documented local run); fuzz-ci runs each for 20 s.
+# Seeds live in testdata/fuzz/<target> and also run in `make test`.
+FUZZTIME ?= 10m
+FUZZTIMEOUT ?= 30m
+FUZZ_TARGETS = ./internal/httpapi:FuzzPushBody ./internal/httpapi:FuzzAckBody ./internal/httpapi:FuzzTransactionBody \
+	./internal/httpapi:FuzzConfigureBody ./internal/httpapi:FuzzPopQuery ./internal/auth:FuzzAuthorizeToken
+fuzz:
+	@bash scripts/ensure-postgres.sh
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10x -timeout $(FUZZTIMEOUT) $${t%%:*} || exit 1; \
+	done
+
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=20s FUZZTIMEOUT=4m
+
 # Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
 # variable table, docs/cli.md from queenctl's commands).
 gen:
@@ -48,6 +67,16 @@ gen:
 bench:
 	@bash scripts/ensure-postgres.sh
 	$(GO) run ./bench $(BENCH_FLAGS)
+
+# Rebuilds the dashboard (web/) into internal/webui/dist, which is committed and embedded in the binary.
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
+# Rewrites the screenshots of docs/dashboard.md from the browser tests.
+dashboard-shots:
+	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-chromium.sh
+	QUEEN_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run 'TestDashboard' ./internal/webui/
 
 clean:
 	rm -rf bin

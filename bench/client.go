@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// client speaks the Queen wire protocol (api.md §4) over one http.Transport.
+// client speaks the Queen wire protocol (docs/reference.md) over one http.Transport.
 type client struct {
 	base string
 	hc   *http.Client
@@ -188,7 +188,7 @@ func (c *client) transaction(ctx context.Context, ops []any) (txResponse, error)
 	return res, err
 }
 
-// configure creates the queue (full-replace options, so the defaults of api.md §4.1 apply).
+// configure creates the queue (configure replaces every option, so the others take their defaults).
 func (c *client) configure(ctx context.Context, queue string, leaseSeconds int) error {
 	_, err := c.do(ctx, http.MethodPost, "/api/v1/configure", map[string]any{"queue": queue, "options": map[string]any{"leaseTime": leaseSeconds}}, nil)
 	return err

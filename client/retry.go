@@ -214,5 +214,6 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 
 var errEmptyName = errors.New("queen: empty name")
 
-// seg escapes one path segment; names containing "/" cannot be addressed (api.md §2.5).
+// seg escapes one path segment. The broker's routes match one segment per name, so a name containing
+// "/" cannot be addressed.
 func seg(s string) string { return url.PathEscape(s) }

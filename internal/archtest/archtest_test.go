@@ -24,6 +24,8 @@ var rules = []struct {
 		"the engine knows nothing of HTTP, and store converts the driver's types at its edge"},
 	{"internal/auth", []string{module + "internal/config"},
 		"auth takes its own Options; the broker converts the configuration"},
+	{"internal/maintenance", []string{module + "internal/engine", module + "internal/httpapi", "net/http"},
+		"the periodic jobs need only the store; the engine hands its counters in through an interface"},
 	{"internal/store", []string{module + "internal/engine", module + "internal/httpapi"},
 		"store is below the engine"},
 	{"client", []string{module + "internal/"}, "the SDK is a public package on the standard library"},

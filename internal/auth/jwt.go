@@ -21,7 +21,8 @@ import (
 )
 
 // Authenticator validates the bearer JWT of a request and checks its roles against the access
-// level of the route (api.md §3, decisions.md "Access levels"). It is safe for concurrent use.
+// level of the route (docs/reference.md lists the levels and the roles that pass each). It is safe for
+// concurrent use.
 type Authenticator struct {
 	alg       string // configured: HS256, RS256, EdDSA or auto
 	secret    []byte

@@ -30,7 +30,7 @@ const testSecret = "s3cret-for-tests"
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // baseConfig is the configuration the variable table gives by default, with JWT on.
-func baseConfig(t *testing.T, env map[string]string) Options {
+func baseConfig(t testing.TB, env map[string]string) Options {
 	t.Helper()
 	vars := map[string]string{"JWT_ENABLED": "true", "DATABASE_URL": "postgres://x@localhost/x"}
 	for k, v := range env {
@@ -60,7 +60,7 @@ var (
 )
 
 // testRSA returns one of three RSA keys generated once per test binary.
-func testRSA(t *testing.T, i int) *rsa.PrivateKey {
+func testRSA(t testing.TB, i int) *rsa.PrivateKey {
 	t.Helper()
 	keysOnce.Do(func() {
 		for j := range rsaKeys {
@@ -112,7 +112,7 @@ func requireAuthError(t *testing.T, err error, status int, msg string) {
 	require.Equal(t, msg, ae.Message)
 }
 
-func pemOf(t *testing.T, pub any) string {
+func pemOf(t testing.TB, pub any) string {
 	t.Helper()
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	require.NoError(t, err)

@@ -10,20 +10,22 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
-	"time"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/config"
-	"github.com/queen-go/queen/internal/crypto"
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/webui"
 )
 
 // Version is reported by /health and /livez.
@@ -31,22 +33,25 @@ var Version = "0.1.0"
 
 // Broker is a running broker.
 type Broker struct {
-	cfg     config.Config
-	log     *slog.Logger
-	cluster *pgcluster.Cluster
-	st      *store.Store
-	spool   *spool.Spool
-	eng     *engine.Engine
-	loops   []*engine.Loop // stats and retention; stopped before the engine
-	srv     *http.Server
-	ln      net.Listener
-	served  chan error
+	cfg      config.Config
+	log      *slog.Logger
+	cluster  *pgcluster.Cluster
+	stopped  chan struct{} // closed by release: ends awaitDatabase
+	stopOnce sync.Once
+	dirLock  *os.File // exclusive lock on the embedded data directory (datadir.go)
+	st       *store.Store
+	spool    *spool.Spool
+	eng      *engine.Engine
+	loops    []*maintenance.Loop // stats, retention and eviction; stopped before the engine
+	srv      *http.Server
+	ln       net.Listener
+	served   chan error
 }
 
 // Start brings the broker up and serves HTTP in the background. ln may be nil: then it listens on
 // cfg.Addr().
 func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.Listener) (b *Broker, err error) {
-	b = &Broker{cfg: cfg, log: log, served: make(chan error, 1)}
+	b = &Broker{cfg: cfg, log: log, served: make(chan error, 1), stopped: make(chan struct{})}
 	started := b // the error returns below set b to nil; release what was built
 	defer func() {
 		if err != nil {
@@ -68,6 +73,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		if err != nil {
 			return nil, fmt.Errorf("broker: data dir: %w", err)
 		}
+		if b.dirLock, err = lockDataDir(dir); err != nil {
+			return nil, err
+		}
 		log.InfoContext(ctx, "no database configured: starting embedded PostgreSQL", slog.String("data_dir", dir))
 		b.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Durable: true, Logger: log})
 		if err != nil {
@@ -78,10 +86,14 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	b.st, err = store.Open(ctx, store.Options{
 		URL: dbURL, Schema: cfg.Schema, PoolSize: int32(cfg.PoolSize),
-		AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout,
+		AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout, DeferMigrate: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
+	}
+	unmigrated, err := b.migrateOrWait(ctx)
+	if err != nil {
+		return nil, err
 	}
 	b.spool, err = spool.Open(cfg.Durability.SpoolDir, spool.Options{Logger: log})
 	if err != nil {
@@ -100,39 +112,46 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	mx.LimitQueues(cfg.Jobs.MetricsMaxQueues)
 	// A broker without the key could neither seal new payloads of an encrypted queue nor open
 	// stored ones: refuse to start.
-	if cfg.Encryption.Key == nil {
-		encrypted, err := b.st.AnyEncryptedQueue(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("broker: %w", err)
-		}
-		if encrypted {
-			return nil, errors.New("broker: a queue has encryptionEnabled but " + crypto.KeyHint + " is not set")
+	if !unmigrated {
+		if err := b.checkEncryptionKey(ctx); err != nil {
+			return nil, err
 		}
 	}
 	b.eng = engine.New(b.st, log, engine.Options{
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
-		EvictionInterval: cfg.EvictionInterval, DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		Spool: b.spool, SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
+		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode, Spool: b.spool,
+		SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
 		Key: cfg.Encryption.Key, Observer: mx,
 		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
 	})
+	if unmigrated {
+		b.eng.HoldUntilMigrated()
+	}
 	b.eng.Start(ctx)
 	if cfg.PprofAddr != "" {
 		if err = startPprof(ctx, cfg.PprofAddr, log); err != nil {
 			return nil, err
 		}
 	}
-	b.loops = []*engine.Loop{b.eng.NewStatsLoop(engine.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
-		b.eng.NewRetentionLoop(engine.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays})}
+	b.loops = []*maintenance.Loop{
+		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
+		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
+			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
+		maintenance.NewEviction(b.st, log, cfg.EvictionInterval),
+		maintenance.NewSamples(b.st, b.eng, log, maintenance.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port),
+			KeepDays: cfg.Jobs.MetricsRetentionDays})}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg,
+	dash, err := webui.Handler(cfg.Dashboard.WebappRoot)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
-		Version: Version, MetricsAccess: metricsAccess(cfg),
+		Version: Version, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
 	})
 	if ln == nil {
 		ln, err = net.Listen("tcp", cfg.Addr())
@@ -141,11 +160,25 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		}
 	}
 	b.ln = ln
-	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
+		IdleTimeout: cfg.HTTP.IdleTimeout,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() { b.served <- b.srv.Serve(ln) }()
+	if unmigrated {
+		go b.awaitDatabase(ctx)
+	}
 	log.InfoContext(ctx, "queen broker listening", slog.String("addr", ln.Addr().String()), slog.String("schema", cfg.Schema))
 	return b, nil
+}
+
+// listenPort is the port the broker serves on: the given listener's (tests pass one on port 0), else PORT.
+func listenPort(ln net.Listener, port int) int {
+	if ln != nil {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			return a.Port
+		}
+	}
+	return port
 }
 
 // metricsAccess puts the metrics routes behind read access when JWT is on and METRICS_REQUIRE_AUTH is.
@@ -175,11 +208,17 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	defer cancel()
 	b.eng.Drain()
 	err := b.srv.Shutdown(ctx)
-	b.release(ctx)
+	if err != nil {
+		// Clients still connected past the deadline (a slow body, a stuck reader) are cut off: they
+		// must not keep the broker, or its database, alive.
+		_ = b.srv.Close()
+	}
+	b.release(context.WithoutCancel(ctx))
 	return err
 }
 
 func (b *Broker) release(ctx context.Context) {
+	b.stopOnce.Do(func() { close(b.stopped) })
 	for _, l := range b.loops {
 		l.Stop()
 	}
@@ -195,9 +234,18 @@ func (b *Broker) release(ctx context.Context) {
 		}
 	}
 	if b.cluster != nil {
-		if err := b.cluster.Stop(ctx); err != nil {
+		// Its own deadline: whatever the shutdown before it used up, the database gets this long.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.HTTP.DBStopTimeout)
+		if err := b.cluster.Stop(sctx); err != nil {
 			b.log.WarnContext(ctx, "stop embedded PostgreSQL", slog.Any("error", err))
+			if err := b.cluster.Kill(); err != nil {
+				b.log.ErrorContext(ctx, "embedded PostgreSQL may still run", slog.Any("error", err))
+			}
 		}
+		cancel()
+	}
+	if b.dirLock != nil {
+		_ = b.dirLock.Close() // releases the flock
 	}
 }
 

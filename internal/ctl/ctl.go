@@ -27,6 +27,9 @@ const (
 	ExitAuth     = 3 // 401 or 403: missing, invalid or insufficient credentials
 	ExitNoop     = 4 // success that did nothing: pop got no message, a filter matched nothing
 	ExitNotFound = 5 // 404: the queue, message, dead letter or route does not exist
+	// ExitInterrupted is the shell's code for SIGINT: a command stopped by Ctrl-C before it finished.
+	// (consume -f and --watch end cleanly with 0 instead: being stopped is how they finish.)
+	ExitInterrupted = 130
 )
 
 // Build information, set by the linker (-X github.com/queen-go/queen/internal/ctl.Version=…).
@@ -101,7 +104,7 @@ func classify(err error) (int, string) {
 		return code, msg
 	}
 	if errors.Is(err, context.Canceled) {
-		return ExitOK, ""
+		return ExitInterrupted, "interrupted"
 	}
 	var me *client.TransactionError
 	if errors.As(err, &me) {

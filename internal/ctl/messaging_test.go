@@ -236,12 +236,12 @@ func TestPopScenarios(t *testing.T) {
 
 	// delayed processing hides a message; window buffer holds a busy partition
 	q4 := uniq(t, "delayed")
-	c.ok("queues", "configure", q4, "--delayed-processing", "2")
+	c.ok("queues", "configure", q4, "--delayed-processing", "3")
 	c.ok("push", q4, `{"d":1}`)
 	c.fails(ctl.ExitNoop, "pop", q4)
-	require.Len(t, ndjson(t, c.ok("pop", q4, "--wait", "--timeout", "6s", "--auto-ack")), 1)
+	eventually(t, func() bool { return c.run("pop", q4, "--auto-ack").code == 0 }, "the delay to pass")
 	q5 := uniq(t, "window")
-	c.ok("queues", "configure", q5, "--window-buffer", "2")
+	c.ok("queues", "configure", q5, "--window-buffer", "3")
 	c.ok("push", q5, `{"w":1}`)
 	c.fails(ctl.ExitNoop, "pop", q5)
 	eventually(t, func() bool { return c.run("pop", q5, "--auto-ack").code == 0 }, "window buffer to pass")
@@ -283,12 +283,11 @@ func TestConsume(t *testing.T) {
 	var wg sync.WaitGroup
 	var res result
 	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		res = c.run("consume", q, "-f", "--cg", "follower", "--from-mode", "new", "--max-messages", "3", "-o", "table")
-	}()
-	time.Sleep(700 * time.Millisecond)
-	c.ok("push", q, `{"f":1}`, `{"f":2}`, `{"f":3}`)
+	fq := uniq(t, "follow")
+	c.ok("queues", "configure", fq)
+	go func() { defer wg.Done(); res = c.run("consume", fq, "-f", "--max-messages", "3", "-o", "table") }()
+	time.Sleep(700 * time.Millisecond) // usually the consumer is waiting by now; if not, it still finds them
+	c.ok("push", fq, `{"f":1}`, `{"f":2}`, `{"f":3}`)
 	wg.Wait()
 	require.Equal(t, 0, res.code, res.err)
 	require.Equal(t, 1, strings.Count(res.out, "TX"), "one header")

@@ -84,6 +84,7 @@ func TestMaintenance(t *testing.T) {
 	var s map[string]any
 	c.js(&s, "maintenance", "get")
 	require.Equal(t, false, s["maintenanceMode"])
+	require.Equal(t, false, s["popMaintenanceMode"])
 	r := c.fails(ctl.ExitUsage, "maintenance", "on")
 	require.Contains(t, r.err, "--yes")
 
@@ -107,6 +108,7 @@ func TestMaintenance(t *testing.T) {
 	require.Equal(t, true, s["popMaintenanceMode"])
 	c.js(&s, "maintenance", "get")
 	require.Equal(t, false, s["maintenanceMode"])
+	require.Equal(t, true, s["popMaintenanceMode"], "get shows both flags")
 	c.fails(ctl.ExitNoop, "pop", q)
 	c.js(&s, "maintenance", "off", "--pop")
 	require.Equal(t, false, s["popMaintenanceMode"])

@@ -105,6 +105,12 @@ func TestDLQ(t *testing.T) {
 	require.Len(t, page.Messages, 1)
 	c.js(&page, "dlq", "list", "--queue", q, "--from", "1h ago", "--to", "now")
 	require.Equal(t, 3, page.Total)
+	for _, from := range []string{"2d ago", "90m", "beginning", "2000-01-01", "2000-01-01 00:00:00", "1000000000", "2000-01-01T00:00:00Z"} {
+		c.js(&page, "dlq", "list", "--queue", q, "--from", from)
+		require.Equal(t, 3, page.Total, from)
+	}
+	c.js(&page, "dlq", "list", "--queue", q, "--from", "2099-01-01")
+	require.Zero(t, page.Total)
 	c.js(&page, "dlq", "list", "--queue", q, "--to", "2000-01-01")
 	require.Zero(t, page.Total)
 	c.fails(ctl.ExitUsage, "dlq", "list", "--from", "the other day")

@@ -77,37 +77,27 @@ func (e *Engine) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 	return res, nil
 }
 
-// ackBatch applies the items of several concurrent ack requests in one transaction; on a failure that
-// is not the database being out of reach, each request is retried alone.
-func (e *Engine) ackBatch(ctx context.Context, reqs [][]AckItem) ([][]AckResult, []error) {
-	outs := make([][]AckResult, len(reqs))
-	errs := make([]error, len(reqs))
+// ackBatch applies the items of several concurrent ack requests in one transaction and splits the
+// results per request (the coalescer retries each request alone when the merged one fails).
+func (e *Engine) ackBatch(ctx context.Context, reqs [][]AckItem) ([][]AckResult, error) {
 	var all []AckItem
 	for _, r := range reqs {
 		all = append(all, r...)
 	}
 	res, err := e.applyAcks(ctx, all)
-	if err == nil {
-		off := 0
-		for i, r := range reqs {
-			outs[i] = res[off : off+len(r)]
-			for j := range outs[i] {
-				outs[i][j].Index = j // per request, not per merged batch
-			}
-			off += len(r)
-		}
-		return outs, errs
+	if err != nil {
+		return nil, err
 	}
-	if len(reqs) == 1 || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrPool) {
-		for i := range errs {
-			errs[i] = err
-		}
-		return outs, errs
-	}
+	outs := make([][]AckResult, len(reqs))
+	off := 0
 	for i, r := range reqs {
-		outs[i], errs[i] = e.applyAcks(ctx, r)
+		outs[i] = res[off : off+len(r)]
+		for j := range outs[i] {
+			outs[i][j].Index = j // per request, not per merged batch
+		}
+		off += len(r)
 	}
-	return outs, errs // applyAcks numbers each request's items from 0
+	return outs, nil
 }
 
 func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, error) {
@@ -214,6 +204,9 @@ func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.Re
 	}
 	if it.LeaseID != "" && !(isLease(st.LeaseID) && st.LeaseLive) {
 		return reject(RejectLease)
+	}
+	if !m.Redelivery && !delivered(st, m.Seq, it.LeaseID != "") {
+		return reject(RejectNotDelivered)
 	}
 	u := d.touched[key]
 	if u == nil {

@@ -60,18 +60,7 @@ func collapse(series []store.QueueOpsPoint) []store.QueueOpsPoint {
 			out = append(out, store.QueueOpsPoint{Bucket: p.Bucket, QueueOps: store.QueueOps{}})
 			i = len(out) - 1
 		}
-		o := &out[i]
-		o.PushRequests += p.PushRequests
-		o.PushMessages += p.PushMessages
-		o.PopRequests += p.PopRequests
-		o.PopMessages += p.PopMessages
-		o.PopEmpty += p.PopEmpty
-		o.AckSuccess += p.AckSuccess
-		o.AckFailed += p.AckFailed
-		o.DLQ += p.DLQ
-		o.LagSumMs += p.LagSumMs
-		o.LagCount += p.LagCount
-		o.LagMaxMs = max(o.LagMaxMs, p.LagMaxMs)
+		out[i].Add(p.QueueOps)
 	}
 	return out
 }

@@ -13,7 +13,7 @@ type coalescer[Req any, Resp any] struct {
 	shard    func(Req) uint64        // nil: any worker takes any request
 	maxItems int
 	size     func(Req) int
-	exec     func(ctx context.Context, reqs []Req) ([]Resp, []error)
+	exec     func(ctx context.Context, reqs []Req) ([]Resp, error) // runs reqs merged, answers per request
 	wg       sync.WaitGroup
 }
 
@@ -25,7 +25,7 @@ type call[Req any, Resp any] struct {
 }
 
 func newCoalescer[Req any, Resp any](workers, maxItems int, size func(Req) int,
-	exec func(ctx context.Context, reqs []Req) ([]Resp, []error)) *coalescer[Req, Resp] {
+	exec func(ctx context.Context, reqs []Req) ([]Resp, error)) *coalescer[Req, Resp] {
 	return &coalescer[Req, Resp]{ins: []chan *call[Req, Resp]{make(chan *call[Req, Resp], workers*64)}, maxItems: maxItems, size: size, exec: exec}
 }
 
@@ -83,12 +83,38 @@ func (c *coalescer[Req, Resp]) work(ctx context.Context, in chan *call[Req, Resp
 		for _, cl := range batch {
 			reqs = append(reqs, cl.req)
 		}
-		resps, errs := c.exec(ctx, reqs)
+		resps, errs := c.run(ctx, reqs)
 		for i, cl := range batch {
 			cl.resp, cl.err = resps[i], errs[i]
 			close(cl.done)
 		}
 	}
+}
+
+// run executes a merged batch. When it fails, a batch that could not reach the database fails as a
+// whole (each request alone would only wait for it again); otherwise each request is retried alone,
+// so that one bad request does not fail the others merged with it.
+func (c *coalescer[Req, Resp]) run(ctx context.Context, reqs []Req) ([]Resp, []error) {
+	errs := make([]error, len(reqs))
+	resps, err := c.exec(ctx, reqs)
+	if err == nil {
+		return resps, errs
+	}
+	resps = make([]Resp, len(reqs))
+	if len(reqs) == 1 || unreachable(err) {
+		for i := range errs {
+			errs[i] = err
+		}
+		return resps, errs
+	}
+	for i, r := range reqs {
+		out, err := c.exec(ctx, []Req{r})
+		if err == nil {
+			resps[i] = out[0]
+		}
+		errs[i] = err
+	}
+	return resps, errs
 }
 
 // do submits req and waits for its answer or for ctx to end.

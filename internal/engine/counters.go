@@ -42,19 +42,7 @@ func (c *queueCounters) take() []store.QueueOps {
 // putBack re-adds counts whose flush failed, so they go out with the next one.
 func (c *queueCounters) putBack(ops []store.QueueOps) {
 	for _, d := range ops {
-		c.with(d.Queue, func(o *store.QueueOps) {
-			o.PushRequests += d.PushRequests
-			o.PushMessages += d.PushMessages
-			o.PopRequests += d.PopRequests
-			o.PopMessages += d.PopMessages
-			o.PopEmpty += d.PopEmpty
-			o.AckSuccess += d.AckSuccess
-			o.AckFailed += d.AckFailed
-			o.DLQ += d.DLQ
-			o.LagSumMs += d.LagSumMs
-			o.LagCount += d.LagCount
-			o.LagMaxMs = max(o.LagMaxMs, d.LagMaxMs)
-		})
+		c.with(d.Queue, func(o *store.QueueOps) { o.Add(d) })
 	}
 }
 
@@ -137,3 +125,9 @@ func (e *Engine) observeAck(items []AckItem, res []AckResult) {
 		}
 	}
 }
+
+// TakeQueueOps hands the stats loop the operation counts since its last take.
+func (e *Engine) TakeQueueOps() []store.QueueOps { return e.counters.take() }
+
+// PutBackQueueOps returns counts whose flush failed, so they go out with the next one.
+func (e *Engine) PutBackQueueOps(ops []store.QueueOps) { e.counters.putBack(ops) }

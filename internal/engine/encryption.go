@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/queen-go/queen/internal/crypto"
 	"github.com/queen-go/queen/internal/store"
@@ -19,18 +17,6 @@ type Observer interface {
 	Acked(queue, status string, messages int)
 }
 
-// encryptionCache remembers which queues are encrypted, so a push does not read the flag each time.
-type encryptionCache struct {
-	mu  sync.Mutex // protects m
-	ttl time.Duration
-	m   map[string]encEntry
-}
-
-type encEntry struct {
-	enabled bool
-	at      time.Time
-}
-
 // CheckEncryption is configure's guard: encryption cannot be enabled on a broker without a key.
 func (e *Engine) CheckEncryption(enabled bool) error {
 	if enabled && e.key == nil {
@@ -41,33 +27,20 @@ func (e *Engine) CheckEncryption(enabled bool) error {
 
 // ForgetQueueEncryption drops the cached encryption flag of a queue; configure calls it.
 func (e *Engine) ForgetQueueEncryption(queue string) {
-	e.enc.mu.Lock()
-	delete(e.enc.m, queue)
-	e.enc.mu.Unlock()
+	e.enc.forget(queue)
 }
 
 // queueEncrypted answers from the cache, reading the queue's flag when unknown or older than the TTL.
 // A queue that does not exist yet (auto-created by this push) is not encrypted.
 func (e *Engine) queueEncrypted(ctx context.Context, queue string) (bool, error) {
-	e.enc.mu.Lock()
-	ent, ok := e.enc.m[queue]
-	e.enc.mu.Unlock()
-	if ok && time.Since(ent.at) < e.enc.ttl {
-		return ent.enabled, nil
+	if enabled, ok := e.enc.get(queue); ok {
+		return enabled, nil
 	}
 	enabled, err := e.st.QueueEncrypted(ctx, queue)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return false, err
 	}
-	e.enc.mu.Lock()
-	if e.enc.m == nil {
-		e.enc.m = map[string]encEntry{}
-	}
-	if len(e.enc.m) > 100_000 {
-		clear(e.enc.m)
-	}
-	e.enc.m[queue] = encEntry{enabled: enabled, at: time.Now()}
-	e.enc.mu.Unlock()
+	e.enc.put(queue, enabled)
 	return enabled, nil
 }
 

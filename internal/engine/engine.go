@@ -24,7 +24,6 @@ type Options struct {
 	AckWorkers              int           // concurrent ack batches in flight
 	AckMaxItems             int           // ack items merged into one transaction
 	RecheckInterval         time.Duration // safety re-check of parked long-polls (expired leases, delays)
-	EvictionInterval        time.Duration // maxWaitTimeSeconds sweep
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
 	MaxPollTimeout          time.Duration // longest long-poll honoured
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
@@ -40,38 +39,22 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	if o.PushWorkers <= 0 {
-		o.PushWorkers = 4
-	}
-	if o.PushMaxItems <= 0 {
-		o.PushMaxItems = 1000
-	}
-	if o.AckWorkers <= 0 {
-		o.AckWorkers = 4
-	}
-	if o.AckMaxItems <= 0 {
-		o.AckMaxItems = 1000
-	}
-	if o.RecheckInterval <= 0 {
-		o.RecheckInterval = time.Second
-	}
-	if o.MaxPollTimeout <= 0 {
-		o.MaxPollTimeout = 300 * time.Second
-	}
-	if o.SpoolFlushInterval <= 0 {
-		o.SpoolFlushInterval = 100 * time.Millisecond
-	}
-	if o.SpoolReplayBatch <= 0 {
-		o.SpoolReplayBatch = 100
-	}
-	if o.EvictionInterval <= 0 {
-		o.EvictionInterval = time.Minute
-	}
-	if o.OperationTimeout <= 0 {
-		o.OperationTimeout = 30 * time.Second
-	}
-	if o.EncryptionCacheTTL <= 0 {
-		o.EncryptionCacheTTL = time.Second
+	orDefault(&o.PushWorkers, 4)
+	orDefault(&o.PushMaxItems, 1000)
+	orDefault(&o.AckWorkers, 4)
+	orDefault(&o.AckMaxItems, 1000)
+	orDefault(&o.RecheckInterval, time.Second)
+	orDefault(&o.MaxPollTimeout, 300*time.Second)
+	orDefault(&o.SpoolFlushInterval, 100*time.Millisecond)
+	orDefault(&o.SpoolReplayBatch, 100)
+	orDefault(&o.OperationTimeout, 30*time.Second)
+	orDefault(&o.EncryptionCacheTTL, time.Second)
+}
+
+// orDefault sets *p to def unless it is positive.
+func orDefault[T int | time.Duration](p *T, def T) {
+	if *p <= 0 {
+		*p = def
 	}
 }
 
@@ -81,21 +64,22 @@ type Engine struct {
 	log     *slog.Logger
 	opt     Options
 	waiters *waiters
-	parts   *partitionCache
-	subs    subscriptionCache
-	lim     limitCache
+	parts   *ttlCache[store.PartitionKey, uuid.UUID] // partition ids by (queue, partition); never stale: ids are forgotten on delete
+	subs    *ttlCache[string, struct{}]              // recorded (queue, group) subscriptions, for subscriptionTTL
+	lim     *ttlCache[string, int32]                 // each queue's maxSize, for limitTTL
 	maint   maintenanceState
 
 	ann         *announcer
 	spool       *spool.Spool
 	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
+	unmigrated  atomic.Bool   // startup.go: the schema is not migrated yet (started while PostgreSQL was down)
 	replayKick  chan struct{} // wakes the replay loop early
 	spoolHealth spoolHealth   // deadspool.go: what /health and metrics say about draining
 	push        *coalescer[pushJob, []store.PushOutcome]
 	ack         *coalescer[[]AckItem, []AckResult]
-	key         *crypto.Key     // Options.Key
-	enc         encryptionCache // which queues are encrypted
-	counters    queueCounters   // per-queue operation counts for the stats loop
+	key         *crypto.Key             // Options.Key
+	enc         *ttlCache[string, bool] // which queues are encrypted, for EncryptionCacheTTL
+	counters    queueCounters           // per-queue operation counts for the stats loop
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once
@@ -107,9 +91,10 @@ type Engine struct {
 // New builds an engine over st. Call Start before use and Stop when done.
 func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	opt.defaults()
-	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newPartitionCache(100_000),
+	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newTTLCache[store.PartitionKey, uuid.UUID](0, 100_000, nil),
+		subs: newTTLCache[string, struct{}](subscriptionTTL, 100_000, nil), lim: newTTLCache[string, int32](limitTTL, 100_000, nil),
 		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer(),
-		key: opt.Key, enc: encryptionCache{ttl: opt.EncryptionCacheTTL, m: map[string]encEntry{}}}
+		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil)}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
 		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
@@ -122,7 +107,7 @@ func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
 	e.push.start(ctx, e.opt.PushWorkers)
 	e.ack.start(ctx, e.opt.AckWorkers)
-	e.wg.Add(3)
+	e.wg.Add(2)
 	go func() {
 		defer e.wg.Done()
 		e.announceLoop(ctx)
@@ -130,10 +115,6 @@ func (e *Engine) Start(ctx context.Context) {
 	go func() {
 		defer e.wg.Done()
 		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.onNotify)
-	}()
-	go func() {
-		defer e.wg.Done()
-		e.evictLoop(ctx)
 	}()
 	if e.spool != nil {
 		e.wg.Add(1)
@@ -165,67 +146,11 @@ func (e *Engine) Stop() {
 func (e *Engine) Parked() int { return e.waiters.count() }
 
 // Ping checks the database round-trip.
-func (e *Engine) Ping(ctx context.Context) error { return e.st.Ping(ctx) }
-
-// partitionCache remembers partition ids so a push to a known partition costs no lookup. It only
-// grows until a size bound, then starts over: ids never change while a partition exists. Entries are
-// grouped by queue so that a queue's name is held once, not once per partition (100 000 partitions
-// of one queue then cost a few MB).
-type partitionCache struct {
-	mu  sync.RWMutex // protects m and n
-	m   map[string]map[string]uuid.UUID
-	n   int
-	max int
-}
-
-func newPartitionCache(max int) *partitionCache {
-	return &partitionCache{m: map[string]map[string]uuid.UUID{}, max: max}
-}
-
-func (c *partitionCache) get(k store.PartitionKey) (uuid.UUID, bool) {
-	c.mu.RLock()
-	id, ok := c.m[k.Queue][k.Partition]
-	c.mu.RUnlock()
-	return id, ok
-}
-
-func (c *partitionCache) put(m map[store.PartitionKey]uuid.UUID) {
-	c.mu.Lock()
-	if c.n+len(m) > c.max {
-		c.m, c.n = map[string]map[string]uuid.UUID{}, 0
+func (e *Engine) Ping(ctx context.Context) error {
+	if e.unmigrated.Load() {
+		return ErrNotMigrated
 	}
-	for k, v := range m {
-		parts := c.m[k.Queue]
-		if parts == nil {
-			parts = map[string]uuid.UUID{}
-			c.m[k.Queue] = parts
-		}
-		if _, ok := parts[k.Partition]; !ok {
-			c.n++
-		}
-		parts[k.Partition] = v
-	}
-	c.mu.Unlock()
-}
-
-func (c *partitionCache) forgetQueue(queue string) {
-	c.mu.Lock()
-	c.n -= len(c.m[queue])
-	delete(c.m, queue)
-	c.mu.Unlock()
-}
-
-func (c *partitionCache) forget(keys []store.PartitionKey) {
-	c.mu.Lock()
-	for _, k := range keys {
-		if parts := c.m[k.Queue]; parts != nil {
-			if _, ok := parts[k.Partition]; ok {
-				delete(parts, k.Partition)
-				c.n--
-			}
-		}
-	}
-	c.mu.Unlock()
+	return e.st.Ping(ctx)
 }
 
 // PoolStats reports the database pool for the metrics surface.

@@ -3,60 +3,18 @@ package engine
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/queen-go/queen/internal/store"
 )
 
-// subscriptionCache remembers which (queue, group) subscriptions are recorded, so a named group's pop
-// costs no extra round-trip. Entries expire so that a subscription deleted through another broker is
-// re-recorded here soon after.
-type subscriptionCache struct {
-	mu sync.Mutex // protects m
-	m  map[string]time.Time
-}
-
+// subscriptionTTL bounds how long a recorded subscription is trusted without a round-trip, so that one
+// deleted through another broker is recorded again here soon after.
 const subscriptionTTL = 10 * time.Second
 
-func (c *subscriptionCache) fresh(key string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.m[key]
-	return ok && now.Sub(t) < subscriptionTTL
-}
-
-func (c *subscriptionCache) put(key string, now time.Time) {
-	c.mu.Lock()
-	if c.m == nil || len(c.m) > 100_000 {
-		c.m = map[string]time.Time{}
-	}
-	c.m[key] = now
-	c.mu.Unlock()
-}
-
-func (c *subscriptionCache) forgetGroup(group string) {
-	c.mu.Lock()
-	for k := range c.m {
-		if strings.HasSuffix(k, "\x00"+group) {
-			delete(c.m, k)
-		}
-	}
-	c.mu.Unlock()
-}
-
-func (c *subscriptionCache) forgetQueue(queue string) {
-	c.mu.Lock()
-	for k := range c.m {
-		if strings.HasPrefix(k, queue+"\x00") {
-			delete(c.m, k)
-		}
-	}
-	c.mu.Unlock()
-}
-
-// subscription resolves a pop's subscription options (api.md §9): subscriptionFrom (a timestamp or
-// "now") wins over subscriptionMode, which falls back to DEFAULT_SUBSCRIPTION_MODE.
+// subscription resolves where a named group starts in a queue it meets for the first time:
+// subscriptionFrom (a timestamp or "now") wins over subscriptionMode (all, new, new-only), which
+// falls back to DEFAULT_SUBSCRIPTION_MODE.
 func (e *Engine) subscription(mode, from string) (string, time.Time, error) {
 	switch from {
 	case "":
@@ -84,8 +42,7 @@ func (e *Engine) subscription(mode, from string) (string, time.Time, error) {
 // ensureSubscription records a named group's first subscription on a queue (the first one wins).
 func (e *Engine) ensureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) error {
 	key := queue + "\x00" + group
-	now := time.Now()
-	if e.subs.fresh(key, now) {
+	if _, ok := e.subs.get(key); ok {
 		return nil
 	}
 	exists, err := e.st.EnsureSubscription(ctx, queue, group, mode, ts)
@@ -93,7 +50,7 @@ func (e *Engine) ensureSubscription(ctx context.Context, queue, group, mode stri
 		return err
 	}
 	if exists {
-		e.subs.put(key, now)
+		e.subs.put(key, struct{}{})
 	}
 	return nil
 }
@@ -226,7 +183,7 @@ func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 	if err != nil {
 		return nil, opErr("delete consumer group", err)
 	}
-	e.subs.forgetGroup(group)
+	e.subs.forgetIf(func(k string) bool { return strings.HasSuffix(k, "\x00"+group) })
 	if cursors == 0 && meta == 0 {
 		if queue != "" {
 			return nil, notFound("consumer group %q has no cursors on queue %q", group, queue)

@@ -3,45 +3,25 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
-// limitCache remembers each queue's maxSize for a few seconds, so that pushes to queues without a
-// limit (the common case) cost no extra round-trip. A configure on this broker refreshes it at once;
-// one on another broker is seen within limitTTL.
-type limitCache struct {
-	mu sync.Mutex // protects m
-	m  map[string]limitEntry
-}
-
-type limitEntry struct {
-	max int32
-	at  time.Time
-}
-
+// limitTTL bounds how long this broker trusts a queue's cached maxSize: pushes to queues without a
+// limit (the common case) then cost no extra round-trip. A configure on this broker refreshes it at
+// once; one on another broker is seen within limitTTL.
 const limitTTL = 5 * time.Second
-
-func (c *limitCache) forget(queue string) {
-	c.mu.Lock()
-	delete(c.m, queue)
-	c.mu.Unlock()
-}
 
 // limits returns the maxSize of each queue (0 = none, also for queues that do not exist yet).
 func (e *Engine) limits(ctx context.Context, queues []string) (map[string]int32, error) {
-	now := time.Now()
 	out := make(map[string]int32, len(queues))
 	var missing []string
-	e.lim.mu.Lock()
 	for _, q := range queues {
-		if ent, ok := e.lim.m[q]; ok && now.Sub(ent.at) < limitTTL {
-			out[q] = ent.max
+		if max, ok := e.lim.get(q); ok {
+			out[q] = max
 		} else {
 			missing = append(missing, q)
 		}
 	}
-	e.lim.mu.Unlock()
 	if len(missing) == 0 {
 		return out, nil
 	}
@@ -49,15 +29,11 @@ func (e *Engine) limits(ctx context.Context, queues []string) (map[string]int32,
 	if err != nil {
 		return nil, err
 	}
-	e.lim.mu.Lock()
-	if e.lim.m == nil || len(e.lim.m) > 100_000 {
-		e.lim.m = map[string]limitEntry{}
-	}
+	fetched := make(map[string]int32, len(missing))
 	for _, q := range missing {
-		out[q] = got[q]
-		e.lim.m[q] = limitEntry{max: got[q], at: now}
+		out[q], fetched[q] = got[q], got[q]
 	}
-	e.lim.mu.Unlock()
+	e.lim.putAll(fetched)
 	return out, nil
 }
 

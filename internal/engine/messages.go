@@ -20,14 +20,24 @@ type MessageFilter struct {
 	Limit, Offset                     int
 }
 
+// MessageRef names a message and where it lives; every message shape starts with it.
+type MessageRef struct {
+	ID            string `json:"id"`
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	QueuePath     string `json:"queuePath"`
+	Queue         string `json:"queue"`
+	Partition     string `json:"partition"`
+}
+
+func messageRef(id, partitionID uuid.UUID, tx, queue, partition string) MessageRef {
+	return MessageRef{ID: id.String(), TransactionID: tx, PartitionID: partitionID.String(), QueuePath: queue + "/" + partition,
+		Queue: queue, Partition: partition}
+}
+
 // MessageItem is one message of a listing, without payload.
 type MessageItem struct {
-	ID             string  `json:"id"`
-	TransactionID  string  `json:"transactionId"`
-	PartitionID    string  `json:"partitionId"`
-	QueuePath      string  `json:"queuePath"`
-	Queue          string  `json:"queue"`
-	Partition      string  `json:"partition"`
+	MessageRef
 	Namespace      string  `json:"namespace"`
 	Task           string  `json:"task"`
 	Status         string  `json:"status"`
@@ -83,9 +93,8 @@ func (e *Engine) Messages(ctx context.Context, f MessageFilter) (*MessageList, e
 	}
 	out := &MessageList{Messages: make([]MessageItem, len(rows)), ConsumerGroup: f.Group}
 	for i, m := range rows {
-		out.Messages[i] = MessageItem{ID: m.ID.String(), TransactionID: m.TransactionID, PartitionID: m.PartitionID.String(),
-			QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition, Namespace: m.Namespace,
-			Task: m.Task, Status: m.Status, ConsumerGroup: f.Group, TraceID: optUUID(m.TraceID), ProducerSub: m.ProducerSub,
+		out.Messages[i] = MessageItem{MessageRef: messageRef(m.ID, m.PartitionID, m.TransactionID, m.Queue, m.Partition),
+			Namespace: m.Namespace, Task: m.Task, Status: m.Status, ConsumerGroup: f.Group, TraceID: optUUID(m.TraceID), ProducerSub: m.ProducerSub,
 			QueuePriority: m.Priority, CreatedAt: isoMillis(m.CreatedAt), LeaseExpiresAt: optTime(m.LeaseExpiresAt)}
 	}
 	if f.Queue != "" {
@@ -128,12 +137,7 @@ type MessageQueueConfig struct {
 // MessageView is one message with its decrypted payload and its status across consumer groups: dead_letter
 // when a group dead-lettered it, completed when every group consumed it, processing while leased.
 type MessageView struct {
-	ID             string             `json:"id"`
-	TransactionID  string             `json:"transactionId"`
-	PartitionID    string             `json:"partitionId"`
-	QueuePath      string             `json:"queuePath"`
-	Queue          string             `json:"queue"`
-	Partition      string             `json:"partition"`
+	MessageRef
 	Namespace      string             `json:"namespace"`
 	Task           string             `json:"task"`
 	Status         string             `json:"status"`
@@ -160,9 +164,8 @@ func (e *Engine) Message(ctx context.Context, partitionID uuid.UUID, tx string) 
 	if err != nil {
 		return nil, opErr("get message", err)
 	}
-	v := &MessageView{ID: m.ID.String(), TransactionID: m.TransactionID, PartitionID: m.PartitionID.String(),
-		QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition, Namespace: m.Namespace,
-		Task: m.Task, Status: "pending", Payload: payload, IsEncrypted: m.Encrypted, TraceID: optUUID(m.TraceID),
+	v := &MessageView{MessageRef: messageRef(m.ID, m.PartitionID, m.TransactionID, m.Queue, m.Partition),
+		Namespace: m.Namespace, Task: m.Task, Status: "pending", Payload: payload, IsEncrypted: m.Encrypted, TraceID: optUUID(m.TraceID),
 		ProducerSub: m.ProducerSub, CreatedAt: isoMillis(m.CreatedAt),
 		QueueConfig: MessageQueueConfig{LeaseTime: m.LeaseTime, RetryLimit: m.RetryLimit, RetryDelay: m.RetryDelay,
 			TTL: m.TTL, Priority: m.Priority},

@@ -20,7 +20,7 @@ type PopRequest struct {
 	AutoAck    bool
 	Wait       bool
 	Timeout    time.Duration
-	// Where a named group starts in partitions it meets first (api.md §9).
+	// Where a named group starts in partitions it meets first (see Engine.subscription).
 	SubscriptionMode string
 	SubscriptionFrom string
 	// Namespace/task pop: Queue is empty and every queue matching these is drained, highest priority first.

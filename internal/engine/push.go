@@ -128,22 +128,9 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	}
 	job := pushJob{rows: make([]store.PushRow, len(items))}
 	for i, it := range items {
-		payload := it.Payload
-		if len(payload) == 0 {
-			payload = jsonNull
-		}
-		r := store.PushRow{
-			PartitionID:   pids[i],
-			TransactionID: it.TransactionID,
-			ID:            uuid.Must(uuid.NewV7()),
-			Payload:       payload,
-			ProducerSub:   nonEmpty(it.ProducerSub),
-			TraceID:       it.TraceID,
-		}
-		if err := e.sealRow(ctx, it.Queue, &r); err != nil {
+		if job.rows[i], err = e.pushRow(ctx, it, pids[i]); err != nil {
 			return nil, nil, err
 		}
-		job.rows[i] = r
 	}
 
 	outs, err := e.push.do(ctx, job)
@@ -214,7 +201,7 @@ func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult
 		if len(stale) == 0 || attempt == 2 {
 			return res, nil
 		}
-		e.parts.forget(stale)
+		e.parts.forget(stale...)
 	}
 }
 
@@ -237,7 +224,7 @@ func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUI
 	if err != nil {
 		return nil, err
 	}
-	e.parts.put(ids)
+	e.parts.putAll(ids)
 	for i, it := range items {
 		if out[i] == uuid.Nil {
 			id, ok := ids[store.PartitionKey{Queue: it.Queue, Partition: it.Partition}]
@@ -262,38 +249,42 @@ func pushShard(j pushJob) uint64 {
 	return binary.BigEndian.Uint64(j.rows[0].PartitionID[8:])
 }
 
-// pushBatch stores the rows of several concurrent push requests with one statement. If the merged batch
-// fails for a reason other than the database being out of reach, each request is retried alone so that
-// one request's failure is never another's.
-func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, []error) {
+// pushBatch stores the rows of several concurrent push requests with one statement and splits the
+// outcomes per request (the coalescer retries each request alone when the merged one fails).
+func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, error) {
+	var rows []store.PushRow
+	for _, j := range jobs {
+		rows = append(rows, j.rows...)
+	}
+	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
+	defer cancel()
+	all, err := e.st.Push(octx, rows)
+	if err != nil {
+		return nil, err
+	}
 	outs := make([][]store.PushOutcome, len(jobs))
-	errs := make([]error, len(jobs))
-	run := func(js []pushJob) ([]store.PushOutcome, error) {
-		var rows []store.PushRow
-		for _, j := range js {
-			rows = append(rows, j.rows...)
-		}
-		octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
-		defer cancel()
-		return e.st.Push(octx, rows)
-	}
-	all, err := run(jobs)
-	if err == nil {
-		off := 0
-		for i, j := range jobs {
-			outs[i] = all[off : off+len(j.rows)]
-			off += len(j.rows)
-		}
-		return outs, errs
-	}
-	if len(jobs) == 1 || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrPool) {
-		for i := range errs {
-			errs[i] = err
-		}
-		return outs, errs
-	}
+	off := 0
 	for i, j := range jobs {
-		outs[i], errs[i] = run([]pushJob{j})
+		outs[i] = all[off : off+len(j.rows)]
+		off += len(j.rows)
 	}
-	return outs, errs
+	return outs, nil
+}
+
+// pushRow builds the stored row of one item: a new UUIDv7 id (so ids minted in order sort in order),
+// a JSON null for an empty payload, and the payload sealed when the queue is encrypted. Every path that
+// stores pushes (push, transaction, stream cycle) goes through it, so none can skip encryption.
+func (e *Engine) pushRow(ctx context.Context, it PushItem, partitionID uuid.UUID) (store.PushRow, error) {
+	r := store.PushRow{
+		PartitionID:   partitionID,
+		TransactionID: it.TransactionID,
+		ID:            uuid.Must(uuid.NewV7()),
+		Payload:       it.Payload,
+		ProducerSub:   nonEmpty(it.ProducerSub),
+		TraceID:       it.TraceID,
+	}
+	if len(r.Payload) == 0 {
+		r.Payload = jsonNull
+	}
+	return r, e.sealRow(ctx, it.Queue, &r)
 }

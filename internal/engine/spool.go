@@ -45,7 +45,7 @@ func (e *Engine) divert(ctx context.Context) bool {
 	if e.spool == nil {
 		return false
 	}
-	if e.dbDown.Load() || !e.spool.Empty() {
+	if e.dbDown.Load() || e.unmigrated.Load() || !e.spool.Empty() {
 		return true
 	}
 	push, _ := e.Maintenance(ctx)
@@ -98,6 +98,9 @@ func (e *Engine) replayLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-e.replayKick:
+		}
+		if e.unmigrated.Load() {
+			continue // no tables to replay into yet
 		}
 		if e.spool.Empty() {
 			e.dbDown.Store(false)

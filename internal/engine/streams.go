@@ -13,7 +13,7 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// Streams: the broker side of the fat-client stream processor (../shared/spec/streams.md). Operators run
+// Streams: the broker side of the fat-client stream processor (client/streams). Operators run
 // in the client; the broker keeps a registry of queries, a key/value state per (query, source
 // partition) and commits each processing cycle (state changes, sink pushes, source ack) in one
 // PostgreSQL transaction.
@@ -161,7 +161,7 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 			return res, nil
 		case errors.Is(err, errTxStale) && attempt < 2:
 			for _, p := range req.PushItems {
-				e.parts.forget([]store.PartitionKey{{Queue: p.Queue, Partition: p.Partition}})
+				e.parts.forget(store.PartitionKey{Queue: p.Queue, Partition: p.Partition})
 			}
 			continue
 		case errors.As(err, &cf):
@@ -169,9 +169,12 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 		case errors.As(err, &sc):
 			return failed(res, sc.Error()), nil
 		case errors.As(err, &pe) && !transientPg(pe.Code):
-			// A statement-level failure is the procedure's business (a foreign key to an unknown query,
-			// for instance); the connection and the pool are fine.
-			return failed(res, pe.Message), nil
+			// A statement-level failure is the cycle's own fault; the connection and the pool are fine.
+			// Its text names tables and constraints, so the answer says what it means instead.
+			if pe.Code == "23503" {
+				return failed(res, fmt.Sprintf("query_id %s is not registered", req.QueryID)), nil
+			}
+			return failed(res, "a value was refused by the database"), nil
 		}
 		return nil, opErr("cycle", err)
 	}
@@ -280,12 +283,7 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		}
 		for i, p := range pushes {
 			// IDs are UUIDv7 minted in emit order: sink order equals emit order.
-			rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-				Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
-			if len(rows[i].Payload) == 0 {
-				rows[i].Payload = jsonNull
-			}
-			if err := e.sealRow(ctx, p.Queue, &rows[i]); err != nil {
+			if rows[i], err = e.pushRow(ctx, p, pids[i]); err != nil {
 				return err
 			}
 		}

@@ -10,19 +10,11 @@ import (
 )
 
 // TraceRecord is a trace event to store on a message.
-type TraceRecord struct {
-	PartitionID   uuid.UUID
-	TransactionID string
-	EventType     string
-	Data          []byte
-	ConsumerGroup string // "" = none
-	WorkerID      string // "" = none
-	Names         []string
-}
+type TraceRecord = store.TraceParams
 
 // RecordTrace stores a trace event; a NotFoundError when the message does not exist.
 func (e *Engine) RecordTrace(ctx context.Context, t TraceRecord) (uuid.UUID, error) {
-	id, err := e.st.RecordTrace(ctx, store.TraceParams(t))
+	id, err := e.st.RecordTrace(ctx, t)
 	return id, opErrOr("record trace", err, "Message not found: %s/%s", t.PartitionID, t.TransactionID)
 }
 

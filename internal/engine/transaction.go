@@ -85,7 +85,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 		res, err := e.transactionOnce(ctx, ops, acks, pushes)
 		if errors.Is(err, errTxStale) && attempt < 2 {
 			for _, p := range pushes {
-				e.parts.forget([]store.PartitionKey{{Queue: p.Queue, Partition: p.Partition}})
+				e.parts.forget(store.PartitionKey{Queue: p.Queue, Partition: p.Partition})
 			}
 			continue
 		}
@@ -154,10 +154,8 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 
 	rows := make([]store.PushRow, len(pushes))
 	for i, p := range pushes {
-		rows[i] = store.PushRow{PartitionID: pids[i], TransactionID: p.TransactionID, ID: uuid.Must(uuid.NewV7()),
-			Payload: p.Payload, ProducerSub: nonEmpty(p.ProducerSub), TraceID: p.TraceID}
-		if len(rows[i].Payload) == 0 {
-			rows[i].Payload = jsonNull
+		if rows[i], err = e.pushRow(ctx, p, pids[i]); err != nil {
+			return nil, err
 		}
 	}
 	if len(rows) > 0 {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/httpapi"
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 const amSecret = "matrix-secret"
@@ -53,7 +52,7 @@ func amSetup(t *testing.T, env map[string]string) *amBundle {
 	for k, v := range env {
 		vars[k] = v
 	}
-	rb := testenv.StartBroker(t, vars)
+	rb := setup(t, vars).rb
 	return &amBundle{url: rb.URL, rsaKey: key, hc: &http.Client{Timeout: 30 * time.Second}}
 }
 

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 type seqPayload struct {
@@ -38,7 +36,7 @@ func checkOrder(t *testing.T, got []message, producers, perProducer int) {
 
 func TestFIFOUnderConcurrentProducers(t *testing.T) {
 	t.Parallel()
-	b := testenv.StartBroker(t, nil)
+	b := setup(t, nil).rb
 	a := newAPI(t, b.URL)
 	const producers, perProducer = 8, 60
 	var wg sync.WaitGroup
@@ -80,7 +78,7 @@ func TestFIFOUnderConcurrentProducers(t *testing.T) {
 
 func TestCompetingConsumersNeverShareALease(t *testing.T) {
 	t.Parallel()
-	b := testenv.StartBroker(t, nil)
+	b := setup(t, nil).rb
 	a := newAPI(t, b.URL)
 	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": "compete", "options": map[string]any{"leaseTime": 120}})
 	require.Equal(t, http.StatusOK, st, string(body))
@@ -140,7 +138,7 @@ func TestCompetingConsumersNeverShareALease(t *testing.T) {
 
 func TestLeaseExpiryRedelivers(t *testing.T) {
 	t.Parallel()
-	b := testenv.StartBroker(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "100"})
+	b := setup(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "100"}).rb
 	a := newAPI(t, b.URL)
 	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": "expiry", "options": map[string]any{"leaseTime": 1}})
 	require.Equal(t, http.StatusOK, st, string(body))
@@ -169,7 +167,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 func TestLongPollIsWokenByThePush(t *testing.T) {
 	t.Parallel()
 	// The safety re-check is 10 s: an answer within 2 s of the push can only come from the wake-up.
-	b := testenv.StartBroker(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "10000"})
+	b := setup(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "10000"}).rb
 	a := newAPI(t, b.URL)
 	for _, path := range []string{"/api/v1/pop/queue/wake", "/api/v1/pop/queue/wake/partition/p1"} {
 		got := make(chan *popResult, 1)
@@ -195,7 +193,7 @@ func TestLongPollIsWokenByThePush(t *testing.T) {
 
 func TestEmptyLongPollAnswersAtItsDeadline(t *testing.T) {
 	t.Parallel()
-	b := testenv.StartBroker(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "10000"})
+	b := setup(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "10000"}).rb
 	a := newAPI(t, b.URL)
 	start := time.Now()
 	require.Nil(t, a.pop("/api/v1/pop/queue/idle?wait=true&timeout=700"))
@@ -204,7 +202,7 @@ func TestEmptyLongPollAnswersAtItsDeadline(t *testing.T) {
 
 func TestTenThousandMessagesExactlyOnceInPartitionOrder(t *testing.T) {
 	t.Parallel()
-	b := testenv.StartBroker(t, nil)
+	b := setup(t, nil).rb
 	a := newAPI(t, b.URL)
 	const producers, perProducer, partitions = 4, 2500, 100
 	var wg sync.WaitGroup

@@ -8,15 +8,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestEncryptedQueue checks that an encrypted queue stores ciphertext while every read returns plaintext.
 func TestEncryptedQueue(t *testing.T) {
 	t.Parallel()
 	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	rb := testenv.StartBroker(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key})
+	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
 	a := newAPI(t, rb.URL)
 	db := openDB(t, rb.DatabaseURL)
 	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})
@@ -65,8 +63,31 @@ func TestEncryptedQueue(t *testing.T) {
 func TestEncryptedQueueNeedsKey(t *testing.T) {
 	t.Parallel()
 	key := strings.Repeat("ab", 32)
-	rb := testenv.StartBroker(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key})
+	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
 	configureQueue(t, newAPI(t, rb.URL), "secret", map[string]any{"encryptionEnabled": true})
 	_, err := startBrokerErr(t, rb.DatabaseURL)
 	require.ErrorContains(t, err, "QUEEN_ENCRYPTION_KEY")
+}
+
+// TestEncryptedQueueTransactionPush: a push inside a transaction is sealed like a plain push.
+func TestEncryptedQueueTransactionPush(t *testing.T) {
+	t.Parallel()
+	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
+	a := newAPI(t, rb.URL)
+	db := openDB(t, rb.DatabaseURL)
+	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})
+	payload := map[string]any{"card": "4111-1111"}
+	res := smTx(t, a, map[string]any{"type": "push", "items": []map[string]any{
+		{"queue": "secret", "payload": payload, "transactionId": "tx-in-txn"}}})
+	require.True(t, res.Success, res.Error)
+
+	var raw []byte
+	var enc bool
+	require.NoError(t, db.QueryRow(t.Context(), `SELECT payload, is_encrypted FROM queenmq.messages WHERE transaction_id = 'tx-in-txn'`).Scan(&raw, &enc))
+	require.True(t, enc)
+	require.NotContains(t, string(raw), "4111")
+	got := a.pop("/api/v1/pop/queue/secret")
+	require.Len(t, got.Messages, 1)
+	require.JSONEq(t, mustMarshal(t, payload), string(got.Messages[0].Data))
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 func getWithToken(t *testing.T, url, token string) (int, string) {
@@ -36,7 +34,7 @@ func TestMetricsBehindAuth(t *testing.T) {
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "scraper", "role": "read-only",
 		"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(secret))
 	require.NoError(t, err)
-	b := testenv.StartBroker(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret})
+	b := setup(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret}).rb
 	for _, path := range []string{"/metrics", "/metrics/prometheus"} {
 		st, body := getWithToken(t, b.URL+path, "")
 		require.Equal(t, http.StatusUnauthorized, st, "%s: %s", path, body)
@@ -46,7 +44,7 @@ func TestMetricsBehindAuth(t *testing.T) {
 	st, _ := getWithToken(t, b.URL+"/health", "")
 	require.Equal(t, http.StatusOK, st, "health stays public")
 
-	open := testenv.StartBroker(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret, "METRICS_REQUIRE_AUTH": "false"})
+	open := setup(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret, "METRICS_REQUIRE_AUTH": "false"}).rb
 	st, body := getWithToken(t, open.URL+"/metrics/prometheus", "")
 	require.Equal(t, http.StatusOK, st, body)
 }
@@ -54,7 +52,7 @@ func TestMetricsBehindAuth(t *testing.T) {
 // TestQueueSeriesAreCapped: past METRICS_MAX_QUEUES distinct queues, pushes count under the
 // __overflow__ queue label instead of growing the exposition.
 func TestQueueSeriesAreCapped(t *testing.T) {
-	b := testenv.StartBroker(t, map[string]string{"METRICS_MAX_QUEUES": "3"})
+	b := setup(t, map[string]string{"METRICS_MAX_QUEUES": "3"}).rb
 	a := newAPI(t, b.URL)
 	for i := range 8 {
 		a.push(pushItem{Queue: fmt.Sprintf("card-%d", i), Payload: i})

@@ -5,14 +5,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestHeadNeverPops sends HEAD (with autoAck=true) to every pop route: each is a 404 like any method a
 // route does not have, and the message is still there for the GET that follows.
 func TestHeadNeverPops(t *testing.T) {
-	b := testenv.StartBroker(t, nil)
+	b := setup(t, nil).rb
 	a := newAPI(t, b.URL)
 	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": "headq", "namespace": "hns"})
 	require.Equal(t, http.StatusOK, st, string(body))

@@ -17,10 +17,29 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queen-go/queen/client"
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/testenv"
 )
+
+// testBundle is what an HTTP test of the broker works with: the running broker, a raw JSON client for
+// status codes, headers and exact bodies, and the public SDK for scenarios. Every test starts its
+// broker through setup.
+type testBundle struct {
+	rb  *testenv.RunningBroker
+	raw *api
+	sdk *client.Client
+}
+
+// setup starts a broker on a fresh database (env overrides its environment) for this test.
+func setup(t *testing.T, env map[string]string) *testBundle {
+	t.Helper()
+	rb := testenv.StartBroker(t, env)
+	sdk, err := client.New(client.Config{URLs: []string{rb.URL}})
+	require.NoError(t, err)
+	return &testBundle{rb: rb, raw: newAPI(t, rb.URL), sdk: sdk}
+}
 
 // api is a tiny JSON client for the broker under test.
 type api struct {
@@ -132,7 +151,7 @@ func (a *api) ackAll(group string, msgs []message, status string) []ackResult {
 	return res
 }
 
-// eventually polls f until it returns nil or the timeout passes.
+// eventually is the tests' one way to wait: it polls f until it returns nil or the timeout passes.
 func eventually(t testing.TB, timeout time.Duration, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -162,7 +181,7 @@ func smEnv(extra map[string]string) map[string]string {
 
 func smStart(t *testing.T, extra map[string]string) string {
 	t.Helper()
-	return testenv.StartBroker(t, smEnv(extra)).URL
+	return setup(t, smEnv(extra)).rb.URL
 }
 
 // smMessage is a popped message with the fields this file reads.

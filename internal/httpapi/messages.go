@@ -88,8 +88,7 @@ func (s *Server) handleStatusQueueMessages(w http.ResponseWriter, r *http.Reques
 	}
 	out := make([]queueMessage, len(l.Messages))
 	for i, m := range l.Messages {
-		out[i] = queueMessage{ID: m.ID, TransactionID: m.TransactionID, PartitionID: m.PartitionID, QueuePath: m.QueuePath,
-			Queue: m.Queue, Partition: m.Partition, Status: m.Status, CreatedAt: m.CreatedAt}
+		out[i] = queueMessage{MessageRef: m.MessageRef, Status: m.Status, CreatedAt: m.CreatedAt}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

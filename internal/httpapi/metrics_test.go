@@ -8,14 +8,12 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestPrometheus parses /metrics/prometheus with the text parser and looks for every family.
 func TestPrometheus(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, map[string]string{"STATS_INTERVAL_MS": "50"})
+	rb := setup(t, map[string]string{"STATS_INTERVAL_MS": "50"}).rb
 	a := newAPI(t, rb.URL)
 	a.push(pushItem{Queue: "prom", Payload: 1}, pushItem{Queue: "prom", Payload: 2})
 	m := a.pop("/api/v1/pop/queue/prom?batch=1")

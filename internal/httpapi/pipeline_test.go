@@ -14,8 +14,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestPipelineExactlyOnceThroughTransactions runs three stages, each consuming its input queue and, per
@@ -24,7 +22,7 @@ import (
 // outputs get fresh transaction ids, so a message processed twice would show up twice in the sink.
 func TestPipelineExactlyOnceThroughTransactions(t *testing.T) {
 	t.Parallel()
-	b := testenv.StartBroker(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "200"})
+	b := setup(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "200"}).rb
 	a := newAPI(t, b.URL)
 	const total, partitions, stages, workers = 5000, 10, 3, 3
 	queues := []string{"pipe-0", "pipe-1", "pipe-2", "pipe-sink"}

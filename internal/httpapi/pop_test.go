@@ -171,7 +171,12 @@ func TestPop(t *testing.T) {
 			got <- result{r, err}
 		}()
 		parked := b.rb.Broker.Parked()
-		ctWaitFor(t, func() bool { return b.rb.Broker.Parked() > parked })
+		eventually(t, ctHangGuard, func() error {
+			if b.rb.Broker.Parked() > parked {
+				return nil
+			}
+			return errorf("the pop is not parked yet")
+		})
 		b.push(t, ctItem(q, "", "w1", 1))
 		res := <-got
 		require.NoError(t, res.err)

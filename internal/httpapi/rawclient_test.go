@@ -63,7 +63,7 @@ type ctBroker struct {
 
 func ctStart(t *testing.T, env map[string]string) *ctBroker {
 	t.Helper()
-	rb := testenv.StartBroker(t, env)
+	rb := setup(t, env).rb
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &ctBroker{rb: rb, client: &http.Client{Transport: tr}}
@@ -269,18 +269,6 @@ func ctRequireUUID(t testing.TB, s string) {
 	require.Len(t, s, 36, "%q", s)
 	_, err := uuid.Parse(s)
 	require.NoError(t, err, "%q", s)
-}
-
-// ctWaitFor polls cond until it holds, failing after the hang guard.
-func ctWaitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(ctHangGuard)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		require.True(t, time.Now().Before(deadline), "condition not reached")
-		<-tick.C
-	}
 }
 
 // --- push ---

@@ -8,15 +8,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestRetentionDeletesExactlyTheExpired ages some messages with SQL and lets the retention loop
 // (100 ms interval) delete them; everything else stays.
 func TestRetentionDeletesExactlyTheExpired(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, map[string]string{"RETENTION_INTERVAL": "100", "STATS_INTERVAL_MS": "100"})
+	rb := setup(t, map[string]string{"RETENTION_INTERVAL": "100", "STATS_INTERVAL_MS": "100"}).rb
 	a := newAPI(t, rb.URL)
 	db := openDB(t, rb.DatabaseURL)
 	configureQueue(t, a, "ret-age", map[string]any{"retentionEnabled": true, "retentionSeconds": 3600})

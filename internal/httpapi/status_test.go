@@ -7,14 +7,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestReadRoutesCounts scripts pushes, pops, acks and a dead letter and checks every read route's numbers.
 func TestReadRoutesCounts(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, map[string]string{"STATS_INTERVAL_MS": "50"})
+	rb := setup(t, map[string]string{"STATS_INTERVAL_MS": "50"}).rb
 	a := newAPI(t, rb.URL)
 	q := "ops-counts"
 	configureQueue(t, a, q, map[string]any{"retryLimit": 0})

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,6 +15,10 @@ import (
 // decodeObject reads a body that must be one JSON object into its raw fields.
 func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
 	b, err := readBody(w, r, s.opt.MaxBodyBytes)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.kind == kindBadRequest {
+		return nil, badRequest("request body must be a JSON object") // empty or unreadable
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -21,6 +26,10 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[strin
 	var m map[string]json.RawMessage
 	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &m) != nil {
 		return nil, badRequest("request body must be a JSON object")
+	}
+	// The input limits of every body (docs/decisions.md): what PostgreSQL would refuse is a 400 here.
+	if err := guardBody(b); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

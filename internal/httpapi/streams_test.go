@@ -3,14 +3,14 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 type cycleResp struct {
@@ -73,7 +73,7 @@ func keysOf(rows []stateRow) []string {
 // and the public schema's cascade from queries to state.
 func TestStreamsRegister(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 
 	for _, c := range []struct {
@@ -88,6 +88,18 @@ func TestStreamsRegister(t *testing.T) {
 		st, out := a.do("POST", "/streams/v1/queries", c.body)
 		require.Equal(t, http.StatusBadRequest, st)
 		require.JSONEq(t, fmt.Sprintf(`{"error":%q}`, c.want), string(out))
+	}
+	for _, path := range []string{"/streams/v1/queries", "/streams/v1/cycle", "/streams/v1/state/get"} {
+		for _, raw := range []string{"", "null", "[1]", `"x"`, "{"} {
+			req, err := http.NewRequestWithContext(t.Context(), "POST", rb.URL+path, strings.NewReader(raw))
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s %q", path, raw)
+			require.JSONEq(t, `{"error":"request body must be a JSON object"}`, string(out), "%s %q", path, raw)
+		}
 	}
 
 	st, m := a.register("q1", "h1", false)
@@ -149,7 +161,7 @@ func TestStreamsRegister(t *testing.T) {
 // same cycle (a client that lost the answer, or retried after a 500) is refused and applies nothing.
 func TestStreamsCycle(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	_, m := a.register("agg", "h", false)
 	qid := m["query_id"].(string)
@@ -226,7 +238,7 @@ func TestStreamsCycle(t *testing.T) {
 // trace: state, sink and cursor are as before.
 func TestStreamsCycleRollback(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	_, m := a.register("rb", "h", false)
 	qid := m["query_id"].(string)
@@ -255,7 +267,8 @@ func TestStreamsCycleRollback(t *testing.T) {
 		{"no transactionId", func(b map[string]any) { b["ack"] = map[string]any{"leaseId": msg.LeaseID} }, "ack.transactionId is required"},
 		{"bad status", func(b map[string]any) { b["ack"].(map[string]any)["status"] = "maybe" }, "Unknown ack.status: maybe"},
 		{"bad uuid", func(b map[string]any) { b["query_id"] = "not-a-uuid" }, `invalid input syntax for type uuid: "not-a-uuid"`},
-		{"unknown query", func(b map[string]any) { b["query_id"] = "00000000-0000-4000-8000-000000000000" }, ""},
+		{"unknown query", func(b map[string]any) { b["query_id"] = "00000000-0000-4000-8000-000000000000" },
+			"query_id 00000000-0000-4000-8000-000000000000 is not registered"},
 	}
 	for _, c := range cases {
 		b := good()
@@ -286,7 +299,7 @@ func TestStreamsCycleRollback(t *testing.T) {
 // failed/dlq dead-letter the acked message and release the lease.
 func TestStreamsPartialAckKeepsLease(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	st, out := a.do("POST", "/api/v1/configure", map[string]any{"queue": "gated", "options": map[string]any{"leaseTime": 1}})
 	require.Equal(t, http.StatusOK, st, string(out))
@@ -333,7 +346,7 @@ func TestStreamsPartialAckKeepsLease(t *testing.T) {
 // state changed since the writer read it, and applies nothing of it.
 func TestStreamsStateExpect(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, nil)
+	rb := setup(t, nil).rb
 	a := newAPI(t, rb.URL)
 	_, m := a.register("ex", "h", false)
 	qid := m["query_id"].(string)

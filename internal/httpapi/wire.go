@@ -30,24 +30,16 @@ type messagePage struct {
 
 // queueMessage is one message of /status/queues/{queue}/messages.
 type queueMessage struct {
-	ID            string `json:"id"`
-	TransactionID string `json:"transactionId"`
-	PartitionID   string `json:"partitionId"`
-	QueuePath     string `json:"queuePath"`
-	Queue         string `json:"queue"`
-	Partition     string `json:"partition"`
-	Status        string `json:"status"`
-	CreatedAt     string `json:"createdAt"`
+	engine.MessageRef
+	Status    string `json:"status"`
+	CreatedAt string `json:"createdAt"`
 }
 
 // statusQueue is /status/queues/{queue}: the queue with its configuration, and each partition's counts
 // under both names the dashboard reads.
 type statusQueue struct {
 	Queue struct {
-		ID        string             `json:"id"`
-		Name      string             `json:"name"`
-		Namespace string             `json:"namespace"`
-		Task      string             `json:"task"`
+		engine.QueueRef
 		Priority  int32              `json:"priority"`
 		CreatedAt string             `json:"createdAt"`
 		Config    engine.QueueConfig `json:"config"`
@@ -75,7 +67,7 @@ type statusPartition struct {
 
 func statusQueueOf(q *engine.QueueDetail) statusQueue {
 	var out statusQueue
-	out.Queue.ID, out.Queue.Name, out.Queue.Namespace, out.Queue.Task = q.ID, q.Name, q.Namespace, q.Task
+	out.Queue.QueueRef = q.QueueRef
 	out.Queue.Priority, out.Queue.CreatedAt, out.Queue.Config = q.Priority, q.CreatedAt, q.Config
 	out.Partitions = make([]statusPartition, len(q.Partitions))
 	for i, p := range q.Partitions {

@@ -12,7 +12,7 @@ import (
 // Code is the machine-readable `code` of a proxy error; the codes are a contract, the texts are not.
 type Code string
 
-// The proxy's codes (docs: "Behind the proxy").
+// The proxy's codes (docs/proxy.md lists them with their statuses).
 const (
 	CodeUnauthorized         Code = "unauthorized"
 	CodeClusterSuspended     Code = "cluster_suspended"

@@ -97,7 +97,7 @@ type Spool struct {
 	activeCount int64
 	nextSeq     uint64
 
-	mu     sync.Mutex
+	mu     sync.Mutex   // protects queue, segs and closed; a leaf (taken inside the spool only)
 	queue  []*appendReq // Appends waiting for a group commit
 	segs   []*segment   // sealed segments, ascending seq
 	closed bool

@@ -12,11 +12,7 @@ import (
 // job lock; it reports how many messages it moved.
 func (s *Store) ExpireWaiting(ctx context.Context, lockKey int64, limit int) (int64, error) {
 	var n int64
-	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		var got bool
-		if err := tx.QueryRow(ctx, q("JobTryLock"), lockKey).Scan(&got); err != nil || !got {
-			return err
-		}
+	_, err := s.withJobLock(ctx, lockKey, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, q("MessageExpireWaiting"), limit).Scan(&n)
 	})
 	if err != nil {

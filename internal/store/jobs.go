@@ -9,8 +9,8 @@ import (
 
 // Advisory lock keys of the background jobs: one broker runs each pass, the others skip it.
 const (
-	StatsLockKey     int64 = 737002
-	RetentionLockKey int64 = 737001 // the original's retention key
+	statsLockKey     int64 = 737002
+	retentionLockKey int64 = 737001 // the original's retention key
 )
 
 // errSkipped ends a job transaction whose lock another broker holds.

@@ -11,7 +11,7 @@ import (
 // RefreshQueueStats recomputes the rolled-up queue_stats table. ran is false when another broker did
 // it at the same moment.
 func (s *Store) RefreshQueueStats(ctx context.Context) (ran bool, err error) {
-	ran, err = s.withJobLock(ctx, StatsLockKey, func(tx pgx.Tx) error {
+	ran, err = s.withJobLock(ctx, statsLockKey, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, q("StatsRefresh"))
 		return err
 	})
@@ -28,6 +28,21 @@ type QueueOps struct {
 	PopRequests, PopMessages, PopEmpty int64
 	AckSuccess, AckFailed, DLQ         int64
 	LagSumMs, LagCount, LagMaxMs       int64
+}
+
+// Add adds o's counts to q's; the lag maximum is the larger of the two.
+func (q *QueueOps) Add(o QueueOps) {
+	q.PushRequests += o.PushRequests
+	q.PushMessages += o.PushMessages
+	q.PopRequests += o.PopRequests
+	q.PopMessages += o.PopMessages
+	q.PopEmpty += o.PopEmpty
+	q.AckSuccess += o.AckSuccess
+	q.AckFailed += o.AckFailed
+	q.DLQ += o.DLQ
+	q.LagSumMs += o.LagSumMs
+	q.LagCount += o.LagCount
+	q.LagMaxMs = max(q.LagMaxMs, o.LagMaxMs)
 }
 
 // AddQueueOps adds this broker's counter deltas to the minute bucket of now.

@@ -35,6 +35,9 @@ type Options struct {
 	PoolSize         int32
 	AcquireTimeout   time.Duration // how long a request may wait for a free connection before ErrPool
 	StatementTimeout time.Duration
+	// DeferMigrate leaves the schema migration to an explicit Migrate call, so that a broker can start
+	// while PostgreSQL is unreachable and migrate when it appears.
+	DeferMigrate bool
 }
 
 // Store is a pool of connections to the broker's schema.
@@ -74,6 +77,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{pool: pool, schema: o.Schema, url: o.URL, acquireTimeout: o.AcquireTimeout}
 	if s.acquireTimeout <= 0 {
 		s.acquireTimeout = 5 * time.Second
+	}
+	if o.DeferMigrate {
+		return s, nil
 	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()

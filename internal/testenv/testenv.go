@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 
 	"github.com/queen-go/queen/internal/pgcluster"
 )
@@ -38,8 +39,10 @@ var (
 )
 
 // Main is used from TestMain: os.Exit(testenv.Main(m)). It runs the tests,
-// then stops the private cluster if one was started and removes its files.
+// then stops the private cluster if one was started and removes its files, and
+// finally fails the run if a goroutine the tests started is still running.
 func Main(m *testing.M) int {
+	before := goleak.IgnoreCurrent()
 	code := m.Run()
 	// Claim the Once so that nothing can start a cluster after teardown.
 	clusterOnce.Do(func() { clusterErr = errors.New("testenv: tests already finished") })
@@ -55,6 +58,12 @@ func Main(m *testing.M) int {
 	}
 	if clusterDir != "" {
 		_ = os.RemoveAll(clusterDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(before); err != nil {
+			fmt.Fprintln(os.Stderr, "testenv: goroutines outlived the tests:", err)
+			code = 1
+		}
 	}
 	return code
 }

@@ -224,7 +224,7 @@ func TestDatabaseOutageLosesNoAnsweredPush(t *testing.T) {
 type brokerProc struct {
 	cmd  *exec.Cmd
 	base string
-	out  *bytes.Buffer
+	out  *lockedBuffer
 }
 
 func freePort(t *testing.T) int {
@@ -243,7 +243,7 @@ func startProc(t *testing.T, env map[string]string) *brokerProc {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out := &bytes.Buffer{}
+	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	p := &brokerProc{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), out: out}
@@ -380,4 +380,22 @@ func TestGracefulShutdown(t *testing.T) {
 	err := proc.cmd.Wait()
 	require.NoError(t, err, "exit status: %s", proc.out)
 	require.Less(t, time.Since(start), 5*time.Second+time.Second)
+}
+
+// lockedBuffer collects a child's output: exec's copier goroutine writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

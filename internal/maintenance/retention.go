@@ -1,4 +1,4 @@
-package engine
+package maintenance
 
 import (
 	"context"
@@ -17,23 +17,23 @@ type RetentionOptions struct {
 	NowFunc              func() time.Time
 }
 
-// NewRetentionLoop builds the loop that applies retention (see [Engine.RunRetention]).
-func (e *Engine) NewRetentionLoop(o RetentionOptions) *Loop {
-	return newLoop("retention", o.Interval, e.log, func(ctx context.Context) error {
-		_, err := e.RunRetention(ctx, o)
+// NewRetention builds the loop that applies retention (see runRetention).
+func NewRetention(st *store.Store, log *slog.Logger, o RetentionOptions) *Loop {
+	return NewLoop("retention", o.Interval, log, func(ctx context.Context) error {
+		_, err := runRetention(ctx, st, log, o)
 		return err
 	})
 }
 
-// RunRetention does one retention pass now: messages past retentionSeconds (any state), messages past
+// runRetention does one retention pass now: messages past retentionSeconds (any state), messages past
 // completedRetentionSeconds that every group on the queue has consumed, empty partitions idle for
 // PARTITION_CLEANUP_DAYS and history older than METRICS_RETENTION_DAYS. Only one broker of those
 // sharing the database does a given pass.
-func (e *Engine) RunRetention(ctx context.Context, o RetentionOptions) (store.RetentionResult, error) {
+func runRetention(ctx context.Context, st *store.Store, log *slog.Logger, o RetentionOptions) (store.RetentionResult, error) {
 	if o.NowFunc == nil {
 		o.NowFunc = time.Now
 	}
-	res, err := e.st.RunRetention(ctx, store.RetentionParams{
+	res, err := st.RunRetention(ctx, store.RetentionParams{
 		Now: o.NowFunc(), BatchSize: max(o.BatchSize, 1), PartitionCleanupDays: o.PartitionCleanupDays,
 		MetricsRetentionDays: o.MetricsRetentionDays,
 	})
@@ -42,7 +42,7 @@ func (e *Engine) RunRetention(ctx context.Context, o RetentionOptions) (store.Re
 	}
 	for _, m := range []map[string]int64{res.Expired, res.Completed, res.Partitions} {
 		for q, n := range m {
-			e.log.InfoContext(ctx, "retention deleted", slog.String("queue", q), slog.Int64("count", n))
+			log.InfoContext(ctx, "retention deleted", slog.String("queue", q), slog.Int64("count", n))
 		}
 	}
 	return res, nil

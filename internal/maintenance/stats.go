@@ -1,7 +1,8 @@
-package engine
+package maintenance
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,6 +17,12 @@ type StatsSnapshot struct {
 	DLQ    map[string]int64
 }
 
+// Counters hands over the operation counters collected since the last take; the engine implements it.
+type Counters interface {
+	TakeQueueOps() []store.QueueOps
+	PutBackQueueOps(ops []store.QueueOps) // a flush failed: the counts go out with the next one
+}
+
 // StatsOptions configure the stats loop.
 type StatsOptions struct {
 	Interval time.Duration
@@ -26,28 +33,28 @@ type StatsOptions struct {
 
 // NewStatsLoop builds the loop that flushes this broker's operation counters to queue_ops_history and
 // refreshes the rolled-up queue_stats table (one broker per pass refreshes; every broker flushes).
-func (e *Engine) NewStatsLoop(o StatsOptions) *Loop {
+func NewStats(st *store.Store, counters Counters, log *slog.Logger, o StatsOptions) *Loop {
 	if o.NowFunc == nil {
 		o.NowFunc = time.Now
 	}
 	brokerID := uuid.Must(uuid.NewV7()).String()
-	return newLoop("stats", o.Interval, e.log, func(ctx context.Context) error {
-		ops := e.counters.take()
-		if err := e.st.AddQueueOps(ctx, o.NowFunc(), brokerID, ops); err != nil {
-			e.counters.putBack(ops)
+	return NewLoop("stats", o.Interval, log, func(ctx context.Context) error {
+		ops := counters.TakeQueueOps()
+		if err := st.AddQueueOps(ctx, o.NowFunc(), brokerID, ops); err != nil {
+			counters.PutBackQueueOps(ops)
 			return err
 		}
-		if _, err := e.st.RefreshQueueStats(ctx); err != nil {
+		if _, err := st.RefreshQueueStats(ctx); err != nil {
 			return err
 		}
 		if o.OnSnapshot == nil {
 			return nil
 		}
-		qs, err := e.st.ListQueues(ctx, store.ListQueuesParams{Limit: 100_000})
+		qs, err := st.ListQueues(ctx, store.ListQueuesParams{Limit: 100_000})
 		if err != nil {
 			return err
 		}
-		dlq, err := e.st.DLQByQueue(ctx)
+		dlq, err := st.DLQByQueue(ctx)
 		if err != nil {
 			return err
 		}

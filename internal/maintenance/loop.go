@@ -1,4 +1,4 @@
-package engine
+package maintenance
 
 import (
 	"context"
@@ -23,7 +23,8 @@ type Loop struct {
 	running bool
 }
 
-func newLoop(name string, interval time.Duration, log *slog.Logger, run func(ctx context.Context) error) *Loop {
+// NewLoop builds a loop named name that calls run every interval, logging failed passes to log.
+func NewLoop(name string, interval time.Duration, log *slog.Logger, run func(ctx context.Context) error) *Loop {
 	return &Loop{name: name, interval: interval, run: run, log: log,
 		started: make(chan struct{}), stopped: make(chan struct{})}
 }
@@ -33,10 +34,10 @@ func (l *Loop) Start(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.running {
-		return errors.New("engine: " + l.name + " loop already started")
+		return errors.New("maintenance: " + l.name + " loop already started")
 	}
 	if l.interval <= 0 {
-		return errors.New("engine: " + l.name + " loop needs a positive interval")
+		return errors.New("maintenance: " + l.name + " loop needs a positive interval")
 	}
 	l.running = true
 	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
