@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/queen-go/queen/internal/crypto"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
@@ -64,9 +62,9 @@ type Engine struct {
 	log     *slog.Logger
 	opt     Options
 	waiters *waiters
-	parts   *ttlCache[store.PartitionKey, uuid.UUID] // partition ids by (queue, partition); never stale: ids are forgotten on delete
-	subs    *ttlCache[string, struct{}]              // recorded (queue, group) subscriptions, for subscriptionTTL
-	lim     *ttlCache[string, int32]                 // each queue's maxSize, for limitTTL
+	parts   *partitionCache             // partition ids by (queue, partition); never stale: ids are forgotten on delete
+	subs    *ttlCache[string, struct{}] // recorded (queue, group) subscriptions, for subscriptionTTL
+	lim     *ttlCache[string, int32]    // each queue's maxSize, for limitTTL
 	maint   maintenanceState
 
 	ann         *announcer
@@ -91,7 +89,7 @@ type Engine struct {
 // New builds an engine over st. Call Start before use and Stop when done.
 func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	opt.defaults()
-	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newTTLCache[store.PartitionKey, uuid.UUID](0, 100_000, nil),
+	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newPartitionCache(100_000),
 		subs: newTTLCache[string, struct{}](subscriptionTTL, 100_000, nil), lim: newTTLCache[string, int32](limitTTL, 100_000, nil),
 		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer(),
 		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil)}
