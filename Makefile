@@ -2,7 +2,7 @@
 export GOTOOLCHAIN := local
 GO ?= go
 
-.PHONY: build run test test-js test-python vet fmt-check clean gen bench fuzz fuzz-ci
+.PHONY: build run test test-js test-python vet fmt-check clean gen bench fuzz fuzz-ci web dashboard-shots
 
 build:
 	$(GO) build -o bin/queen ./cmd/queen
@@ -18,6 +18,7 @@ run: build
 # Tests start a private PostgreSQL themselves (or use QUEEN_TEST_DATABASE_URL).
 test: vet fmt-check
 	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-chromium.sh
 	$(GO) test -race -count=1 -short -timeout 20m ./...
 	@# Rate-holding load tests measure wall-clock rates: they run alone, after the parallel suite.
 	$(GO) test -race -count=1 -timeout 5m -run 'TestLoad' ./internal/proxy/
@@ -66,6 +67,16 @@ gen:
 bench:
 	@bash scripts/ensure-postgres.sh
 	$(GO) run ./bench $(BENCH_FLAGS)
+
+# Rebuilds the dashboard (web/) into internal/webui/dist, which is committed and embedded in the binary.
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
+# Rewrites the screenshots of docs/dashboard.md from the browser tests.
+dashboard-shots:
+	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-chromium.sh
+	QUEEN_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run 'TestDashboard' ./internal/webui/
 
 clean:
 	rm -rf bin

@@ -25,6 +25,7 @@ import (
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/webui"
 )
 
 // Version is reported by /health and /livez.
@@ -131,13 +132,19 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
 			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
-		maintenance.NewEviction(b.st, log, cfg.EvictionInterval)}
+		maintenance.NewEviction(b.st, log, cfg.EvictionInterval),
+		maintenance.NewSamples(b.st, b.eng, log, maintenance.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port),
+			KeepDays: cfg.Jobs.MetricsRetentionDays})}
 	for _, l := range b.loops {
 		if err = l.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
-	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg,
+	dash, err := webui.Handler(cfg.Dashboard.WebappRoot)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
 		Version: Version, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
 	})
@@ -157,6 +164,16 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	log.InfoContext(ctx, "queen broker listening", slog.String("addr", ln.Addr().String()), slog.String("schema", cfg.Schema))
 	return b, nil
+}
+
+// listenPort is the port the broker serves on: the given listener's (tests pass one on port 0), else PORT.
+func listenPort(ln net.Listener, port int) int {
+	if ln != nil {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			return a.Port
+		}
+	}
+	return port
 }
 
 // metricsAccess puts the metrics routes behind read access when JWT is on and METRICS_REQUIRE_AUTH is.

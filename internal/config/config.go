@@ -42,6 +42,7 @@ type Config struct {
 	Encryption EncryptionConfig // encryption.go
 	Jobs       JobsConfig       // jobs.go
 	Durability DurabilityConfig // durability.go
+	Dashboard  DashboardConfig  // dashboard.go
 
 	pg pgParts
 }
@@ -102,7 +103,7 @@ func pgVar(dst func(*pgParts) *string) func(*Config, string) error {
 }
 
 // Vars is the table of every variable, in documentation order. Each part keeps its rows in its own file.
-var Vars = slices.Concat(coreVars, httpVars, durabilityVars, encryptionVars, jobsVars, authVars)
+var Vars = slices.Concat(coreVars, httpVars, durabilityVars, encryptionVars, jobsVars, authVars, dashboardVars)
 
 // validators check each part after all variables are read.
 var validators = []func(*Config) error{(*Config).validate, (*Config).validateDurability, (*Config).validateEncryption, (*Config).validateJobs, (*Config).validateAuth}

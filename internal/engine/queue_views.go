@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -54,12 +55,21 @@ type ShortCounts struct {
 	Processing int64 `json:"processing"`
 }
 
+// QueueRef names a queue and its namespace and task; every queue shape starts with it.
+type QueueRef struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Task      string `json:"task"`
+}
+
+func queueRef(id uuid.UUID, name, namespace, task string) QueueRef {
+	return QueueRef{ID: id.String(), Name: name, Namespace: namespace, Task: task}
+}
+
 // QueueItem is one queue of a listing.
 type QueueItem struct {
-	ID         string      `json:"id"`
-	Name       string      `json:"name"`
-	Namespace  string      `json:"namespace"`
-	Task       string      `json:"task"`
+	QueueRef
 	Priority   int32       `json:"priority"`
 	CreatedAt  string      `json:"createdAt"`
 	Partitions int64       `json:"partitions"`
@@ -107,7 +117,7 @@ func (e *Engine) Queues(ctx context.Context, f QueueFilter) (*QueueList, error) 
 	}
 	out := make([]QueueItem, len(qs))
 	for i, q := range qs {
-		out[i] = QueueItem{ID: q.ID.String(), Name: q.Name, Namespace: q.Namespace, Task: q.Task, Priority: q.Priority,
+		out[i] = QueueItem{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), Priority: q.Priority,
 			CreatedAt: isoMillis(q.CreatedAt), Partitions: q.Partitions,
 			Messages: ShortCounts{Total: q.Total, Pending: q.Pending, Processing: q.Processing},
 			StatsAt:  optTime(q.StatsAt)}
@@ -217,10 +227,7 @@ type PartitionDetail struct {
 
 // QueueDetail is one queue with exact per-partition counts (the shape of /resources/queues/{queue}).
 type QueueDetail struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	Namespace  string            `json:"namespace"`
-	Task       string            `json:"task"`
+	QueueRef
 	CreatedAt  string            `json:"createdAt"`
 	Partitions []PartitionDetail `json:"partitions"`
 	Totals     Counts            `json:"totals"`
@@ -244,7 +251,7 @@ func (e *Engine) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 	if err != nil {
 		return nil, opErr("partition counts", err)
 	}
-	d := &QueueDetail{ID: q.ID.String(), Name: q.Name, Namespace: q.Namespace, Task: q.Task, CreatedAt: isoMillis(q.CreatedAt),
+	d := &QueueDetail{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), CreatedAt: isoMillis(q.CreatedAt),
 		Priority: q.Priority, Partitions: make([]PartitionDetail, len(ps)),
 		Config: QueueConfig{LeaseTime: q.LeaseTime, RetryLimit: q.RetryLimit, RetryDelay: q.RetryDelay, TTL: q.TTL,
 			MaxQueueSize: q.MaxSize, DeadLetterQueue: q.DeadLetterQueue, RetentionEnabled: q.RetentionEnabled,

@@ -29,12 +29,9 @@ type ThroughputPoint struct {
 
 // StatusQueue is one queue of the dashboard summary.
 type StatusQueue struct {
-	ID            string `json:"id"`
-	Name          string `json:"name"`
-	Namespace     string `json:"namespace"`
-	Task          string `json:"task"`
-	Partitions    int64  `json:"partitions"`
-	TotalConsumed int64  `json:"totalConsumed"`
+	QueueRef
+	Partitions    int64 `json:"partitions"`
+	TotalConsumed int64 `json:"totalConsumed"`
 }
 
 // StatusMessages are the message totals with request counts and messages per request.
@@ -116,8 +113,8 @@ func (e *Engine) Status(ctx context.Context, f StatusFilter) (*StatusReport, err
 			continue
 		}
 		r.Messages.add(summaryCounts(q))
-		r.Queues = append(r.Queues, StatusQueue{ID: q.ID.String(), Name: q.Name, Namespace: q.Namespace, Task: q.Task,
-			Partitions: q.Partitions, TotalConsumed: q.TotalConsumed})
+		r.Queues = append(r.Queues, StatusQueue{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), Partitions: q.Partitions,
+			TotalConsumed: q.TotalConsumed})
 	}
 	var push, pop, ack int64
 	for _, p := range series {

@@ -25,6 +25,7 @@ const (
 	kindOperation    errorKind = "operation_failed"  // a database operation failed: "<op> failed: <detail>"
 	kindSpoolFailed  errorKind = "spool_failed"      // a push reached neither PostgreSQL nor the disk spool
 	kindInternal     errorKind = "internal"          // anything unclassified; the cause goes to the log only
+	kindNotBuiltIn   errorKind = "not_implemented"   // a route of the original this broker deliberately lacks (migration)
 )
 
 // errorRow is what the client sees for a kind.
@@ -47,6 +48,7 @@ var errorTable = map[errorKind]errorRow{
 	kindOperation:    {http.StatusInternalServerError, "", ""},
 	kindSpoolFailed:  {http.StatusInternalServerError, "", ""}, // body: every push item marked failed
 	kindInternal:     {http.StatusInternalServerError, "", "internal error"},
+	kindNotBuiltIn:   {http.StatusNotImplemented, "not_implemented", ""},
 }
 
 // apiError is an error the transport itself raises (bad input it decoded, an unknown route).

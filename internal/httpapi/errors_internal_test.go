@@ -43,6 +43,7 @@ func TestErrorTable(t *testing.T) {
 		{kindSpoolFailed, &engine.SpoolFailedError{Results: spooled, Err: errors.New("disk full")}, 500,
 			`[{"index":0,"transaction_id":"t1","status":"failed","queueName":"q","queue":"q","partition":"Default","error":"File buffer write failed"}]`},
 		{kindInternal, errors.New("driver detail that must not leak"), 500, `{"error":"internal error"}`},
+		{kindNotBuiltIn, &apiError{kind: kindNotBuiltIn, msg: "not built in"}, 501, `{"error":"not built in","code":"not_implemented"}`},
 	}
 	s := &Server{log: slog.New(slog.DiscardHandler)}
 	covered := map[errorKind]bool{}

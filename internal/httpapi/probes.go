@@ -11,6 +11,10 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errNoSuchRoute)
 		return
 	}
+	if s.opt.Dashboard != nil {
+		s.opt.Dashboard.ServeHTTP(w, r)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-cache, no-store, must-revalidate")

@@ -91,6 +91,17 @@ var Routes = []Route{
 	{"GET", "/api/v1/analytics/queue-ops", Read, "operation counters per queue and bucket", (*Server).handleQueueOps},
 	{"GET", "/api/v1/analytics/retention", Read, "retention deletions per bucket", (*Server).handleRetentionAnalytics},
 
+	// Dashboard: broker samples, PostgreSQL health, and the original's migration wizard (501).
+	{"GET", "/api/v1/analytics/worker-metrics", Read, "cluster throughput, scheduler latency, pool and lag per bucket, with each broker's latest figures", (*Server).handleWorkerMetrics},
+	{"GET", "/api/v1/analytics/system-metrics", Read, "each broker's CPU, memory, pool and scheduler series (avg/min/max/last per bucket)", (*Server).handleSystemMetrics},
+	{"GET", "/api/v1/analytics/queue-parked-replicas", Read, "parked long-polls per bucket, queue and broker", (*Server).handleParkedReplicas},
+	{"GET", "/api/v1/analytics/postgres-stats", Read, "PostgreSQL cache hit ratios, table sizes, dead tuples, HOT updates, vacuum and active queries", (*Server).handlePostgresStats},
+	{"POST", "/api/v1/migration/test-connection", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
+	{"POST", "/api/v1/migration/start", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
+	{"GET", "/api/v1/migration/status", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
+	{"POST", "/api/v1/migration/validate", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
+	{"POST", "/api/v1/migration/reset", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
+
 	// Streams.
 	{"POST", "/streams/v1/queries", Consume, "register a stream query; 409 on a config_hash mismatch without reset", (*Server).handleStreamsRegister},
 	{"POST", "/streams/v1/cycle", Consume, "commit a stream cycle (state ops, sink pushes, source ack) in one transaction; 200 with success:false when rolled back", (*Server).handleStreamsCycle},

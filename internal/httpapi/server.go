@@ -30,6 +30,8 @@ type Options struct {
 	Gatherer         prometheus.Gatherer // served by /metrics/prometheus (nil: 404)
 	BodyBudget       int64               // bytes of large bodies in flight at once (bodygate.go); 0: MaxBodyBytes
 	MetricsAccess    auth.Access         // access level of the metrics routes; "" = the route table's (public)
+	// Dashboard serves every GET that no route claims outside /api/ (the web UI); nil: a placeholder page.
+	Dashboard http.Handler
 }
 
 // Server answers the broker's HTTP API.

@@ -39,10 +39,7 @@ type queueMessage struct {
 // under both names the dashboard reads.
 type statusQueue struct {
 	Queue struct {
-		ID        string             `json:"id"`
-		Name      string             `json:"name"`
-		Namespace string             `json:"namespace"`
-		Task      string             `json:"task"`
+		engine.QueueRef
 		Priority  int32              `json:"priority"`
 		CreatedAt string             `json:"createdAt"`
 		Config    engine.QueueConfig `json:"config"`
@@ -70,7 +67,7 @@ type statusPartition struct {
 
 func statusQueueOf(q *engine.QueueDetail) statusQueue {
 	var out statusQueue
-	out.Queue.ID, out.Queue.Name, out.Queue.Namespace, out.Queue.Task = q.ID, q.Name, q.Namespace, q.Task
+	out.Queue.QueueRef = q.QueueRef
 	out.Queue.Priority, out.Queue.CreatedAt, out.Queue.Config = q.Priority, q.CreatedAt, q.Config
 	out.Partitions = make([]statusPartition, len(q.Partitions))
 	for i, p := range q.Partitions {

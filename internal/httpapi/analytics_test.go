@@ -1,0 +1,163 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+// dashCall sends one request to the broker and decodes a JSON answer into out (when not nil).
+func dashCall(t *testing.T, method, url, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(raw, out), "%s %s: %s", method, url, raw)
+	}
+	return resp.StatusCode
+}
+
+// TestDashboardAnalytics checks the series behind the Operations and System pages against what the
+// broker did: pushes and pops counted per bucket, one sampled broker, a parked long-poll per queue,
+// PostgreSQL figures for the broker's own tables, and the documented 501 of the migration routes.
+func TestDashboardAnalytics(t *testing.T) {
+	t.Parallel()
+	rb := testenv.StartBroker(t, map[string]string{"STATS_INTERVAL_MS": "200"})
+	base := rb.URL
+	require.Equal(t, http.StatusCreated, dashCall(t, "POST", base+"/api/v1/push",
+		`{"items":[{"queue":"an-a","payload":{"n":1}},{"queue":"an-a","payload":{"n":2}},{"queue":"an-b","payload":{"n":3}}]}`, nil))
+	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/pop/queue/an-a?batch=5&autoAck=true", "", nil))
+
+	// A long-poll parked on an empty queue while the sampler runs.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/pop/queue/an-idle?wait=true&timeout=30000", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+
+	type workerMetrics struct {
+		BucketMinutes int              `json:"bucketMinutes"`
+		TimeSeries    []map[string]any `json:"timeSeries"`
+		Workers       []map[string]any `json:"workers"`
+		Queues        []struct {
+			QueueName string `json:"queueName"`
+			PopCount  int    `json:"popCount"`
+		} `json:"queues"`
+		Summary map[string]float64 `json:"summary"`
+	}
+	var wm workerMetrics
+	var parked struct {
+		Series []struct {
+			QueueName   string `json:"queueName"`
+			WorkerID    string `json:"workerId"`
+			ParkedCount int    `json:"parkedCount"`
+		} `json:"series"`
+		Replicas []map[string]string `json:"replicas"`
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		wm = workerMetrics{}
+		require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/worker-metrics", "", &wm))
+		parked.Series = nil
+		require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/queue-parked-replicas?queue=an-idle", "", &parked))
+		if wm.Summary["totalPushMessages"] == 3 && wm.Summary["totalPopMessages"] == 2 && len(wm.Workers) == 1 && len(parked.Series) > 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "series did not catch up: %+v %+v", wm.Summary, parked)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Equal(t, 1, wm.BucketMinutes)
+	require.NotEmpty(t, wm.TimeSeries)
+	for _, k := range []string{"timestamp", "pushMessages", "popMessages", "ackMessages", "pushPerSecond", "avgEventLoopLagMs",
+		"maxEventLoopLagMs", "avgFreeSlots", "minFreeSlots", "dbConnections", "avgLagMs", "maxLagMs", "dlqCount"} {
+		require.Contains(t, wm.TimeSeries[len(wm.TimeSeries)-1], k)
+	}
+	require.Contains(t, wm.Queues, struct {
+		QueueName string `json:"queueName"`
+		PopCount  int    `json:"popCount"`
+	}{"an-a", 2})
+	w := wm.Workers[0]
+	require.NotEmpty(t, w["workerId"])
+	require.NotEmpty(t, w["hostname"])
+	require.Positive(t, w["dbConnections"])
+	require.Equal(t, "an-idle", parked.Series[0].QueueName)
+	require.Equal(t, 1, parked.Series[0].ParkedCount)
+	require.Equal(t, []map[string]string{{"hostname": w["hostname"].(string), "workerId": w["workerId"].(string)}}, parked.Replicas)
+
+	var sm struct {
+		ReplicaCount int `json:"replicaCount"`
+		Replicas     []struct {
+			Hostname   string `json:"hostname"`
+			TimeSeries []struct {
+				SampleCount int                                      `json:"sampleCount"`
+				Metrics     map[string]map[string]map[string]float64 `json:"metrics"`
+			} `json:"timeSeries"`
+		} `json:"replicas"`
+	}
+	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/system-metrics", "", &sm))
+	require.Equal(t, 1, sm.ReplicaCount)
+	last := sm.Replicas[0].TimeSeries[len(sm.Replicas[0].TimeSeries)-1]
+	require.Positive(t, last.SampleCount)
+	require.Positive(t, last.Metrics["memory"]["rss_mb"]["last"])
+	require.Positive(t, last.Metrics["database"]["pool_size"]["max"])
+	require.Positive(t, last.Metrics["threadpool"]["goroutines"]["min"])
+	for _, k := range []string{"avg", "min", "max", "last"} {
+		require.Contains(t, last.Metrics["cpu"]["user_pct"], k)
+	}
+	// A range before the broker existed has no samples.
+	old := time.Now().Add(-48 * time.Hour).UTC().Format(time.RFC3339)
+	sm.Replicas = nil
+	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/system-metrics?from="+old+"&to="+old, "", &sm))
+	require.Empty(t, sm.Replicas)
+	var bad map[string]string
+	require.Equal(t, http.StatusBadRequest, dashCall(t, "GET", base+"/api/v1/analytics/worker-metrics?from=yesterday", "", &bad))
+	require.Equal(t, "from must be an RFC 3339 timestamp", bad["error"])
+
+	var pg struct {
+		Database struct {
+			CacheHitRatio *float64 `json:"cacheHitRatio"`
+			Version       string   `json:"version"`
+		} `json:"database"`
+		TableSizes []struct {
+			Table      string `json:"table"`
+			TotalBytes int64  `json:"totalBytes"`
+		} `json:"tableSizes"`
+		DeadTuples    []map[string]any `json:"deadTuples"`
+		ActiveQueries []map[string]any `json:"activeQueries"`
+		BufferConfig  map[string]string
+	}
+	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/postgres-stats", "", &pg))
+	require.NotEmpty(t, pg.Database.Version)
+	tables := map[string]bool{}
+	for _, tb := range pg.TableSizes {
+		tables[tb.Table] = tb.TotalBytes > 0
+	}
+	require.True(t, tables["messages"], "the broker's own tables are listed: %v", tables)
+	require.Contains(t, tables, "broker_samples")
+	require.NotEmpty(t, pg.DeadTuples)
+
+	for _, r := range []struct{ method, path string }{{"POST", "/api/v1/migration/test-connection"}, {"POST", "/api/v1/migration/start"},
+		{"GET", "/api/v1/migration/status"}, {"POST", "/api/v1/migration/validate"}, {"POST", "/api/v1/migration/reset"}} {
+		var e map[string]string
+		require.Equal(t, http.StatusNotImplemented, dashCall(t, r.method, base+r.path, `{}`, &e), r.path)
+		require.Equal(t, "not_implemented", e["code"])
+		require.Contains(t, e["error"], "pg_dump")
+	}
+}

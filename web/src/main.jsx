@@ -1,0 +1,169 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, getToken, setToken, onAuthError } from './api.js';
+import { Link, useLocation, useData, refreshAll, Confirm, num } from './ui.jsx';
+import { Dashboard } from './pages/dashboard.jsx';
+import { Operations } from './pages/operations.jsx';
+import { Queues, QueueDetail } from './pages/queues.jsx';
+import { Consumers } from './pages/consumers.jsx';
+import { Messages } from './pages/messages.jsx';
+import { Traces } from './pages/traces.jsx';
+import { Analytics } from './pages/analytics.jsx';
+import { DeadLetters } from './pages/dlq.jsx';
+import { System } from './pages/system.jsx';
+import { Migration } from './pages/migration.jsx';
+import './style.css';
+
+const NAV = [
+  ['Overview', [['/', 'Dashboard'], ['/operations', 'Queue operations']]],
+  ['Routing', [['/queues', 'Queues'], ['/consumers', 'Consumers'], ['/messages', 'Messages']]],
+  ['Observability', [['/traces', 'Traces'], ['/analytics', 'Analytics'], ['/dlq', 'Dead letter']]],
+  ['Infrastructure', [['/system', 'System'], ['/migration', 'Migration']]],
+];
+
+function route(path) {
+  const m = path.match(/^\/queues\/(.+)$/);
+  if (m) return <QueueDetail name={decodeURIComponent(m[1])} />;
+  switch (path.replace(/\/+$/, '') || '/') {
+    case '/': return <Dashboard />;
+    case '/operations': return <Operations />;
+    case '/queues': return <Queues />;
+    case '/consumers': return <Consumers />;
+    case '/messages': return <Messages />;
+    case '/traces': return <Traces />;
+    case '/analytics': return <Analytics />;
+    case '/dlq': return <DeadLetters />;
+    case '/system': return <System />;
+    case '/migration': return <Migration />;
+  }
+  return <section class="page"><h1>Not found</h1><p>No page at {path}. <Link href="/">Back to the dashboard</Link>.</p></section>;
+}
+
+function Health() {
+  const h = useData(() => api('/health'), [], 30000);
+  const ok = h.data && (h.data.status === 'healthy' || h.data.status === 'ok');
+  const label = h.error && !h.data ? 'Offline' : ok ? 'Healthy' : h.data ? 'Degraded' : '…';
+  return (
+    <div class="health" data-testid="health">
+      <i class={ok ? 'ok' : h.data ? 'warn' : 'bad'} />{label}
+      {h.data && h.data.version && <span class="muted"> · v{h.data.version}</span>}
+    </div>
+  );
+}
+
+// Maintenance shows the push/pop switches (with a confirmation) and the banners they cause.
+function Maintenance() {
+  const push = useData(() => api('/api/v1/system/maintenance', { quiet: true }), [], 30000);
+  const pop = useData(() => api('/api/v1/system/maintenance/pop', { quiet: true }), [], 30000);
+  const [ask, setAsk] = useState(null);
+  // The switches are admin-only: a token that may only read sees no switches rather than an error.
+  if (push.error && (push.error.status === 401 || push.error.status === 403)) return null;
+  const pushOn = !!(push.data && push.data.maintenanceMode);
+  const popOn = !!(pop.data && pop.data.popMaintenanceMode);
+  const buffered = (push.data && push.data.bufferedMessages) || 0;
+  const failed = (push.data && push.data.failedReplays) || 0;
+  const toggle = (kind, on) => setAsk({ kind, on });
+  return (
+    <>
+      <div class="switches">
+        <label class="switch" title="Push maintenance: pushes go to the disk spool">
+          <input type="checkbox" checked={pushOn} onClick={(e) => { e.preventDefault(); toggle('push', !pushOn); }} data-testid="toggle-push" />
+          <span>Push</span>
+        </label>
+        <label class="switch" title="Pop maintenance: pops answer empty">
+          <input type="checkbox" checked={popOn} onClick={(e) => { e.preventDefault(); toggle('pop', !popOn); }} data-testid="toggle-pop" />
+          <span>Pop</span>
+        </label>
+      </div>
+      {ask && (
+        <Confirm title={`${ask.on ? 'Enable' : 'Disable'} ${ask.kind} maintenance`} confirmLabel={ask.on ? 'Enable' : 'Disable'}
+          danger={ask.on}
+          run={() => api(ask.kind === 'push' ? '/api/v1/system/maintenance' : '/api/v1/system/maintenance/pop', { method: 'POST', body: { enabled: ask.on } })}
+          onClose={(done) => { setAsk(null); if (done) { push.reload(); pop.reload(); refreshAll(); } }}>
+          {ask.kind === 'push'
+            ? (ask.on ? 'Every broker will write new pushes to its disk spool instead of PostgreSQL until you turn this off.' : 'Brokers will write pushes to PostgreSQL again and replay what the spool holds.')
+            : (ask.on ? 'Every pop on every broker will answer empty until you turn this off.' : 'Pops will deliver messages again.')}
+        </Confirm>
+      )}
+      <div class="banners">
+        {pushOn && <div class="banner warn" data-testid="banner-push">Push maintenance active · {num(buffered)} buffered on disk</div>}
+        {popOn && <div class="banner warn" data-testid="banner-pop">Pop maintenance active: pops answer empty</div>}
+        {failed > 0 && <div class="banner err">{num(failed)} buffered pushes failed to replay</div>}
+        {!pushOn && buffered > 0 && <div class="banner info">{num(buffered)} messages still draining from the disk spool</div>}
+      </div>
+    </>
+  );
+}
+
+// AuthGate asks for a token after a 401/403; the token is kept in localStorage and sent as a bearer.
+function AuthGate() {
+  const [err, setErr] = useState(null);
+  const [val, setVal] = useState('');
+  useEffect(() => onAuthError((e) => setErr(e)), []);
+  if (!err) return null;
+  const save = (e) => {
+    e.preventDefault();
+    setToken(val.trim());
+    setVal('');
+    setErr(null);
+    refreshAll();
+  };
+  return (
+    <div class="auth card" role="alert" data-testid="auth">
+      <h2>{err.status === 401 ? 'This broker requires a token' : 'Your token is not allowed to do that'}</h2>
+      <p>
+        {err.status === 401
+          ? 'The broker answered 401 (' + err.message + '). Paste a JWT issued for this broker; it is kept in this browser only.'
+          : 'The broker answered 403 (' + err.message + ') for ' + err.path + '. Use a token with a role that may read (or administer) the broker.'}
+      </p>
+      <form onSubmit={save} class="row">
+        <input type="password" placeholder="eyJhbGciOi…" value={val} onInput={(e) => setVal(e.target.value)} aria-label="Token" data-testid="token-input" />
+        <button class="primary" type="submit" data-testid="token-save">Use token</button>
+        {getToken() && <button type="button" class="ghost" onClick={() => { setToken(''); setErr(null); refreshAll(); }}>Forget token</button>}
+      </form>
+    </div>
+  );
+}
+
+function App() {
+  const { path } = useLocation();
+  const [theme, setTheme] = useState(document.documentElement.dataset.theme || 'dark');
+  const [menu, setMenu] = useState(false);
+  useEffect(() => {
+    document.documentElement.dataset.theme = theme;
+    try { localStorage.setItem('queen.theme', theme); } catch (e) { /* storage disabled */ }
+  }, [theme]);
+  useEffect(() => setMenu(false), [path]);
+  const active = (href) => (href === '/' ? path === '/' : path === href || path.startsWith(href + '/'));
+  return (
+    <div class={'shell' + (menu ? ' menu-open' : '')}>
+      <aside class="side">
+        <div class="brand"><span class="logo">♛</span> Queen</div>
+        <nav>
+          {NAV.map(([group, links]) => (
+            <div class="navgroup">
+              <div class="navtitle">{group}</div>
+              {links.map(([href, label]) => <Link href={href} class={active(href) ? 'on' : ''}>{label}</Link>)}
+            </div>
+          ))}
+        </nav>
+        <Health />
+      </aside>
+      <div class="main">
+        <header class="top">
+          <button class="ghost burger" onClick={() => setMenu(!menu)} aria-label="Menu">☰</button>
+          <Maintenance />
+          <div class="spacer" />
+          <button class="ghost" onClick={refreshAll} title="Refresh" data-testid="refresh">⟳</button>
+          <button class="ghost" onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')} title="Theme" data-testid="theme">
+            {theme === 'dark' ? '☀' : '☾'}
+          </button>
+        </header>
+        <AuthGate />
+        <main>{route(path)}</main>
+      </div>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app'));

@@ -1,0 +1,207 @@
+import { useState } from 'preact/hooks';
+import { api, paths } from '../api.js';
+import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, toPoints, num, dur, ago, time, Link, navigate, Confirm, Modal, Badge, Empty } from '../ui.jsx';
+
+// severity of a queue card: lag and a push rate well above the pop rate are what operators act on.
+function severity(q) {
+  if (q.maxLag > 15 * 60e3 || (q.push > 1 && q.push > 3 * q.pop)) return 'bad';
+  if (q.maxLag > 60e3 || (q.messages?.pending || 0) > 10000) return 'warn';
+  return 'ok';
+}
+const RANK = { bad: 0, warn: 1, ok: 2 };
+
+export function Queues() {
+  const [search, setSearch] = useState('');
+  const [sort, setSort] = useState('worst');
+  const [del, setDel] = useState(null);
+  const d = useData(async () => {
+    const to = new Date(), from = new Date(to - 15 * 60e3);
+    const [qs, ops] = await Promise.all([api('/api/v1/resources/queues'),
+      api('/api/v1/analytics/queue-ops', { query: { from: from.toISOString(), to: to.toISOString() } })]);
+    const agg = {};
+    for (const r of ops.series || []) {
+      const a = (agg[r.queueName] = agg[r.queueName] || { push: 0, pop: 0, maxLag: 0, n: 0 });
+      a.push += r.pushMessages; a.pop += r.popMessages; a.maxLag = Math.max(a.maxLag, r.maxLagMs || 0);
+    }
+    return (qs.queues || []).filter((q) => q.name).map((q) => {
+      const a = agg[q.name] || { push: 0, pop: 0, maxLag: 0 };
+      return { ...q, push: a.push / 900, pop: a.pop / 900, maxLag: a.maxLag };
+    });
+  }, []);
+  let rows = (d.data || []).filter((q) => !search || (q.name + ' ' + q.namespace + ' ' + q.task).toLowerCase().includes(search.toLowerCase()));
+  const by = {
+    worst: (a, b) => RANK[severity(a)] - RANK[severity(b)] || (b.messages?.pending || 0) - (a.messages?.pending || 0),
+    lag: (a, b) => b.maxLag - a.maxLag, partitions: (a, b) => b.partitions - a.partitions,
+    density: (a, b) => (b.messages?.total || 0) / Math.max(1, b.partitions) - (a.messages?.total || 0) / Math.max(1, a.partitions),
+    name: (a, b) => a.name.localeCompare(b.name),
+  };
+  rows = [...rows].sort(by[sort]);
+  return (
+    <Page title="Queues" actions={<>
+      <input type="search" placeholder="Search queues" value={search} onInput={(e) => setSearch(e.target.value)} aria-label="Search" data-testid="queue-search" />
+      <select value={sort} onChange={(e) => setSort(e.target.value)} aria-label="Sort">{Object.keys(by).map((k) => <option value={k}>sort: {k}</option>)}</select>
+    </>}>
+      <ErrorBox error={d.error} />
+      {d.data && rows.length === 0 && <Empty>No queues{search ? ' match' : ' yet'}.</Empty>}
+      <div class="cards">
+        {rows.map((q) => (
+          <div class={'qcard ' + severity(q)} data-testid={'queue-' + q.name}>
+            <div class="qhead">
+              <Link href={'/queues/' + encodeURIComponent(q.name)} class="qname">{q.name}</Link>
+              <button class="ghost small" onClick={() => setDel(q.name)} title="Delete queue" aria-label={'Delete ' + q.name}>🗑</button>
+            </div>
+            <div class="muted small">{[q.namespace, q.task].filter(Boolean).join(' · ') || 'no namespace'}</div>
+            <div class="qnums">
+              <span><b data-testid="q-pending">{num(q.messages?.pending)}</b> pending</span>
+              <span><b>{num(q.messages?.processing)}</b> processing</span>
+              <span><b>{num(q.messages?.total)}</b> total</span>
+              <span><b>{num(q.partitions)}</b> partitions</span>
+            </div>
+            <div class="muted small">{num(q.push, 2)}/s in · {num(q.pop, 2)}/s out · max lag {dur(q.maxLag)}</div>
+          </div>
+        ))}
+      </div>
+      {del && <DeleteQueue name={del} onClose={(ok) => { setDel(null); if (ok) d.reload(); }} />}
+    </Page>
+  );
+}
+
+function DeleteQueue({ name, onClose }) {
+  return (
+    <Confirm title={'Delete queue ' + name} confirmLabel="Delete queue" run={() => api(paths.queue(name), { method: 'DELETE' })} onClose={onClose}>
+      This deletes <b>{name}</b> with all its partitions, messages, dead letters and consumer cursors. It cannot be undone.
+    </Confirm>
+  );
+}
+
+const OPTION_FIELDS = [
+  ['leaseTime', 'Lease time (s)', 300], ['retryLimit', 'Retry limit', 3], ['retryDelay', 'Retry delay (ms)', 1000],
+  ['ttl', 'TTL (s)', 3600], ['maxSize', 'Max queue size (0 = none)', 0], ['priority', 'Priority', 0],
+  ['delayedProcessing', 'Delayed processing (s)', 0], ['windowBuffer', 'Window buffer (s)', 0],
+  ['maxWaitTimeSeconds', 'Max wait time (s)', 0], ['retentionSeconds', 'Retention (s)', 0],
+  ['completedRetentionSeconds', 'Completed retention (s)', 0],
+];
+const BOOL_FIELDS = [['deadLetterQueue', 'Dead-letter queue'], ['dlqAfterMaxRetries', 'DLQ after max retries'],
+  ['retentionEnabled', 'Retention enabled'], ['encryptionEnabled', 'Encrypt payloads']];
+
+function Configure({ q, onClose }) {
+  const c = q.config || {};
+  const init = {};
+  for (const [k, , def] of OPTION_FIELDS) init[k] = k === 'maxSize' ? c.maxQueueSize ?? def : k === 'priority' ? q.priority ?? def : c[k] ?? def;
+  for (const [k] of BOOL_FIELDS) init[k] = !!c[k];
+  const [v, setV] = useState(init);
+  const [err, setErr] = useState(null);
+  const save = async (e) => {
+    e.preventDefault();
+    setErr(null);
+    const options = {};
+    for (const [k] of OPTION_FIELDS) options[k] = Number(v[k]);
+    for (const [k] of BOOL_FIELDS) options[k] = !!v[k];
+    try {
+      await api('/api/v1/configure', { method: 'POST', body: { queue: q.name, namespace: q.namespace || '', task: q.task || '', options } });
+      onClose(true);
+    } catch (e2) { setErr(e2); }
+  };
+  return (
+    <Modal title={'Configure ' + q.name} onClose={() => onClose(false)} wide>
+      <form onSubmit={save} class="form" data-testid="configure-form">
+        <p class="muted small">Configure replaces every option: a field left at its default resets that option.</p>
+        <div class="fields">
+          {OPTION_FIELDS.map(([k, label]) => (
+            <label>{label}<input type="number" min="0" name={k} value={v[k]} onInput={(e) => setV({ ...v, [k]: e.target.value })} /></label>
+          ))}
+          {BOOL_FIELDS.map(([k, label]) => (
+            <label class="check"><input type="checkbox" name={k} checked={v[k]} onChange={(e) => setV({ ...v, [k]: e.target.checked })} />{label}</label>
+          ))}
+        </div>
+        <ErrorBox error={err} />
+        <div class="modal-actions"><button type="button" class="ghost" onClick={() => onClose(false)}>Cancel</button><button class="primary" type="submit" data-testid="configure-save">Save</button></div>
+      </form>
+    </Modal>
+  );
+}
+
+export function QueueDetail({ name }) {
+  const [range, setRange, rq] = useRange('1h');
+  const [dialog, setDialog] = useState(null);
+  const d = useData(async () => {
+    const [st, ops] = await Promise.all([api(paths.statusQueue(name)),
+      api('/api/v1/analytics/queue-ops', { query: { ...rq(), queue: name } })]);
+    return { st, ops };
+  }, [name, range], 30000);
+  if (d.error && !d.data) return <Page title={name}><ErrorBox error={d.error} /><Link href="/queues">All queues</Link></Page>;
+  if (!d.data) return <Page title={name}><div class="muted">Loading…</div></Page>;
+  const { st, ops } = d.data;
+  const q = st.queue, t = st.totals || {}, cfg = q.config || {};
+  const series = ops.series || [];
+  const b = (ops.bucketMinutes || 1) * 60000;
+  const s = (f) => toPoints(series, 'bucket', f);
+  const failed = series.reduce((a, r) => a + (r.ackFailed || 0), 0);
+  const enc = encodeURIComponent(name);
+  const purge = async () => {
+    // No purge route exists: delete the queue and create it again with the same configuration.
+    await api(paths.queue(name), { method: 'DELETE' });
+    const options = { leaseTime: cfg.leaseTime, retryLimit: cfg.retryLimit, retryDelay: cfg.retryDelay, ttl: cfg.ttl,
+      maxSize: cfg.maxQueueSize, priority: q.priority, deadLetterQueue: cfg.deadLetterQueue, retentionEnabled: cfg.retentionEnabled,
+      retentionSeconds: cfg.retentionSeconds, completedRetentionSeconds: cfg.completedRetentionSeconds, encryptionEnabled: cfg.encryptionEnabled };
+    await api('/api/v1/configure', { method: 'POST', body: { queue: name, namespace: q.namespace, task: q.task, options } });
+  };
+  return (
+    <Page title={<span data-testid="queue-title">{name}</span>} actions={<>
+      <Segmented value={range} options={['1h', '6h', '24h']} onChange={setRange} label="Range" />
+      <button onClick={() => setDialog('configure')} data-testid="configure">Configure</button>
+      <button class="warn" onClick={() => setDialog('purge')} data-testid="purge">Purge</button>
+      <button class="danger" onClick={() => setDialog('delete')} data-testid="delete-queue">Delete</button>
+    </>}>
+      <div class="muted sub">{[q.namespace, q.task].filter(Boolean).join(' · ') || 'no namespace'} · {st.partitions.length} partitions · priority {q.priority} · created {time(q.createdAt)}</div>
+      <div class="links">
+        <Link href={'/messages?queue=' + enc}>Messages</Link><Link href={'/dlq?queue=' + enc}>Dead letters</Link><Link href={'/consumers?search=' + enc}>Consumer groups</Link>
+      </div>
+      <ErrorBox error={d.error} />
+      {t.deadLetter > 0 && <div class="banner warn">{num(t.deadLetter)} messages in the dead-letter queue</div>}
+      {failed > 0 && <div class="banner warn">{num(failed)} failed acks in this window</div>}
+      <div class="stats">
+        <Stat id="qd-pending" label="Pending" value={num(t.pending)} />
+        <Stat id="qd-processing" label="Processing" value={num(t.processing)} />
+        <Stat id="qd-completed" label="Completed" value={num(t.completed)} />
+        <Stat id="qd-dlq" label="Dead letters" value={num(t.deadLetter)} tone={t.deadLetter ? 'warn' : ''} />
+        <Stat id="qd-total" label="Total" value={num(t.total)} />
+      </div>
+      <div class="grid2">
+        <Card title="Throughput"><LineChart id="qd-throughput" bucketMs={b} series={[{ name: 'push/s', points: s((r) => r.pushPerSecond) }, { name: 'pop/s', points: s((r) => r.popPerSecond) }, { name: 'ack/s', points: s((r) => r.ackPerSecond) }]} /></Card>
+        <Card title="Time lag"><LineChart bucketMs={b} fmt={dur} series={[{ name: 'avg', points: s((r) => r.avgLagMs) }, { name: 'max', points: s((r) => r.maxLagMs) }]} /></Card>
+      </div>
+      <div class="grid2">
+        <Card title="Configuration">
+          <dl class="kv" data-testid="queue-config">
+            <dt>Lease time</dt><dd data-testid="cfg-leaseTime">{cfg.leaseTime} s</dd>
+            <dt>TTL</dt><dd>{cfg.ttl} s</dd>
+            <dt>Max queue size</dt><dd>{cfg.maxQueueSize || 'unlimited'}</dd>
+            <dt>Retry limit</dt><dd data-testid="cfg-retryLimit">{cfg.retryLimit}</dd>
+            <dt>Retry delay</dt><dd>{cfg.retryDelay} ms</dd>
+            <dt>Dead-letter queue</dt><dd>{cfg.deadLetterQueue ? 'on' : 'off'}</dd>
+            <dt>Retention</dt><dd>{cfg.retentionEnabled ? `${cfg.retentionSeconds}s / completed ${cfg.completedRetentionSeconds}s` : 'off'}</dd>
+            <dt>Encryption</dt><dd>{cfg.encryptionEnabled ? 'on' : 'off'}</dd>
+          </dl>
+        </Card>
+        <Card title="Partitions">
+          <div class="scroll"><table class="table" data-testid="partitions">
+            <thead><tr><th>Partition</th><th class="num">Pending</th><th class="num">Processing</th><th class="num">Total</th><th class="num">Consumed</th><th>Last activity</th></tr></thead>
+            <tbody>{st.partitions.map((p) => (
+              <tr><td><Link href={`/messages?queue=${enc}&partition=${encodeURIComponent(p.name)}`}>{p.name}</Link></td>
+                <td class="num">{num(p.stats?.pending)}</td><td class="num">{num(p.stats?.processing)}</td><td class="num">{num(p.stats?.total)}</td>
+                <td class="num">{num(p.cursor?.totalConsumed)}</td><td>{ago(p.lastActivity)}</td></tr>
+            ))}</tbody>
+          </table></div>
+        </Card>
+      </div>
+      {dialog === 'configure' && <Configure q={q} onClose={(ok) => { setDialog(null); if (ok) d.reload(); }} />}
+      {dialog === 'delete' && <DeleteQueue name={name} onClose={(ok) => { setDialog(null); if (ok) navigate('/queues'); }} />}
+      {dialog === 'purge' && (
+        <Confirm title={'Purge ' + name} confirmLabel="Purge" run={purge} onClose={(ok) => { setDialog(null); if (ok) d.reload(); }}>
+          Every message, dead letter and consumer cursor of <b>{name}</b> is deleted; the queue is created again with the same configuration.
+        </Confirm>
+      )}
+    </Page>
+  );
+}
