@@ -128,6 +128,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		b.eng.HoldUntilMigrated()
 	}
 	b.eng.Start(ctx)
+	if cfg.PprofAddr != "" {
+		if err = startPprof(ctx, cfg.PprofAddr, log); err != nil {
+			return nil, err
+		}
+	}
 	b.loops = []*maintenance.Loop{
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,

@@ -15,7 +15,7 @@ import (
 )
 
 // QueueMode is the consumer group of competing consumers that share one cursor per partition.
-const QueueMode = "__QUEUE_MODE__"
+const QueueMode = store.QueueMode
 
 // Options tune the engine; zero values take the documented defaults.
 type Options struct {
@@ -95,7 +95,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 		subs: newTTLCache[string, struct{}](subscriptionTTL, 100_000, nil), lim: newTTLCache[string, int32](limitTTL, 100_000, nil),
 		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer(),
 		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil)}
-	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch)
+	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
+		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	return e
 }
