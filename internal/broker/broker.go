@@ -60,7 +60,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}()
 	var authz httpapi.Authorizer // nil: JWT off, every route open
 	if cfg.Auth.Enabled {
-		a, err := auth.New(ctx, auth.Options(cfg.Auth), log)
+		a, err := auth.New(ctx, cfg.Auth, log)
 		if err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
