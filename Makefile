@@ -44,17 +44,18 @@ fmt-check:
 # Each target runs for FUZZTIME (default 10m: the documented local run); fuzz-ci runs each for 20 s.
 # Seeds live in testdata/fuzz/<target> and also run in `make test`.
 FUZZTIME ?= 10m
+FUZZTIMEOUT ?= 30m
 FUZZ_TARGETS = ./internal/httpapi:FuzzPushBody ./internal/httpapi:FuzzAckBody ./internal/httpapi:FuzzTransactionBody \
 	./internal/httpapi:FuzzConfigureBody ./internal/httpapi:FuzzPopQuery ./internal/auth:FuzzAuthorizeToken
 fuzz:
 	@bash scripts/ensure-postgres.sh
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10x $${t%%:*} || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10x -timeout $(FUZZTIMEOUT) $${t%%:*} || exit 1; \
 	done
 
 fuzz-ci:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=20s
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=20s FUZZTIMEOUT=4m
 
 # Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
 # variable table, docs/cli.md from queenctl's commands).

@@ -146,7 +146,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
-		Version: Version, MetricsAccess: metricsAccess(cfg),
+		Version: Version, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
 	})
 	if ln == nil {
 		ln, err = net.Listen("tcp", cfg.Addr())

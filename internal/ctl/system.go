@@ -45,12 +45,6 @@ func (a *app) maintenanceCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The push route's answer may lack the pop flag: ask the pop route for it.
-			p, err := c.PopMaintenance(cmd.Context())
-			if err != nil {
-				return err
-			}
-			s.PopMaintenanceMode = p.PopMaintenanceMode
 			return a.print(view{data: s, columns: cols})
 		},
 	}

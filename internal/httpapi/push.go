@@ -18,14 +18,25 @@ type rawPushItem struct {
 
 // parsePushItems validates push items item by item; the first failure refuses the whole request.
 func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem, error) {
-	var elems []json.RawMessage
-	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+	// One pass decodes every item, copying each payload once (the memory bound counts copies); the
+	// item-by-item pass below only runs to word the error of a malformed array.
+	var its []*rawPushItem
+	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &its) != nil {
+		var elems []json.RawMessage
+		if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+			return nil, badRequest("items array is required")
+		}
+		for i, el := range elems {
+			var it rawPushItem
+			if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &it) != nil {
+				return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
+			}
+		}
 		return nil, badRequest("items array is required")
 	}
-	items := make([]engine.PushItem, len(elems))
-	for i, el := range elems {
-		var it rawPushItem
-		if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &it) != nil {
+	items := make([]engine.PushItem, len(its))
+	for i, it := range its {
+		if it == nil {
 			return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
 		}
 		q, ok := optString(it.Queue)
@@ -68,6 +79,9 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	size := len(body.Items)
+	body.Items = nil // the items hold their own copies of the payloads
+	reclaim(size)
 	res, err := s.eng.Push(r.Context(), items)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"time"
@@ -27,6 +28,7 @@ type Options struct {
 	Version          string
 	Metrics          *metrics.Metrics    // request counts and latencies; the JSON /metrics numbers (nil: none)
 	Gatherer         prometheus.Gatherer // served by /metrics/prometheus (nil: 404)
+	BodyBudget       int64               // bytes of large bodies in flight at once (bodygate.go); 0: MaxBodyBytes
 	MetricsAccess    auth.Access         // access level of the metrics routes; "" = the route table's (public)
 	// Dashboard serves every GET that no route claims outside /api/ (the web UI); nil: a placeholder page.
 	Dashboard http.Handler
@@ -38,11 +40,14 @@ type Server struct {
 	log *slog.Logger
 	opt Options
 	mux *http.ServeMux
+	// bodies admits large request bodies within Options.BodyBudget.
+	bodies *bodyGate
 }
 
 // New builds the handler for the route table.
 func New(eng *engine.Engine, log *slog.Logger, opt Options) *Server {
 	s := &Server{eng: eng, log: log, opt: opt, mux: http.NewServeMux()}
+	s.bodies = newBodyGate(cmp.Or(opt.BodyBudget, opt.MaxBodyBytes, 64<<20))
 	for _, rt := range Routes {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
 	}
@@ -70,6 +75,11 @@ func (s *Server) wrap(rt Route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		release, err := s.admitBody(r)
+		if err != nil {
+			return // the client went away while waiting
+		}
+		defer release()
 		if err := rt.handle(s, w, r); err != nil {
 			s.writeError(w, r, err)
 		}

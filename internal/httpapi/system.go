@@ -1,46 +1,56 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
-
-	"github.com/queen-go/queen/internal/engine"
 )
 
 func (s *Server) handlePushMaintenance(w http.ResponseWriter, r *http.Request) error {
-	return s.maintenance(w, r, false)
+	if r.Method != http.MethodPost {
+		writeJSON(w, http.StatusOK, s.eng.MaintenanceStatus(r.Context()))
+		return nil
+	}
+	on, err := s.maintenanceSwitch(w, r)
+	if err != nil {
+		return err
+	}
+	v, err := s.eng.SwitchMaintenance(r.Context(), on)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 func (s *Server) handlePopMaintenance(w http.ResponseWriter, r *http.Request) error {
-	return s.maintenance(w, r, true)
-}
-
-// maintenance reads, and on POST switches, the push or the pop maintenance flag.
-func (s *Server) maintenance(w http.ResponseWriter, r *http.Request, pop bool) error {
-	if r.Method == http.MethodPost {
-		var body struct {
-			Enabled *bool `json:"enabled"`
-		}
-		if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-			return err
-		}
-		if body.Enabled == nil {
-			return badRequest("enabled (boolean) is required")
-		}
-		key := engine.MaintenancePush
-		if pop {
-			key = engine.MaintenancePop
-		}
-		if err := s.eng.SetMaintenance(r.Context(), key, *body.Enabled); err != nil {
-			return err
-		}
-	}
-	push, popOn := s.eng.Maintenance(r.Context())
-	pending, failed, healthy := s.eng.SpoolStats()
-	if pop {
-		writeJSON(w, http.StatusOK, map[string]any{"popMaintenanceMode": popOn})
+	if r.Method != http.MethodPost {
+		writeJSON(w, http.StatusOK, s.eng.PopMaintenanceStatus(r.Context()))
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"maintenanceMode": push, "bufferedMessages": pending,
-		"failedReplays": failed, "dbHealthy": healthy})
+	on, err := s.maintenanceSwitch(w, r)
+	if err != nil {
+		return err
+	}
+	v, err := s.eng.SwitchPopMaintenance(r.Context(), on)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
+}
+
+// maintenanceSwitch reads the {"enabled":bool} body both switches take; a missing or non-boolean
+// enabled gets the contract's one text.
+func (s *Server) maintenanceSwitch(w http.ResponseWriter, r *http.Request) (bool, error) {
+	var body struct {
+		Enabled json.RawMessage `json:"enabled"`
+	}
+	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
+		return false, err
+	}
+	var on bool
+	if !present(body.Enabled) || json.Unmarshal(body.Enabled, &on) != nil {
+		return false, badRequest("enabled (boolean) is required")
+	}
+	return on, nil
 }

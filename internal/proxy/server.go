@@ -285,19 +285,38 @@ type pushItem struct {
 // pushBody is the pushed items of a push or of a transaction's push operations.
 type pushBody struct {
 	Items []pushItem `json:"items"`
-	txn   bool       // from POST /api/v1/transaction: counted only when the broker reports success
+	txn   bool       // from a transaction or a stream cycle (always 200): counted only when the answer says success
 	bytes int64      // sum of payload sizes
 }
 
-// parsePush extracts the pushed items of a push or transaction body; ok is false when the body does not
-// parse (the broker answers 400 for it).
-func parsePush(body []byte, txn bool) (*pushBody, bool) {
-	if !txn {
+// Routes whose bodies push messages.
+const (
+	pushPath  = "/api/v1/push"
+	txnPath   = "/api/v1/transaction"
+	cyclePath = "/streams/v1/cycle" // a stream cycle's push_items are sink pushes
+)
+
+// parsePush extracts the pushed items of a push, transaction or stream cycle body; ok is false when the
+// body does not parse (the broker answers 400 for it).
+func parsePush(body []byte, path string) (*pushBody, bool) {
+	switch path {
+	case pushPath:
 		var pb pushBody
 		if json.Unmarshal(body, &pb) != nil {
 			return nil, false
 		}
 		return &pb, true
+	case cyclePath:
+		var cb struct {
+			PushItems []pushItem `json:"push_items"`
+		}
+		if json.Unmarshal(body, &cb) != nil {
+			return nil, false
+		}
+		if len(cb.PushItems) == 0 {
+			return nil, true // state and ack only: nothing to cap, count or gate
+		}
+		return &pushBody{Items: cb.PushItems, txn: true}, true
 	}
 	var tb struct {
 		Operations []struct {
@@ -344,8 +363,8 @@ func (s *Server) readBody(r *http.Request, req *request) error {
 		req.body = b
 	}
 	switch {
-	case r.Method == http.MethodPost && (req.path == "/api/v1/push" || req.path == "/api/v1/transaction"):
-		pb, ok := parsePush(req.body, req.path == "/api/v1/transaction")
+	case r.Method == http.MethodPost && (req.path == pushPath || req.path == txnPath || req.path == cyclePath):
+		pb, ok := parsePush(req.body, req.path)
 		if !ok || pb == nil {
 			return nil // unparseable: the broker answers 400 bad body
 		}

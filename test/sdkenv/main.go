@@ -1,5 +1,5 @@
 // Command sdkenv starts a throw-away Queen environment for the JavaScript and Python SDK test suites:
-// a private PostgreSQL from the machine's binaries, two brokers and two proxy listeners, all on free
+// a private PostgreSQL from the machine's binaries, two brokers and three proxy listeners, all on free
 // loopback ports. It prints one JSON line on stdout once everything answers, then serves until its
 // standard input closes or it receives SIGINT/SIGTERM, and removes everything it made.
 //
@@ -12,10 +12,14 @@
 //	  "adminToken":     "…",                    // a JWT with the admin role for authBroker (24 h)
 //	  "proxy":          "http://127.0.0.1:P3",  // cluster with a generous plan
 //	  "proxyThrottled": "http://127.0.0.2:P4",  // cluster whose plan allows `requestRate` requests/s
+//	  "proxyExhausted": "http://127.0.0.3:P5",  // cluster whose monthly message quota is used up
 //	  "keys": {
 //	    "readWrite": "…",  // proxy key with the read-write role: pushes, pops, acks
-//	    "readOnly":  "…",  // proxy key with the read-only role: a push answers 403
-//	    "throttled": "…"   // read-write key of the throttled cluster: a burst answers 429 + Retry-After
+//	    "readOnly":  "…",  // proxy key with the read-only role: a push answers 403 (the broker's, no code)
+//	    "throttled": "…",  // read-write key of the throttled cluster: a burst answers 429 + Retry-After
+//	    "exhausted": "…"   // read-write key of the exhausted cluster: every push answers the proxy's own
+//	                       // 403 {"code":"quota_exceeded"}, every /api/v1/traces route 403 {"code":"feature_gated"};
+//	                       // pops still work
 //	  },
 //	  "maxPayloadBytes": 65536,  // a larger body through "proxy" answers 413 payload_too_large
 //	  "requestRate": 1, "requestBurst": 2
@@ -64,6 +68,7 @@ type env struct {
 	AdminToken      string            `json:"adminToken"`
 	Proxy           string            `json:"proxy"`
 	ProxyThrottled  string            `json:"proxyThrottled"`
+	ProxyExhausted  string            `json:"proxyExhausted"`
 	Keys            map[string]string `json:"keys"`
 	MaxPayloadBytes int               `json:"maxPayloadBytes"`
 	RequestRate     float64           `json:"requestRate"`
@@ -133,13 +138,17 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Clusters are chosen by the Host header without its port, so the throttled cluster gets an address
-	// of its own in the loopback range.
+	// Clusters are chosen by the Host header without its port, so every cluster but the first gets an
+	// address of its own in the loopback range.
 	proxyURL, err := serve(ctx, srv, "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	throttledURL, err := serve(ctx, srv, "127.0.0.2:0")
+	if err != nil {
+		return err
+	}
+	exhaustedURL, err := serve(ctx, srv, "127.0.0.3:0")
 	if err != nil {
 		return err
 	}
@@ -149,7 +158,8 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	e := env{
 		Broker: "http://" + open.Addr(), AuthBroker: authURL, JWTSecret: secret,
-		AdminToken: adminToken(secret), Proxy: proxyURL, ProxyThrottled: throttledURL, Keys: keys,
+		AdminToken: adminToken(secret), Proxy: proxyURL, ProxyThrottled: throttledURL,
+		ProxyExhausted: exhaustedURL, Keys: keys,
 		MaxPayloadBytes: maxPayloadBytes, RequestRate: requestRate, RequestBurst: requestBurst,
 	}
 	if err := json.NewEncoder(out).Encode(e); err != nil {
@@ -192,12 +202,14 @@ func serve(ctx context.Context, h http.Handler, addr string) (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
-// provision creates the two clusters, their plans and the keys the SDK suites use.
+// provision creates the clusters, their plans and the keys the SDK suites use.
 func provision(ctx context.Context, st *proxystore.Store, upstream string) (map[string]string, error) {
 	plans := []proxystore.Plan{
 		{Name: "generous", MaxPayloadBytes: maxPayloadBytes, MaxBatchItems: 10000, FeatureStreams: true, FeatureTraces: true},
 		{Name: "throttled", MaxPayloadBytes: maxPayloadBytes, MaxBatchItems: 10000, RequestRate: requestRate,
 			RequestBurst: requestBurst, FeatureStreams: true, FeatureTraces: true},
+		{Name: "exhausted", MaxPayloadBytes: maxPayloadBytes, MaxBatchItems: 10000, MonthlyMessageQuota: 1,
+			FeatureStreams: true, FeatureTraces: false},
 	}
 	for _, p := range plans {
 		if _, err := proxy.CreatePlan(ctx, st, p); err != nil {
@@ -207,15 +219,29 @@ func provision(ctx context.Context, st *proxystore.Store, upstream string) (map[
 	clusters := []proxystore.CreateClusterParams{
 		{Name: "sdk", Hosts: []string{"127.0.0.1"}, UpstreamURL: upstream, Plan: "generous"},
 		{Name: "sdk-throttled", Hosts: []string{"127.0.0.2"}, UpstreamURL: upstream, Plan: "throttled"},
+		{Name: "sdk-exhausted", Hosts: []string{"127.0.0.3"}, UpstreamURL: upstream, Plan: "exhausted"},
 	}
 	for _, c := range clusters {
-		if _, err := proxy.CreateCluster(ctx, st, c); err != nil {
+		id, err := proxy.CreateCluster(ctx, st, c)
+		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+		if c.Plan != "exhausted" {
+			continue
+		}
+		// The quota is used up from the start (this month and the next, should a run cross midnight at
+		// a month's end), so no push of the suites can spend it first.
+		now := time.Now()
+		for _, m := range []time.Time{now, now.AddDate(0, 1, -now.Day()+1)} {
+			if err := st.AddUsage(ctx, id, proxystore.Month(m), 1, 0); err != nil {
+				return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+			}
 		}
 	}
 	keys := map[string]string{}
 	for _, k := range []struct{ name, cluster, role string }{
 		{"readWrite", "sdk", "read-write"}, {"readOnly", "sdk", "read-only"}, {"throttled", "sdk-throttled", "read-write"},
+		{"exhausted", "sdk-exhausted", "read-write"},
 	} {
 		_, token, err := proxy.CreateKey(ctx, st, k.cluster, k.name, []string{k.role})
 		if err != nil {

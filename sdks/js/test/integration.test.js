@@ -387,11 +387,26 @@ test("proxy: 403 is terminal and typed, and distinguishable from an empty pop", 
   const popErr = await q.pop({ wait: true, timeoutMillis: 200 }).catch((e) => e);
   assert.ok(popErr instanceof ForbiddenError, `pop() must not report a 403 as no messages: ${popErr}`);
   // A role refusal comes from the broker behind the proxy: its envelope has no code (the proxy's own 403
-  // gates, such as quota_exceeded, add one; the unit tests cover those).
+  // gates, such as quota_exceeded, add one: see the next test).
   assert.equal(popErr.error, "Insufficient permissions");
 
   const consumeErr = await q.consume(() => {}, { pollTimeoutMillis: 200 }).catch((e) => e);
   assert.ok(consumeErr instanceof ForbiddenError, "consume stops on a 403");
+});
+
+test("proxy: its own 403 carries a code (quota_exceeded), is terminal and typed, sent once", async () => {
+  const calls = [];
+  const c = new Queen({ url: env.proxyExhausted, bearerToken: env.keys.exhausted, fetch: (u, i) => { calls.push(u); return fetch(u, i); } });
+  const q = c.queue(name("exhausted"));
+  const err = await q.push({ payload: 1 }).catch((e) => e);
+  assert.ok(err instanceof ForbiddenError, String(err));
+  assert.equal(err.status, 403);
+  assert.equal(err.code, "quota_exceeded");
+  assert.equal(err.terminal, true);
+  assert.equal(isTerminal(err), true);
+  assert.equal(calls.length, 1, "a 403 is never retried");
+  // The quota gates pushes only: the same key still pops.
+  assert.deepEqual(await q.pop(), []);
 });
 
 test("proxy: 413 payload_too_large is terminal and typed, sent once", async () => {

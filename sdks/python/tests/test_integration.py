@@ -400,6 +400,16 @@ def test_proxy_read_write_key_works_and_read_only_key_is_403(live, sdkenv):
     assert ro.sleeps == [], "a 403 is never retried"
 
 
+def test_proxy_own_403_carries_its_code(live, sdkenv):
+    q = qname("exhausted")
+    ex = live(sdkenv["proxyExhausted"], token=sdkenv["keys"]["exhausted"])
+    e = ex.raises(ForbiddenError, lambda c: c.queue(q).push(1))
+    assert e.status == 403 and e.code == "quota_exceeded" and e.terminal
+    assert ex.sleeps == [], "a 403 is never retried"
+    # The quota gates pushes only: the same key still pops.
+    assert ex.run(lambda c: c.queue(q).pop(wait=True, timeout_millis=100)) == []
+
+
 def test_proxy_413_is_terminal_and_typed(live, sdkenv):
     q = qname("big")
     rw = live(sdkenv["proxy"], token=sdkenv["keys"]["readWrite"])
