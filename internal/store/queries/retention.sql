@@ -15,14 +15,9 @@ WITH victims AS (
         ORDER BY m.seq LIMIT $2) m
     WHERE q.retention_enabled AND q.retention_seconds > 0
 ), del AS (
-    DELETE FROM messages m USING victims v WHERE m.partition_id = v.partition_id AND m.seq = v.seq
-    RETURNING m.partition_id, m.transaction_id, v.queue_name
-), dl AS (
-    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
-), counted AS (
-    UPDATE partitions p SET message_count = p.message_count - x.n
-    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
-    WHERE p.id = x.partition_id
+    SELECT d.partition_id, n.queue_name
+    FROM delete_messages((SELECT array_agg(partition_id) FROM victims), (SELECT array_agg(seq) FROM victims)) d
+    JOIN (SELECT DISTINCT partition_id, queue_name FROM victims) n ON n.partition_id = d.partition_id
 ), hist AS (
     INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
     SELECT queue_name, 'retention', count(*), $1 FROM del GROUP BY queue_name
@@ -52,14 +47,9 @@ WITH frontier AS (
         ORDER BY m.seq LIMIT $2) m
     WHERE f.upto > 0
 ), del AS (
-    DELETE FROM messages m USING victims v WHERE m.partition_id = v.partition_id AND m.seq = v.seq
-    RETURNING m.partition_id, m.transaction_id, v.queue_name
-), dl AS (
-    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
-), counted AS (
-    UPDATE partitions p SET message_count = p.message_count - x.n
-    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
-    WHERE p.id = x.partition_id
+    SELECT d.partition_id, n.queue_name
+    FROM delete_messages((SELECT array_agg(partition_id) FROM victims), (SELECT array_agg(seq) FROM victims)) d
+    JOIN (SELECT DISTINCT partition_id, queue_name FROM victims) n ON n.partition_id = d.partition_id
 ), hist AS (
     INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
     SELECT queue_name, 'completed_retention', count(*), $1 FROM del GROUP BY queue_name
