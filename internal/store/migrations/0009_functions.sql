@@ -1,0 +1,49 @@
+-- delete_messages removes messages by (partition, seq) together with what hangs on them: their dead
+-- letters (traces cascade) and their share of partitions.message_count. Retention, completed
+-- retention and the single-message delete all go through it, so the three can never disagree about
+-- what deleting a message means. It returns the rows it deleted.
+CREATE FUNCTION delete_messages(parts uuid[], seqs bigint[])
+RETURNS TABLE (partition_id uuid, transaction_id text)
+LANGUAGE sql VOLATILE AS $$
+    WITH del AS (
+        DELETE FROM messages m USING unnest(parts, seqs) AS v(partition_id, seq)
+        WHERE m.partition_id = v.partition_id AND m.seq = v.seq
+        RETURNING m.partition_id, m.transaction_id
+    ), dl AS (
+        DELETE FROM dead_letters d USING del
+        WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
+    ), counted AS (
+        UPDATE partitions p SET message_count = p.message_count - x.n
+        FROM (SELECT del.partition_id, count(*) AS n FROM del GROUP BY del.partition_id) x
+        WHERE p.id = x.partition_id
+    )
+    SELECT del.partition_id, del.transaction_id FROM del
+$$;
+
+-- partition_counts is the one definition of a partition's counts, for the status pages
+-- (PartitionCounts) and the stats refresh (StatsRefresh) alike. "Consumed" is relative to the slowest
+-- consumer group of the partition (min cursor_seq; 0 without any group); processing = above it and
+-- inside a live lease. Only the unconsumed tail is counted (an index range on (partition_id, seq));
+-- the total is the stored partitions.message_count, passed in as stored. STABLE and a single SELECT,
+-- so the planner inlines it.
+CREATE FUNCTION partition_counts(part uuid, stored bigint)
+RETURNS TABLE (total bigint, consumed bigint, processing bigint, oldest_pending timestamptz,
+               dlq bigint, dlq_consumed bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT c.total, c.consumed, c.processing, c.oldest_pending, d.dlq, d.dlq_consumed
+    FROM (SELECT coalesce(min(pc.cursor_seq), 0) AS min_cursor
+          FROM partition_consumers pc WHERE pc.partition_id = part) f
+    CROSS JOIN LATERAL (
+        SELECT stored AS total,
+               stored - count(*) AS consumed,
+               count(*) FILTER (WHERE EXISTS (
+                   SELECT 1 FROM partition_consumers pc
+                   WHERE pc.partition_id = part AND pc.lease_expires_at > now()
+                     AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq)) AS processing,
+               min(m.created_at) AS oldest_pending
+        FROM messages m WHERE m.partition_id = part AND m.seq > f.min_cursor) c
+    CROSS JOIN LATERAL (
+        SELECT count(DISTINCT dl.message_seq) AS dlq,
+               count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.min_cursor) AS dlq_consumed
+        FROM dead_letters dl WHERE dl.partition_id = part) d
+$$;
