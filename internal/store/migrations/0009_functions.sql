@@ -1,3 +1,6 @@
+-- Functions shared by several named queries. The bodies refer to their arguments as $1, $2...: in a
+-- SQL function a column of the same name would win over an argument name.
+
 -- delete_messages removes messages by (partition, seq) together with what hangs on them: their dead
 -- letters (traces cascade) and their share of partitions.message_count. Retention, completed
 -- retention and the single-message delete all go through it, so the three can never disagree about
@@ -6,7 +9,7 @@ CREATE FUNCTION delete_messages(parts uuid[], seqs bigint[])
 RETURNS TABLE (partition_id uuid, transaction_id text)
 LANGUAGE sql VOLATILE AS $$
     WITH del AS (
-        DELETE FROM messages m USING unnest(parts, seqs) AS v(partition_id, seq)
+        DELETE FROM messages m USING unnest($1, $2) AS v(partition_id, seq)
         WHERE m.partition_id = v.partition_id AND m.seq = v.seq
         RETURNING m.partition_id, m.transaction_id
     ), dl AS (
@@ -32,18 +35,35 @@ RETURNS TABLE (total bigint, consumed bigint, processing bigint, oldest_pending 
 LANGUAGE sql STABLE AS $$
     SELECT c.total, c.consumed, c.processing, c.oldest_pending, d.dlq, d.dlq_consumed
     FROM (SELECT coalesce(min(pc.cursor_seq), 0) AS min_cursor
-          FROM partition_consumers pc WHERE pc.partition_id = part) f
+          FROM partition_consumers pc WHERE pc.partition_id = $1) f
     CROSS JOIN LATERAL (
-        SELECT stored AS total,
-               stored - count(*) AS consumed,
+        SELECT $2 AS total,
+               $2 - count(*) AS consumed,
                count(*) FILTER (WHERE EXISTS (
                    SELECT 1 FROM partition_consumers pc
-                   WHERE pc.partition_id = part AND pc.lease_expires_at > now()
+                   WHERE pc.partition_id = $1 AND pc.lease_expires_at > now()
                      AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq)) AS processing,
                min(m.created_at) AS oldest_pending
-        FROM messages m WHERE m.partition_id = part AND m.seq > f.min_cursor) c
+        FROM messages m WHERE m.partition_id = $1 AND m.seq > f.min_cursor) c
     CROSS JOIN LATERAL (
         SELECT count(DISTINCT dl.message_seq) AS dlq,
                count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.min_cursor) AS dlq_consumed
-        FROM dead_letters dl WHERE dl.partition_id = part) d
+        FROM dead_letters dl WHERE dl.partition_id = $1) d
+$$;
+
+-- dead_letters_matching is the dead-letter listing's filter, shared by the page (DeadLetterList) and
+-- its total (DeadLetterCount) so the two always count the same rows. A NULL argument does not filter.
+-- STABLE and a single SELECT, so the planner inlines it.
+CREATE FUNCTION dead_letters_matching(queue text, grp text, part text, since timestamptz, until timestamptz)
+RETURNS TABLE (id uuid, queue_name text, partition_name text)
+LANGUAGE sql STABLE AS $$
+    SELECT d.id, q.name, p.name
+    FROM dead_letters d
+    JOIN partitions p ON p.id = d.partition_id
+    JOIN queues q ON q.id = p.queue_id
+    WHERE ($1 IS NULL OR q.name = $1)
+      AND ($2 IS NULL OR d.consumer_group = $2)
+      AND ($3 IS NULL OR p.name = $3)
+      AND ($4 IS NULL OR d.failed_at >= $4)
+      AND ($5 IS NULL OR d.failed_at <= $5)
 $$;
