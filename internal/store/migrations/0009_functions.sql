@@ -67,3 +67,20 @@ LANGUAGE sql STABLE AS $$
       AND ($4 IS NULL OR d.failed_at >= $4)
       AND ($5 IS NULL OR d.failed_at <= $5)
 $$;
+
+-- retire_messages is how the retention rules delete: it deletes the given messages (one entry of
+-- parts, seqs and queue_names a message), records the count per queue in retention_history under
+-- kind, and returns those counts.
+CREATE FUNCTION retire_messages(kind text, at timestamptz, parts uuid[], seqs bigint[], queue_names text[])
+RETURNS TABLE (queue_name text, deleted bigint)
+LANGUAGE sql VOLATILE AS $$
+    WITH names AS (
+        SELECT DISTINCT n.partition_id, n.queue_name FROM unnest($3, $5) AS n(partition_id, queue_name)
+    ), del AS (
+        SELECT names.queue_name FROM delete_messages($3, $4) d JOIN names ON names.partition_id = d.partition_id
+    ), hist AS (
+        INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
+        SELECT del.queue_name, $1, count(*), $2 FROM del GROUP BY del.queue_name
+    )
+    SELECT del.queue_name, count(*) FROM del GROUP BY del.queue_name
+$$;

@@ -14,15 +14,11 @@ WITH victims AS (
                                  ORDER BY y.seq LIMIT 1), p.last_seq + 1)
         ORDER BY m.seq LIMIT $2) m
     WHERE q.retention_enabled AND q.retention_seconds > 0
-), del AS (
-    SELECT d.partition_id, n.queue_name
-    FROM delete_messages((SELECT array_agg(partition_id) FROM victims), (SELECT array_agg(seq) FROM victims)) d
-    JOIN (SELECT DISTINCT partition_id, queue_name FROM victims) n ON n.partition_id = d.partition_id
-), hist AS (
-    INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
-    SELECT queue_name, 'retention', count(*), $1 FROM del GROUP BY queue_name
 )
-SELECT queue_name, count(*) FROM del GROUP BY queue_name
+SELECT r.queue_name, r.deleted
+FROM (SELECT array_agg(partition_id ORDER BY partition_id, seq) AS parts, array_agg(seq ORDER BY partition_id, seq) AS seqs,
+             array_agg(queue_name ORDER BY partition_id, seq) AS names FROM victims) v
+CROSS JOIN LATERAL retire_messages('retention', $1, v.parts, v.seqs, v.names) r
 
 -- name: RetentionDeleteCompleted :many
 -- completedRetentionSeconds: messages older than that which every consumer group existing on the
@@ -46,15 +42,11 @@ WITH frontier AS (
           AND m.created_at < $1::timestamptz - make_interval(secs => f.secs)
         ORDER BY m.seq LIMIT $2) m
     WHERE f.upto > 0
-), del AS (
-    SELECT d.partition_id, n.queue_name
-    FROM delete_messages((SELECT array_agg(partition_id) FROM victims), (SELECT array_agg(seq) FROM victims)) d
-    JOIN (SELECT DISTINCT partition_id, queue_name FROM victims) n ON n.partition_id = d.partition_id
-), hist AS (
-    INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
-    SELECT queue_name, 'completed_retention', count(*), $1 FROM del GROUP BY queue_name
 )
-SELECT queue_name, count(*) FROM del GROUP BY queue_name
+SELECT r.queue_name, r.deleted
+FROM (SELECT array_agg(partition_id ORDER BY partition_id, seq) AS parts, array_agg(seq ORDER BY partition_id, seq) AS seqs,
+             array_agg(queue_name ORDER BY partition_id, seq) AS names FROM victims) v
+CROSS JOIN LATERAL retire_messages('completed_retention', $1, v.parts, v.seqs, v.names) r
 
 -- name: RetentionCleanupPartitions :many
 -- Partitions (other than Default) with no messages and no activity for $2 days.
