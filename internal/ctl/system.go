@@ -22,6 +22,9 @@ func (a *app) maintenanceCmd() *cobra.Command {
 	cmd.PersistentFlags().BoolVar(&pop, "pop", false, "the pop maintenance flag (every pop answers empty) instead of push")
 	cols := []column{{"PUSH-MAINTENANCE", "maintenanceMode", false}, {"POP-MAINTENANCE", "popMaintenanceMode", false},
 		{"BUFFERED", "bufferedMessages", false}, {"BUFFER-HEALTHY", "bufferHealthy", true}}
+	// A switch's answer carries the flag it switched only.
+	setCols := []column{{"PUSH-MAINTENANCE", "maintenanceMode", false}, {"BUFFERED", "bufferedMessages", false},
+		{"BUFFER-HEALTHY", "bufferHealthy", true}, {"MESSAGE", "message", true}}
 	popCols := []column{{"POP-MAINTENANCE", "popMaintenanceMode", false}}
 	get := &cobra.Command{
 		Use:     "get",
@@ -84,7 +87,7 @@ func (a *app) maintenanceCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.print(view{data: s, columns: cols})
+				return a.print(view{data: s, columns: setCols})
 			},
 		}
 		if on {
