@@ -12,21 +12,7 @@ import (
 
 // ParkedByQueue reports the long-poll pops parked per queue now (cross-queue pops under "*"), for the
 // broker samples.
-func (e *Engine) ParkedByQueue() map[string]int { return e.waiters.countByQueue() }
-
-// countByQueue reports the parked long-polls per queue (cross-queue pops under "*").
-func (w *waiters) countByQueue() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.byQueue))
-	for q, set := range w.byQueue {
-		if q == anyQueue {
-			q = "*"
-		}
-		out[q] = len(set)
-	}
-	return out
-}
+func (e *Engine) ParkedByQueue() map[string]int { return e.hub.ParkedByQueue() }
 
 // Agg is one metric over a bucket: mean, extremes and the last sample.
 type Agg struct {

@@ -166,3 +166,11 @@ func (e *Engine) SpoolStats() (pending, failed int64, dbHealthy bool) {
 	}
 	return e.spool.Pending(), e.spool.Failed(), !e.dbDown.Load()
 }
+
+// signal wakes a loop waiting on ch without blocking; one pending wake-up is enough.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
