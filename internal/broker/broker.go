@@ -123,8 +123,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	b.eng = engine.New(b.st, log, engine.Options{Hub: hub,
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
 		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode, Spool: b.spool,
-		SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
-		Key: cfg.Encryption.Key, Observer: mx,
+		SpoolReplayBatch: cfg.Durability.ReplayBatch,
+		Key:              cfg.Encryption.Key, Observer: mx,
 		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
 	})
 	if unmigrated {
@@ -132,6 +132,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}
 	b.eng.Start(ctx)
 	b.services = []service{hub,
+		maintenance.NewSpoolReplay(b.eng, log, cfg.Durability.FlushInterval),
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
 			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),

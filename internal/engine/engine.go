@@ -31,7 +31,6 @@ type Options struct {
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
 	MaxPollTimeout          time.Duration // longest long-poll honoured
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
-	SpoolFlushInterval      time.Duration // FILE_BUFFER_FLUSH_MS
 	SpoolReplayBatch        int           // FILE_BUFFER_MAX_BATCH
 	DeadSpoolPath           string        // file for spooled pushes PostgreSQL refuses ("" = log them only)
 	OperationTimeout        time.Duration // bound on one batched database operation
@@ -49,7 +48,6 @@ func (o *Options) defaults() {
 	orDefault(&o.AckMaxItems, 1000)
 	orDefault(&o.RecheckInterval, time.Second)
 	orDefault(&o.MaxPollTimeout, 300*time.Second)
-	orDefault(&o.SpoolFlushInterval, 100*time.Millisecond)
 	orDefault(&o.SpoolReplayBatch, 100)
 	orDefault(&o.OperationTimeout, 30*time.Second)
 	orDefault(&o.EncryptionCacheTTL, time.Second)
@@ -89,7 +87,6 @@ type Engine struct {
 	drainingOnce sync.Once
 
 	stop context.CancelFunc
-	wg   sync.WaitGroup
 }
 
 // New builds an engine over st. Call Start before use and Stop when done.
@@ -107,21 +104,15 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	return e
 }
 
-// Start launches the batch workers and the spool replay; the wake-ups of parked pops are Options.Hub's
-// (started by the broker with the other services), or the engine's own hub when none was given.
+// Start launches the batch workers. The spool replay (maintenance.NewSpoolReplay over ReplaySpool)
+// and the wake-ups of parked pops (Options.Hub) are services the broker starts with the others; an
+// engine given no hub runs its own here.
 func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
 	e.push.start(ctx, e.opt.PushWorkers)
 	e.ack.start(ctx, e.opt.AckWorkers)
 	if e.ownHub {
 		_ = e.hub.Start(ctx) // a fresh hub: it cannot be running already
-	}
-	if e.spool != nil {
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			e.replayLoop(ctx)
-		}()
 	}
 }
 
@@ -139,7 +130,6 @@ func (e *Engine) Stop() {
 	e.stop()
 	e.push.wait()
 	e.ack.wait()
-	e.wg.Wait()
 	if e.ownHub {
 		e.hub.Stop()
 	}
