@@ -17,6 +17,7 @@ import (
 type baseliner struct {
 	pool   *pgxpool.Pool
 	schema string
+	url    string
 }
 
 // BaselineResult is one baseline measurement.
@@ -40,7 +41,7 @@ func newBaseliner(ctx context.Context, pgURL string, conns int) (*baseliner, err
 	if err != nil {
 		return nil, err
 	}
-	b := &baseliner{pool: pool, schema: "bench_scratch"}
+	b := &baseliner{pool: pool, schema: "bench_scratch", url: pgURL}
 	_, err = pool.Exec(ctx, `
 		DROP SCHEMA IF EXISTS bench_scratch CASCADE;
 		CREATE SCHEMA bench_scratch;

@@ -32,7 +32,7 @@ type localBroker struct {
 // startLocalBroker builds ./cmd/queen into a temp dir, starts PostgreSQL under os.TempDir() and runs the
 // broker against it. The caller must call stop, which removes everything it created.
 // A non-empty bin is used as is instead of building.
-func startLocalBroker(ctx context.Context, repo, bin string, durable bool, extraEnv []string, logw io.Writer) (_ *localBroker, err error) {
+func startLocalBroker(ctx context.Context, repo, bin string, durable bool, pgSettings, extraEnv []string, logw io.Writer) (_ *localBroker, err error) {
 	tmp, err := os.MkdirTemp("", "queen-bench-")
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func startLocalBroker(ctx context.Context, repo, bin string, durable bool, extra
 	}
 
 	dataDir := filepath.Join(tmp, "pg")
-	b.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dataDir, Durable: durable})
+	b.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dataDir, Durable: durable, Settings: pgSettings})
 	if err != nil {
 		return nil, err
 	}

@@ -206,3 +206,9 @@ func (c *client) hasTransactionRoute(ctx context.Context) (bool, error) {
 	}
 	return true, nil
 }
+
+// deleteQueue removes a queue and everything in it.
+func (c *client) deleteQueue(ctx context.Context, queue string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/api/v1/resources/queues/"+url.PathEscape(queue), nil, nil)
+	return err
+}

@@ -9,7 +9,7 @@ import (
 )
 
 func printHeader(w io.Writer, rep Report, o options, brokerPID int) {
-	fmt.Fprintf(w, "broker %s (local child: %v, pid %d)\n", rep.Broker, rep.Local, brokerPID)
+	fmt.Fprintf(w, "[%s] broker %s (local child: %v, pid %d, commit %s)\n", rep.Target, rep.Broker, rep.Local, brokerPID, rep.Commit)
 	if rep.Durable != nil {
 		fmt.Fprintf(w, "postgres durable: %v\n", *rep.Durable)
 	}
@@ -63,7 +63,7 @@ func printResult(w io.Writer, r *Result) {
 }
 
 func printSummary(w io.Writer, rep Report) {
-	fmt.Fprintln(w, "\n== summary ==")
+	fmt.Fprintf(w, "\n== summary: %s (%s) ==\n", rep.Target, rep.Broker)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\tpush msg/s\tconsume msg/s\tpush p50/p95/p99\tpop->ack p50/p95/p99\tpush->ack p50/p95/p99\terrors\tRSS MB\tCPU broker/pg/other %\tvs INSERT\tverified")
 	for _, r := range rep.Results {
@@ -96,4 +96,102 @@ func rate(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// headline is the rate a scenario is judged by: deliveries for consumers, pushes otherwise.
+func headline(r *Result) float64 {
+	if r.ConsumeRate > 0 && !strings.HasPrefix(r.Name, "push-") {
+		return r.ConsumeRate
+	}
+	return r.PushRate
+}
+
+// printComparison prints each scenario's rates on both targets and the ratio queen/compare.
+func printComparison(w io.Writer, a, b []*Result) {
+	byName := map[string]*Result{}
+	for _, r := range b {
+		byName[r.Name] = r
+	}
+	fmt.Fprintln(w, "\n-- comparison (same run, back to back) --")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tqueen push/s\tcompare push/s\tqueen consume/s\tcompare consume/s\theadline ratio queen/compare\tverified")
+	for _, r := range a {
+		o := byName[r.Name]
+		if o == nil || r.Skipped != "" || o.Skipped != "" {
+			continue
+		}
+		ratio := "-"
+		if h := headline(o); h > 0 {
+			ratio = fmt.Sprintf("%.2f", headline(r)/h)
+		}
+		ver := "ok/ok"
+		if r.Failed() || o.Failed() {
+			ver = fmt.Sprintf("%v/%v", !r.Failed(), !o.Failed())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, rate(r.PushRate), rate(o.PushRate), rate(r.ConsumeRate), rate(o.ConsumeRate), ratio, ver)
+	}
+	tw.Flush()
+}
+
+// printTargets checks the ratio targets among the results present (ratios within one run).
+func printTargets(w io.Writer, rs []*Result) {
+	by := map[string]*Result{}
+	for _, r := range rs {
+		if r.Skipped == "" {
+			by[r.Name] = r
+		}
+	}
+	type check struct {
+		what      string
+		num, den  string
+		numF      func(*Result) float64
+		denF      func(*Result) float64
+		threshold float64
+	}
+	cons := func(r *Result) float64 { return r.ConsumeRate }
+	push := func(r *Result) float64 { return r.PushRate }
+	checks := []check{
+		{"10k partitions consume vs 10", "partitions-10000", "partitions-10", cons, cons, 0.5},
+		{"100k partitions consume vs 10", "partitions-100000", "partitions-10", cons, cons, 0.3},
+		{"10 groups deliveries vs 1 group", "fanout-g10", "fanout-g1", cons, cons, 5},
+		{"10 groups push vs plain push b10", "fanout-g10", "push-b10", push, push, 0.4},
+	}
+	var lines []string
+	for _, c := range checks {
+		n, d := by[c.num], by[c.den]
+		if n == nil || d == nil || c.denF(d) == 0 {
+			continue
+		}
+		v := c.numF(n) / c.denF(d)
+		lines = append(lines, fmt.Sprintf("%-36s %8.2f  (target >= %.2f) %s", c.what, v, c.threshold, okMark(v >= c.threshold)))
+	}
+	if r := by["push-b100"]; r != nil && r.Baseline != nil {
+		lines = append(lines, fmt.Sprintf("%-36s %8.2f  (target >= 0.60) %s", "push b100 vs plain INSERT", r.Baseline.Fraction, okMark(r.Baseline.Fraction >= 0.6)))
+	}
+	if r := by["partitions-10000"]; r != nil {
+		lines = append(lines, fmt.Sprintf("%-36s %8.0f ms (target < 2000) %s", "10k partitions push->ack p99", r.E2E.P99, okMark(r.E2E.P99 < 2000)))
+	}
+	maxRSS, where := 0.0, ""
+	for _, r := range rs {
+		if r.MaxRSSMB > maxRSS {
+			maxRSS, where = r.MaxRSSMB, r.Name
+		}
+	}
+	if maxRSS > 0 {
+		lines = append(lines, fmt.Sprintf("%-36s %8.1f MB (target < 64, in %s) %s", "broker max RSS", maxRSS, where, okMark(maxRSS < 64)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "targets (ratios within this run):")
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+}
+
+func okMark(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT MET"
 }

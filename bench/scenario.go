@@ -31,6 +31,9 @@ type Result struct {
 	Verify      []Verification   `json:"verify"`
 	Baseline    *BaselineResult  `json:"baseline,omitempty"`
 	Notes       []string         `json:"notes,omitempty"`
+	Profile     string           `json:"cpu_profile,omitempty"`
+	TopSQL      []StatementStat  `json:"top_statements,omitempty"`
+	Target      string           `json:"-"` // the Report's
 	stats       []*scenarioStats // merged into the fields above by finish
 }
 
@@ -59,7 +62,11 @@ type runner struct {
 	tag      string  // makes queue names and transactionIds unique per run
 	rss      *rssSampler
 	cpu      cpuProbe
-	baseline *baseliner // nil without a PostgreSQL URL
+	baseline *baseliner // nil without a PostgreSQL URL or with -baseline=false
+	db       *baseliner // the broker's PostgreSQL, nil without a URL
+	pgStats  bool       // pg_stat_statements is available on db
+	pprofURL string     // the broker's pprof listener, "" when unknown
+	label    string     // target label
 	out      io.Writer
 }
 
@@ -68,7 +75,7 @@ func (r *runner) queue(name string) string { return "bench-" + r.tag + "-" + nam
 func (r *runner) partitionNames(n int) []string {
 	names := make([]string, n)
 	for i := range names {
-		names[i] = fmt.Sprintf("p%05d", i)
+		names[i] = fmt.Sprintf("p%06d", i)
 	}
 	return names
 }
@@ -107,6 +114,8 @@ func (r *runner) window(ctx context.Context, res *Result, st *scenarioStats, ps 
 	cctx := consumerCtx(ctx, consStop)
 	prodStop := make(chan struct{})
 	var pg, cg group
+	prof := r.startProfile(ctx, res.Name)
+	r.resetStatements(ctx)
 	cpu0 := r.cpu.read()
 	start := time.Now()
 	for _, p := range ps {
@@ -135,6 +144,8 @@ wait:
 	pushed, consumed := st.pushed.Load(), st.consumed.Load()
 	cpu := r.cpu.read().sub(cpu0)
 	close(prodStop)
+	res.TopSQL = r.topStatements(ctx)
+	res.Profile = prof.wait()
 	pg.wait()
 	res.Seconds = elapsed.Seconds()
 	res.Pushed, res.Consumed = pushed, consumed
@@ -212,6 +223,11 @@ func (r *runner) finish(res *Result, trs map[string]*tracker) {
 	}
 	for q, t := range trs {
 		res.Verify = append(res.Verify, t.verify(q))
+		if !r.opt.keep {
+			// Each scenario measures its own queue, not what earlier ones left behind (the broker's
+			// statistics job, for one, reads every partition). Best effort: not every broker has the route.
+			_ = r.prod.deleteQueue(context.Background(), q)
+		}
 	}
 	res.MaxRSSMB = round1(float64(r.rss.reset()) / (1 << 20))
 }
@@ -309,18 +325,18 @@ func (r *runner) runPopAck(ctx context.Context) (*Result, error) {
 }
 
 // runFanout: producers push while every one of -groups consumer groups consumes everything.
-func (r *runner) runFanout(ctx context.Context) (*Result, error) {
-	name := "fanout"
+func (r *runner) runFanout(ctx context.Context, ngroups int) (*Result, error) {
+	name := fmt.Sprintf("fanout-g%d", ngroups)
 	q := r.queue(name)
 	res, err := r.start(ctx, name, q)
 	if err != nil {
 		return nil, err
 	}
-	groups := make([]string, r.opt.groups)
+	groups := make([]string, ngroups)
 	for i := range groups {
 		groups[i] = fmt.Sprintf("g%02d", i)
 	}
-	res.Setup = fmt.Sprintf("%d producers batch %d, %d groups x %d consumers (pop batch %d), %d partitions, backlog cap %d", r.opt.producers, r.opt.concBatch, r.opt.groups, r.opt.groupConsumers, r.opt.popBatch, r.opt.partitions, r.opt.backlog)
+	res.Setup = fmt.Sprintf("%d producers batch %d, %d groups x %d consumers (pop batch %d), %d partitions, backlog cap %d", r.opt.producers, r.opt.concBatch, ngroups, r.opt.groupConsumers, r.opt.popBatch, r.opt.partitions, r.opt.backlog)
 	st, tr := newStats(), newTracker(groups...)
 	res.stats = []*scenarioStats{st}
 	ps := r.producers(st, tr, q, r.opt.concBatch, roundRobin(r.partitionNames(r.opt.partitions)), nil, r.opt.backlog, name)
@@ -335,16 +351,16 @@ func (r *runner) runFanout(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// runPartitions: 10 000 partitions (one message each pre-pushed), then producers push to random
+// runPartitions: n partitions (one message each pre-pushed), then producers push to random
 // partitions while consumers pop wildcard.
-func (r *runner) runPartitions(ctx context.Context) (*Result, error) {
-	name := "partitions"
+func (r *runner) runPartitions(ctx context.Context, n int) (*Result, error) {
+	name := fmt.Sprintf("partitions-%d", n)
 	q := r.queue(name)
 	res, err := r.start(ctx, name, q)
 	if err != nil {
 		return nil, err
 	}
-	names := r.partitionNames(r.opt.manyPartitions)
+	names := r.partitionNames(n)
 	res.Setup = fmt.Sprintf("%d partitions; %d producers batch %d to a random partition, %d consumers pop batch %d, backlog cap %d", len(names), r.opt.producers, r.opt.concBatch, r.opt.consumers, r.opt.popBatch, r.opt.backlog)
 	st, tr := newStats(), newTracker("")
 	res.stats = []*scenarioStats{st}

@@ -131,6 +131,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		b.eng.HoldUntilMigrated()
 	}
 	b.eng.Start(ctx)
+	if cfg.PprofAddr != "" {
+		if err = startPprof(ctx, cfg.PprofAddr, log); err != nil {
+			return nil, err
+		}
+	}
 	b.services = []service{hub,
 		maintenance.NewSpoolReplay(b.eng, log, cfg.Durability.FlushInterval),
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),

@@ -38,6 +38,7 @@ type Config struct {
 
 	LogLevel  string
 	LogFormat string
+	PprofAddr string
 
 	HTTP       HTTPConfig       // http.go
 	Auth       auth.Options     // auth.go: the variables, read straight into what internal/auth takes
@@ -142,6 +143,7 @@ var coreVars = []Var{
 	{"SHUTDOWN_TIMEOUT_MS", "10000", "ms graceful shutdown may take", false, msVar(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 	{"LOG_LEVEL", "info", "debug, info, warn or error", false, strVar(func(c *Config) *string { return &c.LogLevel })},
 	{"LOG_FORMAT", "text", "text or json", false, strVar(func(c *Config) *string { return &c.LogFormat })},
+	{"PPROF_ADDR", "", "address of a separate net/http/pprof listener for CPU and heap profiles (empty = off); bind it to a private address", false, strVar(func(c *Config) *string { return &c.PprofAddr })},
 }
 
 // Load builds the configuration from getenv (os.Getenv in main, a map in tests).

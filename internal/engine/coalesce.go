@@ -9,7 +9,8 @@ import (
 // takes one waiting request and, without waiting for more, everything else already queued up to
 // maxItems; so an idle broker answers a lone request at once and a busy one batches by itself.
 type coalescer[Req any, Resp any] struct {
-	in       chan *call[Req, Resp]
+	ins      []chan *call[Req, Resp] // one per worker when sharded, else one shared by all
+	shard    func(Req) uint64        // nil: any worker takes any request
 	maxItems int
 	size     func(Req) int
 	exec     func(ctx context.Context, reqs []Req) ([]Resp, error) // runs reqs merged, answers per request
@@ -25,24 +26,38 @@ type call[Req any, Resp any] struct {
 
 func newCoalescer[Req any, Resp any](workers, maxItems int, size func(Req) int,
 	exec func(ctx context.Context, reqs []Req) ([]Resp, error)) *coalescer[Req, Resp] {
-	return &coalescer[Req, Resp]{in: make(chan *call[Req, Resp], workers*64), maxItems: maxItems, size: size, exec: exec}
+	return &coalescer[Req, Resp]{ins: []chan *call[Req, Resp]{make(chan *call[Req, Resp], workers*64)}, maxItems: maxItems, size: size, exec: exec}
+}
+
+// sharded gives every worker its own queue and sends each request to the worker shard(req) picks, so
+// requests with the same key are never in two concurrent batches. Pushes use it with the partition as
+// key: batches of different workers then never wait for each other's partition locks, and commit in
+// parallel instead of one after the other.
+func (c *coalescer[Req, Resp]) sharded(workers int, shard func(Req) uint64) *coalescer[Req, Resp] {
+	c.shard = shard
+	c.ins = make([]chan *call[Req, Resp], workers)
+	for i := range c.ins {
+		c.ins[i] = make(chan *call[Req, Resp], 64)
+	}
+	return c
 }
 
 // start runs the workers until ctx ends. Batches run under ctx, not under any one request's context:
 // one client hanging up must not cancel the others' writes.
 func (c *coalescer[Req, Resp]) start(ctx context.Context, workers int) {
-	for range workers {
+	for i := range workers {
+		in := c.ins[i%len(c.ins)]
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			c.work(ctx)
+			c.work(ctx, in)
 		}()
 	}
 }
 
 func (c *coalescer[Req, Resp]) wait() { c.wg.Wait() }
 
-func (c *coalescer[Req, Resp]) work(ctx context.Context) {
+func (c *coalescer[Req, Resp]) work(ctx context.Context, in chan *call[Req, Resp]) {
 	var batch []*call[Req, Resp]
 	reqs := make([]Req, 0, 16)
 	for {
@@ -50,14 +65,14 @@ func (c *coalescer[Req, Resp]) work(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case first = <-c.in:
+		case first = <-in:
 		}
 		batch = append(batch[:0], first)
 		n := c.size(first.req)
 	drain:
 		for n < c.maxItems {
 			select {
-			case next := <-c.in:
+			case next := <-in:
 				batch = append(batch, next)
 				n += c.size(next.req)
 			default:
@@ -106,8 +121,12 @@ func (c *coalescer[Req, Resp]) run(ctx context.Context, reqs []Req) ([]Resp, []e
 func (c *coalescer[Req, Resp]) do(ctx context.Context, req Req) (Resp, error) {
 	cl := &call[Req, Resp]{req: req, done: make(chan struct{})}
 	var zero Resp
+	in := c.ins[0]
+	if c.shard != nil {
+		in = c.ins[c.shard(req)%uint64(len(c.ins))]
+	}
 	select {
-	case c.in <- cl:
+	case in <- cl:
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	}

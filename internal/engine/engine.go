@@ -16,7 +16,7 @@ import (
 )
 
 // QueueMode is the consumer group of competing consumers that share one cursor per partition.
-const QueueMode = "__QUEUE_MODE__"
+const QueueMode = store.QueueMode
 
 // Options tune the engine; zero values take the documented defaults.
 type Options struct {
@@ -99,7 +99,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	if e.hub == nil {
 		e.hub, e.ownHub = notify.New(st, log), true
 	}
-	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch)
+	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
+		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	return e
 }

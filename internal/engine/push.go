@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 
@@ -238,6 +239,14 @@ func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUI
 
 type pushJob struct {
 	rows []store.PushRow
+}
+
+// pushShard keys a push job by the partition of its first row (see coalescer.sharded).
+func pushShard(j pushJob) uint64 {
+	if len(j.rows) == 0 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(j.rows[0].PartitionID[8:])
 }
 
 // pushBatch stores the rows of several concurrent push requests with one statement and splits the

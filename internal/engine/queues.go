@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/queen-go/queen/internal/store"
 )
@@ -125,6 +126,9 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 		return notFound("queue %q not found", name)
 	}
 	e.parts.forgetIf(func(k store.PartitionKey) bool { return k.Queue == name })
+	// A queue created anew under the name needs its subscriptions recorded again (they seed its
+	// pending-work rows).
+	e.subs.forgetIf(func(k string) bool { return strings.HasPrefix(k, name+"\x00") })
 	e.lim.forget(name)
 	return nil
 }

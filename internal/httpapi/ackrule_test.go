@@ -14,6 +14,7 @@ import (
 // that lease, or without a lease, is rejected per item (200) and moves nothing, so the second is the
 // next one delivered.
 func TestAckCannotSkipUndeliveredMessages(t *testing.T) {
+	t.Parallel()
 	b := setup(t, nil).rb
 	a := newAPI(t, b.URL)
 	res := a.push(pushItem{Queue: "ackq", Partition: "p", Payload: 1, TransactionID: "m1"},

@@ -30,6 +30,7 @@ func getWithToken(t *testing.T, url, token string) (int, string) {
 // TestMetricsBehindAuth: with JWT on the metrics routes need a token with read access by default, and
 // METRICS_REQUIRE_AUTH=false makes them public again.
 func TestMetricsBehindAuth(t *testing.T) {
+	t.Parallel()
 	const secret = "metrics-secret"
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "scraper", "role": "read-only",
 		"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(secret))
@@ -52,6 +53,7 @@ func TestMetricsBehindAuth(t *testing.T) {
 // TestQueueSeriesAreCapped: past METRICS_MAX_QUEUES distinct queues, pushes count under the
 // __overflow__ queue label instead of growing the exposition.
 func TestQueueSeriesAreCapped(t *testing.T) {
+	t.Parallel()
 	b := setup(t, map[string]string{"METRICS_MAX_QUEUES": "3"}).rb
 	a := newAPI(t, b.URL)
 	for i := range 8 {

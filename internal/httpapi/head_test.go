@@ -10,6 +10,7 @@ import (
 // TestHeadNeverPops sends HEAD (with autoAck=true) to every pop route: each is a 404 like any method a
 // route does not have, and the message is still there for the GET that follows.
 func TestHeadNeverPops(t *testing.T) {
+	t.Parallel()
 	b := setup(t, nil).rb
 	a := newAPI(t, b.URL)
 	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": "headq", "namespace": "hns"})

@@ -43,6 +43,7 @@ func errorText(t *testing.T, body string) string {
 // surrogates, numbers it would expand or overflow, identifiers past 255 bytes) to every body route:
 // each is a 400 "bad body: <field>: …", and nothing reaches the database.
 func TestEdgeValidationNamesTheField(t *testing.T) {
+	t.Parallel()
 	b := setup(t, nil).rb
 	long := strings.Repeat("t", 3000)
 	pid := "0190d7a2-0000-7000-8000-000000000000"
@@ -103,6 +104,7 @@ func TestEdgeValidationNamesTheField(t *testing.T) {
 // TestServerErrorBodyHidesDatabaseText breaks the database under the broker: the 500 body names the
 // operation and a request id (also in X-Request-Id), never a table, index or driver message.
 func TestServerErrorBodyHidesDatabaseText(t *testing.T) {
+	t.Parallel()
 	b := setup(t, nil).rb
 	st, body, _ := rawDo(t, "POST", b.URL+"/api/v1/push", `{"items":[{"queue":"q","payload":1}]}`)
 	require.Equal(t, http.StatusCreated, st, body)

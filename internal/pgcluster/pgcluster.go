@@ -36,6 +36,8 @@ type Options struct {
 	// Durable keeps PostgreSQL's crash-safety defaults. Tests set it to false
 	// to trade durability (fsync, synchronous_commit, full_page_writes) for speed.
 	Durable bool
+	// Settings are extra server settings as name=value (e.g. shared_preload_libraries=pg_stat_statements).
+	Settings []string
 	// Logger receives lifecycle messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -47,6 +49,7 @@ type Cluster struct {
 	socketDir string
 	port      int
 	durable   bool
+	settings  []string
 	log       *slog.Logger
 	cred      *syscall.Credential // non-nil when running as root
 
@@ -128,11 +131,12 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c := &Cluster{
-		binDir:  binDir,
-		dataDir: dataDir,
-		port:    o.Port,
-		durable: o.Durable,
-		log:     logger,
+		binDir:   binDir,
+		dataDir:  dataDir,
+		port:     o.Port,
+		durable:  o.Durable,
+		settings: o.Settings,
+		log:      logger,
 	}
 	if os.Geteuid() == 0 {
 		// initdb and postgres refuse to run as root, so they run as the
@@ -274,6 +278,9 @@ func (c *Cluster) serverOptions() string {
 			"-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off",
 		)
+	}
+	for _, kv := range c.settings {
+		opts = append(opts, "-c", shellQuote(kv))
 	}
 	return strings.Join(opts, " ")
 }

@@ -125,6 +125,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 		b := &pgx.Batch{}
 		if own {
 			b.Queue(q("Begin"))
+			b.Queue(q("HotPathSettings"), true)
 		}
 		lock := func(rs pgx.Rows) error {
 			for rs.Next() {
@@ -207,6 +208,17 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 				rp[i], rg[i], rs[i] = r.PartitionID, r.Group, r.Seq
 			}
 			b.Queue(q("RedeliveryDelete"), rp, rg, rs)
+		}
+		if len(updates) > 0 {
+			n := len(updates)
+			fp := make([]uuid.UUID, n)
+			fg := make([]string, n)
+			fc := make([]int64, n)
+			for i, u := range updates {
+				fp[i], fg[i], fc[i] = u.PartitionID, u.Group, u.Cursor
+			}
+			// After the redeliveries are settled, so that settling the last one counts.
+			b.Queue(q("PendingForgetConsumed"), fp, fg, fc)
 		}
 		if own {
 			b.Queue(q("Commit"))

@@ -86,14 +86,18 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Release()
-	return push(ctx, c, rows)
+	defer c.Release() // a connection left inside a transaction is discarded by the pool
+	out, err := push(ctx, c, rows, true)
+	if err != nil && !c.Conn().IsClosed() {
+		_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
+	}
+	return out, err
 }
 
 // Push inserts rows inside the transaction; see [Store.Push]. The partitions stay locked until the
 // transaction ends, which is what keeps later pushes to them behind these rows.
 func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
-	return push(ctx, t.tx, rows)
+	return push(ctx, t.tx, rows, false)
 }
 
 // batcher is what push needs of a connection or a transaction.
@@ -102,7 +106,9 @@ type batcher interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error) {
+// push runs the push statements on db; with own it opens and commits the transaction itself, inside
+// its one pipelined batch.
+func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutcome, error) {
 	n := len(rows)
 	idx := make([]int32, n)
 	pids := make([]uuid.UUID, n)
@@ -124,8 +130,12 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 	}
 	out := make([]PushOutcome, n)
 	b := &pgx.Batch{}
+	if own {
+		b.Queue(q("Begin"))
+		b.Queue(q("HotPathSettings"), true)
+	}
 	b.Queue(q("PartitionLock"), lock)
-	b.Queue(q("MessageInsert"), idx, pids, txids, ids, traces, payloads, subs, enc).Query(func(rs pgx.Rows) error {
+	b.Queue(q("MessageInsert"), idx, pids, txids, ids, traces, payloads, subs, enc, QueueMode).Query(func(rs pgx.Rows) error {
 		for rs.Next() {
 			var i int32
 			if err := rs.Scan(&i); err != nil {
@@ -135,6 +145,9 @@ func push(ctx context.Context, db batcher, rows []PushRow) ([]PushOutcome, error
 		}
 		return rs.Err()
 	})
+	if own {
+		b.Queue(q("Commit"))
+	}
 	if err := db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: push: %w", interpret(err))
 	}

@@ -57,3 +57,20 @@ ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
 DELETE FROM redeliveries r
 USING unnest($1::uuid[], $2::text[], $3::bigint[]) AS t(partition_id, consumer_group, seq)
 WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AND r.seq = t.seq
+
+-- name: PendingForgetConsumed :exec
+-- Drops the pending-work records (0006_pending_partitions.sql) of the (partition, group) pairs whose cursor
+-- now covers everything stored, with no retried dead letter left. The partition is share-locked first
+-- and skipped when a push holds it: that push is adding work, and one that comes later waits for this
+-- transaction and then inserts a fresh record.
+DELETE FROM pending_partitions pp
+USING (
+    SELECT u.partition_id, u.consumer_group
+    FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS u(partition_id, consumer_group, cursor_seq)
+    JOIN partitions p ON p.id = u.partition_id
+    WHERE p.last_seq <= u.cursor_seq
+      AND NOT EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group)
+    ORDER BY u.partition_id
+    FOR SHARE OF p SKIP LOCKED
+) d
+WHERE pp.partition_id = d.partition_id AND pp.consumer_group = d.consumer_group

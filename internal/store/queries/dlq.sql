@@ -42,6 +42,15 @@ WITH del AS (
     INSERT INTO redeliveries (partition_id, consumer_group, seq)
     SELECT partition_id, consumer_group, message_seq FROM del
     ON CONFLICT DO NOTHING
+), lk AS (
+    -- Locked like a push, so an ack cannot drop the partition's pending-work record meanwhile
+    -- (PendingForgetConsumed in ack.sql).
+    SELECT id, queue_id FROM partitions WHERE id = $1 FOR NO KEY UPDATE
+), pend AS (
+    INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
+    SELECT DISTINCT del.partition_id, del.consumer_group, lk.queue_id, now()
+    FROM del JOIN lk ON lk.id = del.partition_id
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
 )
 SELECT count(*) FROM del
 

@@ -1,28 +1,47 @@
 -- name: SubscriptionEnsure :one
 -- Records the group's subscription on the queue unless one exists (the first one wins), and on first
 -- record seeds a cursor on every existing partition at the subscription point, so the group starts
--- there; partitions created later start from their beginning. Returns whether the queue exists.
+-- there; partitions created later start from their beginning. It also seeds the group's pending-work
+-- records (0006_pending_partitions.sql); the partitions are share-locked first, so a push in flight
+-- either committed before (and is counted here) or waits and then sees the subscription.
+-- $5 is the queue-mode group. Returns whether the queue exists.
 WITH q AS (
     SELECT id FROM queues WHERE name = $1
 ), ins AS (
     INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, subscription_ts)
     SELECT $2, q.id, $3, CASE WHEN $3 = 'new' THEN now() ELSE $4::timestamptz END FROM q
+    WHERE $2 <> $5::text
     ON CONFLICT (consumer_group, queue_id) DO NOTHING
     RETURNING queue_id, mode, subscription_ts
+), parts AS (
+    SELECT p.id, p.queue_id, p.last_seq
+    FROM ins JOIN partitions p ON p.queue_id = ins.queue_id
+    ORDER BY p.id
+    FOR SHARE OF p
+), start AS (
+    SELECT parts.id, parts.queue_id, parts.last_seq, ins.mode,
+           CASE WHEN ins.mode = 'all' THEN 0
+                WHEN ins.mode = 'new' THEN parts.last_seq
+                ELSE coalesce((SELECT m.seq FROM messages m
+                               WHERE m.partition_id = parts.id AND m.created_at <= ins.subscription_ts
+                               ORDER BY m.seq DESC LIMIT 1), 0)
+           END AS seq
+    FROM parts CROSS JOIN ins
 ), seed AS (
     INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
-    SELECT p.id, $2, s.seq, s.seq
-    FROM ins
-    JOIN partitions p ON p.queue_id = ins.queue_id
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN ins.mode = 'new' THEN p.last_seq
-                    ELSE coalesce((SELECT m.seq FROM messages m
-                                   WHERE m.partition_id = p.id AND m.created_at <= ins.subscription_ts
-                                   ORDER BY m.seq DESC LIMIT 1), 0)
-               END AS seq
-    ) s
-    WHERE ins.mode <> 'all'
-    ORDER BY p.id
+    SELECT id, $2, seq, seq
+    FROM start
+    WHERE mode <> 'all'
+    ORDER BY id
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
+), pend AS (
+    INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
+    SELECT st.id, $2, st.queue_id, now()
+    FROM start st
+    LEFT JOIN partition_consumers pc ON pc.partition_id = st.id AND pc.consumer_group = $2
+    WHERE st.last_seq > coalesce(pc.cursor_seq, st.seq)
+       OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = st.id AND r.consumer_group = $2)
+    ORDER BY st.id
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
 )
 SELECT EXISTS (SELECT 1 FROM q)

@@ -2,33 +2,69 @@
 -- One statement claims up to $4 partitions of queue $1 for group $2 and reads up to $5 messages (a global
 -- budget, in claim order) after each partition's cursor.
 --   $3 partition name, NULL for any; $6 lease id; $7 autoAck.
--- Candidates: pending messages for the group (after its cursor, or dead letters retried for it), no live lease, past retry_after, outside the window buffer;
--- least recently claimed first so every partition gets its turn. Contended candidates are skipped
+-- Candidates of a wildcard pop come from the group's line of partitions with pending work
+-- (pending_partitions, 0006_pending_partitions.sql), front first; those leased, in a retry delay or inside
+-- the window buffer are skipped, and the walk stops as soon as $4 partitions are locked, so its cost
+-- follows the batch and the partitions claimed, not the size of the queue. The line's order is the
+-- rotation: a claim sends the partition to the back, so none starves. Contended candidates are skipped
 -- (try-lock), never waited on. The upsert takes the lease only if it is still free and the cursor is
 -- still the one the messages were read after (claim_cursor_seq); a partition lost to a concurrent pop or
 -- ack is simply not returned.
-WITH q AS (
+WITH RECURSIVE q AS (
     SELECT id, CASE WHEN lease_time > 0 THEN lease_time ELSE 60 END AS lease_time,
            delayed_processing, window_buffer
     FROM queues WHERE name = $1
-), cand AS MATERIALIZED (
-    SELECT p.id, p.name, coalesce(pc.cursor_seq, 0) AS cursor_seq, coalesce(pc.batch_retry_count, 0) AS retries,
-           pc.last_claimed_at
+), line AS (
+    -- The group's line, walked one index step at a time and only as far as the pop reads it (a plain
+    -- ORDER BY would let the planner sort the whole line first).
+    (SELECT pp.ready_at, pp.partition_id
+     FROM pending_partitions pp
+     WHERE $3::text IS NULL AND pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= now()
+     ORDER BY pp.ready_at, pp.partition_id
+     LIMIT 1)
+    UNION ALL
+    SELECT nx.ready_at, nx.partition_id
+    FROM line l
+    CROSS JOIN LATERAL (
+        SELECT pp.ready_at, pp.partition_id
+        FROM pending_partitions pp
+        WHERE pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= now()
+          AND (pp.ready_at, pp.partition_id) > (l.ready_at, l.partition_id)
+        ORDER BY pp.ready_at, pp.partition_id
+        LIMIT 1
+    ) nx
+), cand AS (
+    SELECT x.*
+    FROM line l
+    CROSS JOIN LATERAL (
+        SELECT p.id, p.name, coalesce(pc.cursor_seq, 0) AS cursor_seq, coalesce(pc.batch_retry_count, 0) AS retries
+        FROM q
+        JOIN partitions p ON p.id = l.partition_id
+        LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $2
+        WHERE (p.last_seq > coalesce(pc.cursor_seq, 0)
+               OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2))
+          AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+          AND (pc.retry_after IS NULL OR pc.retry_after <= now())
+          AND (q.window_buffer = 0 OR p.last_push_at <= now() - make_interval(secs => q.window_buffer))
+        OFFSET 0
+    ) x
+    UNION ALL
+    SELECT p.id, p.name, coalesce(pc.cursor_seq, 0), coalesce(pc.batch_retry_count, 0)
     FROM q
-    JOIN partitions p ON p.queue_id = q.id
+    JOIN partitions p ON p.queue_id = q.id AND p.name = $3::text
     LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $2
-    WHERE ($3::text IS NULL OR p.name = $3::text)
-      AND (p.last_seq > coalesce(pc.cursor_seq, 0)
+    WHERE (p.last_seq > coalesce(pc.cursor_seq, 0)
            OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2))
       AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
       AND (pc.retry_after IS NULL OR pc.retry_after <= now())
       AND (q.window_buffer = 0 OR p.last_push_at <= now() - make_interval(secs => q.window_buffer))
-    ORDER BY pc.last_claimed_at NULLS FIRST, p.id
 ), locked AS (
     SELECT c.*, row_number() OVER () AS claim_order
     FROM (
-        SELECT * FROM cand
-        WHERE pg_try_advisory_xact_lock(hashtextextended(cand.id::text || '/' || $2, 0))
+        -- OFFSET 0 keeps the try-lock out of the candidate scan: pushed down, it would lock every
+        -- partition the scan reads, not just those taken.
+        SELECT * FROM (SELECT * FROM cand OFFSET 0) c
+        WHERE pg_try_advisory_xact_lock(hashtextextended(c.id::text || '/' || $2, 0))
         LIMIT $4
     ) c
 ), msgs AS (
@@ -91,6 +127,26 @@ WITH q AS (
       AND (pc.retry_after IS NULL OR pc.retry_after <= now())
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
     RETURNING partition_id
+), turn AS (
+    -- A claimed partition goes to the back of its group's line (unless autoAck consumed it to its end:
+    -- see done).
+    UPDATE pending_partitions pp SET ready_at = now()
+    FROM claimed c JOIN agg a ON a.partition_id = c.partition_id JOIN partitions p ON p.id = c.partition_id
+    WHERE pp.partition_id = c.partition_id AND pp.consumer_group = $2
+      AND NOT ($7 AND a.upto >= p.last_seq)
+), done AS (
+    -- autoAck consumed these partitions to their end: their records go, under the share lock that keeps
+    -- a concurrent push out (a partition a push holds is skipped: it is getting new work).
+    DELETE FROM pending_partitions pp
+    USING (SELECT p.id
+           FROM claimed c JOIN agg a ON a.partition_id = c.partition_id JOIN partitions p ON p.id = c.partition_id
+           WHERE $7 AND a.upto >= p.last_seq
+             AND NOT EXISTS (SELECT 1 FROM redeliveries r
+                             WHERE r.partition_id = p.id AND r.consumer_group = $2
+                               AND NOT EXISTS (SELECT 1 FROM kept k WHERE k.partition_id = r.partition_id AND k.seq = r.seq))
+           ORDER BY p.id
+           FOR SHARE OF p SKIP LOCKED) d
+    WHERE pp.partition_id = d.id AND pp.consumer_group = $2
 ), redelivered AS (
     -- autoAck consumes retried dead letters at delivery
     DELETE FROM redeliveries r

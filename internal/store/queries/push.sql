@@ -31,6 +31,22 @@ WITH input AS (
     FROM (SELECT partition_id, max(seq) AS max_seq, max(created_at) AS max_at, count(*) AS n
           FROM ins GROUP BY partition_id) m
     WHERE p.id = m.partition_id
+), pend AS (
+    -- The partitions that received messages have work for the queue-mode group ($9) and every group
+    -- subscribed to their queue (0006_pending_partitions.sql). An existing row keeps its place in line
+    -- and is not locked.
+    INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
+    SELECT t.partition_id, g.consumer_group, p.queue_id, now() + make_interval(secs => q.delayed_processing)
+    FROM (SELECT DISTINCT partition_id FROM ins) t
+    JOIN partitions p ON p.id = t.partition_id
+    JOIN queues q ON q.id = p.queue_id
+    CROSS JOIN LATERAL (
+        SELECT $9::text AS consumer_group
+        UNION ALL
+        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = p.queue_id AND s.consumer_group <> $9::text
+    ) g
+    ORDER BY 1, 2
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
 )
 SELECT n.idx FROM ins JOIN numbered n ON n.partition_id = ins.partition_id AND n.seq = ins.seq
 
