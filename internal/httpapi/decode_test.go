@@ -38,7 +38,7 @@ func TestBodyLimit(t *testing.T) {
 		}
 		// Just over and just under the cap.
 		require413(t, b.call(t, t.Context(), "POST", "/api/v1/push", bigPush(1025)))
-		q := ctName("small")
+		q := uniqueName("small")
 		small := []byte(`{"items":[{"queue":"` + q + `","payload":"`)
 		small = append(small, bytes.Repeat([]byte("y"), 1024-len(small)-len(`"}]}`))...)
 		small = append(small, `"}]}`...)

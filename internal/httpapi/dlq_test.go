@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type smDeadLetter struct {
+type deadLetter struct {
 	ID            string          `json:"id"`
 	TransactionID string          `json:"transactionId"`
 	PartitionID   string          `json:"partitionId"`
@@ -24,49 +24,50 @@ type smDeadLetter struct {
 	FailedAt      string          `json:"failedAt"`
 }
 
-type smDLQPage struct {
-	Messages   []smDeadLetter `json:"messages"`
-	Total      int            `json:"total"`
+type dlqPage struct {
+	Messages   []deadLetter `json:"messages"`
+	Total      int          `json:"total"`
 	Pagination struct {
 		Limit  int `json:"limit"`
 		Offset int `json:"offset"`
 	} `json:"pagination"`
 }
 
-func smDLQ(t testing.TB, a *api, kv ...string) smDLQPage {
+func (a *api) dlq(kv ...string) dlqPage {
+	t := a.t
 	t.Helper()
-	var p smDLQPage
-	smJSON(t, a, "GET", "/api/v1/dlq"+smQuery(kv...), nil, http.StatusOK, &p)
+	var p dlqPage
+	a.json("GET", "/api/v1/dlq"+query(kv...), nil, http.StatusOK, &p)
 	require.NotNil(t, p.Messages)
 	return p
 }
 
 func TestRetriesAndDLQ(t *testing.T) {
 	t.Parallel()
-	base := smStart(t, nil)
+	srv := setup(t, pollEnv(nil))
 
 	t.Run("ExhaustedRetriesRetryAndDelete", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q, ga, gb := smName("dlq"), smName("ga"), smName("gb")
-		smConfigure(t, a, q, "", map[string]any{"retryLimit": 2, "retryDelay": 0})
-		smPush(t, a, q, "", "d1")
-		require.Equal(t, []string{"d1"}, smDrain(t, a, q, gb))
+		a := srv.rawFor(t)
+		q, ga, gb := uniqueName("dlq"), uniqueName("ga"), uniqueName("gb")
+		a.configure(q, "", map[string]any{"retryLimit": 2, "retryDelay": 0})
+		a.pushTxs(q, "", "d1")
+		require.Equal(t, []string{"d1"}, a.drain(q, gb))
 
 		// retryLimit 2: two failures are retried (retryCount 0, 1 on delivery), the third delivery
 		// (retryCount 2) failing exhausts the budget and dead-letters the message.
-		path := smPopPath(q, "", "consumerGroup", ga)
-		var m smMessage
+		path := popPath(q, "", "consumerGroup", ga)
+		var m message
 		for i := range 3 {
-			m = smOne(t, a, path)
+			m = a.popOne(path)
 			require.Equal(t, "d1", m.TransactionID)
 			require.Equal(t, i, m.RetryCount)
-			r := smAckOK(t, a, m, "failed", fmt.Sprintf("boom-%d", i))
+			r := a.ackOK(m, "failed", fmt.Sprintf("boom-%d", i))
 			require.Equal(t, i == 2, r.DLQ, "attempt %d: %+v", i, r)
 		}
-		smNoMessage(t, a, path)
+		a.popNone(path)
 
-		p := smDLQ(t, a, "queue", q)
+		p := a.dlq("queue", q)
 		require.Equal(t, 1, p.Total)
 		require.Len(t, p.Messages, 1)
 		d := p.Messages[0]
@@ -82,160 +83,160 @@ func TestRetriesAndDLQ(t *testing.T) {
 		require.JSONEq(t, `{"tx":"d1"}`, string(d.Data))
 
 		row := "/api/v1/dlq/" + m.PartitionID + "/d1"
-		var one smDeadLetter
-		smJSON(t, a, "GET", row, nil, http.StatusOK, &one)
+		var one deadLetter
+		a.json("GET", row, nil, http.StatusOK, &one)
 		require.Equal(t, d, one)
 
 		// Retry serves it again to ga only; gb, which consumed it, does not see it again.
-		smJSON(t, a, "POST", row+"/retry", nil, http.StatusOK, nil)
-		smError(t, a, "GET", row, nil, http.StatusNotFound)
-		smNoMessage(t, a, smPopPath(q, "", "consumerGroup", gb))
-		again := smOne(t, a, path)
+		a.json("POST", row+"/retry", nil, http.StatusOK, nil)
+		a.requireError("GET", row, nil, http.StatusNotFound)
+		a.popNone(popPath(q, "", "consumerGroup", gb))
+		again := a.popOne(path)
 		require.Equal(t, "d1", again.TransactionID)
-		r := smAckOK(t, a, again, "completed", "")
+		r := a.ackOK(again, "completed", "")
 		require.False(t, r.Noop)
-		smNoMessage(t, a, path)
-		smNoMessage(t, a, smPopPath(q, "", "consumerGroup", gb))
-		require.Equal(t, 0, smDLQ(t, a, "queue", q).Total)
+		a.popNone(path)
+		a.popNone(popPath(q, "", "consumerGroup", gb))
+		require.Equal(t, 0, a.dlq("queue", q).Total)
 
 		// ack status dlq, then delete the dead letter.
-		smPush(t, a, q, "", "d2")
-		m2 := smOne(t, a, path)
+		a.pushTxs(q, "", "d2")
+		m2 := a.popOne(path)
 		require.Equal(t, "d2", m2.TransactionID)
-		r = smAckOK(t, a, m2, "dlq", "manual")
+		r = a.ackOK(m2, "dlq", "manual")
 		require.True(t, r.DLQ)
-		smNoMessage(t, a, path)
+		a.popNone(path)
 		row2 := "/api/v1/dlq/" + m2.PartitionID + "/d2"
-		smJSON(t, a, "GET", row2, nil, http.StatusOK, &one)
+		a.json("GET", row2, nil, http.StatusOK, &one)
 		require.Equal(t, "manual", *one.ErrorMessage)
 		require.Equal(t, ga, one.ConsumerGroup)
-		smJSON(t, a, "DELETE", row2, nil, http.StatusOK, nil)
-		smError(t, a, "GET", row2, nil, http.StatusNotFound)
-		smError(t, a, "DELETE", row2, nil, http.StatusNotFound)
-		smError(t, a, "POST", row2+"/retry", nil, http.StatusNotFound)
-		smNoMessage(t, a, path)
+		a.json("DELETE", row2, nil, http.StatusOK, nil)
+		a.requireError("GET", row2, nil, http.StatusNotFound)
+		a.requireError("DELETE", row2, nil, http.StatusNotFound)
+		a.requireError("POST", row2+"/retry", nil, http.StatusNotFound)
+		a.popNone(path)
 		// gb still gets d2 (its own cursor never saw it).
-		require.Equal(t, []string{"d2"}, smDrain(t, a, q, gb))
+		require.Equal(t, []string{"d2"}, a.drain(q, gb))
 	})
 
 	t.Run("UnknownRows", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
+		a := srv.rawFor(t)
 		for _, row := range []string{"/api/v1/dlq/" + uuid.NewString() + "/nope", "/api/v1/dlq/not-a-uuid/nope"} {
-			smError(t, a, "GET", row, nil, http.StatusNotFound)
-			smError(t, a, "DELETE", row, nil, http.StatusNotFound)
-			smError(t, a, "POST", row+"/retry", nil, http.StatusNotFound)
+			a.requireError("GET", row, nil, http.StatusNotFound)
+			a.requireError("DELETE", row, nil, http.StatusNotFound)
+			a.requireError("POST", row+"/retry", nil, http.StatusNotFound)
 		}
 	})
 
 	t.Run("ListFilters", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q1, q2, g1, g2 := smName("dlf1"), smName("dlf2"), smName("gf1"), smName("gf2")
-		smPush(t, a, q1, "pa", "a1")
-		smPush(t, a, q1, "pb", "b1")
-		smPush(t, a, q2, "", "x1")
+		a := srv.rawFor(t)
+		q1, q2, g1, g2 := uniqueName("dlf1"), uniqueName("dlf2"), uniqueName("gf1"), uniqueName("gf2")
+		a.pushTxs(q1, "pa", "a1")
+		a.pushTxs(q1, "pb", "b1")
+		a.pushTxs(q2, "", "x1")
 		dead := func(q, partition, group, errText string) {
-			m := smOne(t, a, smPopPath(q, partition, "consumerGroup", group))
-			require.True(t, smAckOK(t, a, m, "dlq", errText).DLQ)
+			m := a.popOne(popPath(q, partition, "consumerGroup", group))
+			require.True(t, a.ackOK(m, "dlq", errText).DLQ)
 		}
 		dead(q1, "pa", g1, "e-a")
 		dead(q1, "pb", g1, "e-b")
 		dead(q2, "", g1, "e-x")
-		mid := smInstant()
+		mid := instant()
 		dead(q1, "pa", g2, "e-c")
 
-		errs := func(p smDLQPage) []string {
+		errs := func(p dlqPage) []string {
 			var out []string
 			for _, d := range p.Messages {
 				out = append(out, *d.ErrorMessage)
 			}
 			return out
 		}
-		p := smDLQ(t, a, "queue", q1)
+		p := a.dlq("queue", q1)
 		require.Equal(t, 3, p.Total)
 		require.Len(t, p.Messages, 3)
 		require.Equal(t, "e-c", *p.Messages[0].ErrorMessage, "newest failure first")
-		require.Equal(t, []string{"e-a", "e-b", "e-c"}, smSorted(errs(p)))
+		require.Equal(t, []string{"e-a", "e-b", "e-c"}, sorted(errs(p)))
 
-		p = smDLQ(t, a, "queue", q1, "consumerGroup", g1)
+		p = a.dlq("queue", q1, "consumerGroup", g1)
 		require.Equal(t, 2, p.Total)
-		require.Equal(t, []string{"e-a", "e-b"}, smSorted(errs(p)))
-		p = smDLQ(t, a, "consumerGroup", g1)
+		require.Equal(t, []string{"e-a", "e-b"}, sorted(errs(p)))
+		p = a.dlq("consumerGroup", g1)
 		require.Equal(t, 3, p.Total)
-		require.Equal(t, []string{"e-a", "e-b", "e-x"}, smSorted(errs(p)))
-		p = smDLQ(t, a, "queue", q1, "partition", "pa")
-		require.Equal(t, []string{"e-a", "e-c"}, smSorted(errs(p)))
-		p = smDLQ(t, a, "queue", q1, "partition", "pa", "consumerGroup", g2)
+		require.Equal(t, []string{"e-a", "e-b", "e-x"}, sorted(errs(p)))
+		p = a.dlq("queue", q1, "partition", "pa")
+		require.Equal(t, []string{"e-a", "e-c"}, sorted(errs(p)))
+		p = a.dlq("queue", q1, "partition", "pa", "consumerGroup", g2)
 		require.Equal(t, []string{"e-c"}, errs(p))
-		p = smDLQ(t, a, "queue", q1, "from", mid)
+		p = a.dlq("queue", q1, "from", mid)
 		require.Equal(t, 1, p.Total)
 		require.Equal(t, []string{"e-c"}, errs(p))
-		p = smDLQ(t, a, "queue", q1, "to", mid)
+		p = a.dlq("queue", q1, "to", mid)
 		require.Equal(t, 2, p.Total)
-		require.Equal(t, []string{"e-a", "e-b"}, smSorted(errs(p)))
+		require.Equal(t, []string{"e-a", "e-b"}, sorted(errs(p)))
 
-		p = smDLQ(t, a, "queue", q1, "limit", "1")
+		p = a.dlq("queue", q1, "limit", "1")
 		require.Equal(t, 3, p.Total)
 		require.Len(t, p.Messages, 1)
 		require.Equal(t, 1, p.Pagination.Limit)
 		first := p.Messages[0].ErrorMessage
-		p = smDLQ(t, a, "queue", q1, "limit", "2", "offset", "2")
+		p = a.dlq("queue", q1, "limit", "2", "offset", "2")
 		require.Equal(t, 3, p.Total)
 		require.Len(t, p.Messages, 1)
 		require.Equal(t, 2, p.Pagination.Offset)
 		require.NotEqual(t, *first, *p.Messages[0].ErrorMessage)
 
-		smError(t, a, "GET", "/api/v1/dlq?from=yesterday", nil, http.StatusBadRequest)
+		a.requireError("GET", "/api/v1/dlq?from=yesterday", nil, http.StatusBadRequest)
 
 		// total counts the filtered set even for a page past its end.
-		p = smDLQ(t, a, "queue", q1, "offset", "10")
+		p = a.dlq("queue", q1, "offset", "10")
 		require.Empty(t, p.Messages)
 		require.Equal(t, 3, p.Total, "total is the size of the filtered set, whatever the page")
 	})
 
 	t.Run("RetryDelay", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("rdelay")
-		smConfigure(t, a, q, "", map[string]any{"retryLimit": 3, "retryDelay": 1500})
-		smPush(t, a, q, "", "r1")
-		m := smOne(t, a, smPopPath(q, ""))
+		a := srv.rawFor(t)
+		q := uniqueName("rdelay")
+		a.configure(q, "", map[string]any{"retryLimit": 3, "retryDelay": 1500})
+		a.pushTxs(q, "", "r1")
+		m := a.popOne(popPath(q, ""))
 		failedAt := time.Now()
-		r := smAckOK(t, a, m, "failed", "transient")
+		r := a.ackOK(m, "failed", "transient")
 		require.False(t, r.DLQ)
 		require.True(t, r.LeaseReleased)
-		smNoMessage(t, a, smPopPath(q, ""))
-		again := smOne(t, a, smPopPath(q, "", "wait", "true", "timeout", "10000"))
+		a.popNone(popPath(q, ""))
+		again := a.popOne(popPath(q, "", "wait", "true", "timeout", "10000"))
 		require.GreaterOrEqual(t, time.Since(failedAt), 1500*time.Millisecond, "redelivered before retryDelay")
 		require.Equal(t, "r1", again.TransactionID)
 		require.Equal(t, 1, again.RetryCount)
-		smAckOK(t, a, again, "completed", "")
-		smNoMessage(t, a, smPopPath(q, ""))
+		a.ackOK(again, "completed", "")
+		a.popNone(popPath(q, ""))
 	})
 
 	t.Run("AckStatusRetryDoesNotSpendBudget", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("rstat")
-		smConfigure(t, a, q, "", map[string]any{"retryLimit": 1, "retryDelay": 0})
-		smPush(t, a, q, "", "s1")
-		path := smPopPath(q, "")
-		m := smOne(t, a, path)
-		r := smAckOK(t, a, m, "retry", "")
+		a := srv.rawFor(t)
+		q := uniqueName("rstat")
+		a.configure(q, "", map[string]any{"retryLimit": 1, "retryDelay": 0})
+		a.pushTxs(q, "", "s1")
+		path := popPath(q, "")
+		m := a.popOne(path)
+		r := a.ackOK(m, "retry", "")
 		require.True(t, r.LeaseReleased)
 		require.False(t, r.DLQ)
-		m = smOne(t, a, path)
+		m = a.popOne(path)
 		require.Equal(t, 0, m.RetryCount)
-		require.False(t, smAckOK(t, a, m, "failed", "x").DLQ)
-		m = smOne(t, a, path)
+		require.False(t, a.ackOK(m, "failed", "x").DLQ)
+		m = a.popOne(path)
 		require.Equal(t, 1, m.RetryCount)
-		smAckOK(t, a, m, "retry", "")
-		m = smOne(t, a, path)
+		a.ackOK(m, "retry", "")
+		m = a.popOne(path)
 		require.Equal(t, 1, m.RetryCount)
-		require.True(t, smAckOK(t, a, m, "failed", "").DLQ)
-		smNoMessage(t, a, path)
-		p := smDLQ(t, a, "queue", q)
+		require.True(t, a.ackOK(m, "failed", "").DLQ)
+		a.popNone(path)
+		p := a.dlq("queue", q)
 		require.Equal(t, 1, p.Total)
 		require.Equal(t, "Retries exhausted", *p.Messages[0].ErrorMessage)
 	})

@@ -78,7 +78,7 @@ func TestEncryptedQueueTransactionPush(t *testing.T) {
 	db := openDB(t, rb.DatabaseURL)
 	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})
 	payload := map[string]any{"card": "4111-1111"}
-	res := smTx(t, a, map[string]any{"type": "push", "items": []map[string]any{
+	res := a.tx(map[string]any{"type": "push", "items": []map[string]any{
 		{"queue": "secret", "payload": payload, "transactionId": "tx-in-txn"}}})
 	require.True(t, res.Success, res.Error)
 

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -104,20 +105,32 @@ func (a *api) push(items ...pushItem) []pushResult {
 	return res
 }
 
+// message is a popped message as the wire carries it.
 type message struct {
 	ID            string          `json:"id"`
 	TransactionID string          `json:"transactionId"`
+	TraceID       *string         `json:"traceId"`
 	Data          json.RawMessage `json:"data"`
+	ProducerSub   *string         `json:"producerSub"`
+	CreatedAt     string          `json:"createdAt"`
 	PartitionID   string          `json:"partitionId"`
 	Partition     string          `json:"partition"`
 	LeaseID       string          `json:"leaseId"`
 	ConsumerGroup string          `json:"consumerGroup"`
+	Queue         string          `json:"queue"`
 	RetryCount    int             `json:"retryCount"`
 }
 
+// popResult is the body of a 200 pop.
 type popResult struct {
-	LeaseID  string    `json:"leaseId"`
-	Messages []message `json:"messages"`
+	Success           bool      `json:"success"`
+	Queue             string    `json:"queue"`
+	Partition         string    `json:"partition"`
+	PartitionID       string    `json:"partitionId"`
+	LeaseID           string    `json:"leaseId"`
+	ConsumerGroup     string    `json:"consumerGroup"`
+	PartitionsClaimed int       `json:"partitionsClaimed"`
+	Messages          []message `json:"messages"`
 }
 
 // pop returns nil on 204.
@@ -128,10 +141,10 @@ func (a *api) pop(path string) *popResult {
 		require.Empty(a.t, body)
 		return nil
 	}
-	require.Equal(a.t, http.StatusOK, st, string(body))
+	require.Equal(a.t, http.StatusOK, st, "%s: %s", path, body)
 	var res popResult
 	require.NoError(a.t, json.Unmarshal(body, &res))
-	require.NotEmpty(a.t, res.Messages)
+	require.NotEmpty(a.t, res.Messages, "%s", body)
 	return &res
 }
 
@@ -140,6 +153,8 @@ type ackResult struct {
 	TransactionID string  `json:"transactionId"`
 	Success       bool    `json:"success"`
 	Error         *string `json:"error"`
+	QueueName     *string `json:"queueName"`
+	PartitionName *string `json:"partitionName"`
 	LeaseReleased bool    `json:"leaseReleased"`
 	DLQ           bool    `json:"dlq"`
 	Noop          bool    `json:"noop"`
@@ -177,9 +192,9 @@ func eventually(t testing.TB, timeout time.Duration, f func() error) {
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-// smEnv is the environment every broker of this file gets: a fast safety re-check of parked
+// pollEnv is the environment of brokers whose tests wait on time: a fast safety re-check of parked
 // long-polls, so that waits ended by time (delays, retryDelay, windowBuffer) are answered promptly.
-func smEnv(extra map[string]string) map[string]string {
+func pollEnv(extra map[string]string) map[string]string {
 	env := map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "100"}
 	for k, v := range extra {
 		env[k] = v
@@ -187,34 +202,11 @@ func smEnv(extra map[string]string) map[string]string {
 	return env
 }
 
-func smStart(t *testing.T, extra map[string]string) string {
-	t.Helper()
-	return setup(t, smEnv(extra)).rb.URL
-}
+// rawFor is a raw client of the bundle's broker bound to t, for subtests sharing one broker.
+func (b *testBundle) rawFor(t testing.TB) *api { return newAPI(t, b.rb.URL) }
 
-// smMessage is a popped message with the fields this file reads.
-type smMessage struct {
-	ID            string          `json:"id"`
-	TransactionID string          `json:"transactionId"`
-	Data          json.RawMessage `json:"data"`
-	PartitionID   string          `json:"partitionId"`
-	Partition     string          `json:"partition"`
-	LeaseID       string          `json:"leaseId"`
-	ConsumerGroup string          `json:"consumerGroup"`
-	Queue         string          `json:"queue"`
-	CreatedAt     string          `json:"createdAt"`
-	RetryCount    int             `json:"retryCount"`
-}
-
-type smPopResult struct {
-	Queue             string      `json:"queue"`
-	LeaseID           string      `json:"leaseId"`
-	PartitionsClaimed int         `json:"partitionsClaimed"`
-	Messages          []smMessage `json:"messages"`
-}
-
-// smQuery builds a query string from key/value pairs.
-func smQuery(kv ...string) string {
+// query builds a query string from key/value pairs.
+func query(kv ...string) string {
 	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		v.Set(kv[i], kv[i+1])
@@ -225,46 +217,34 @@ func smQuery(kv ...string) string {
 	return "?" + v.Encode()
 }
 
-// smPopPath is the wildcard (partition "") or specific-partition pop route of queue q.
-func smPopPath(q, partition string, kv ...string) string {
+// popPath is the wildcard (partition "") or specific-partition pop route of queue q.
+func popPath(q, partition string, kv ...string) string {
 	p := "/api/v1/pop/queue/" + url.PathEscape(q)
 	if partition != "" {
 		p += "/partition/" + url.PathEscape(partition)
 	}
-	return p + smQuery(kv...)
+	return p + query(kv...)
 }
 
-// smPop pops; nil on 204.
-func smPop(t testing.TB, a *api, path string) *smPopResult {
+func (a *api) popNone(path string) {
+	t := a.t
 	t.Helper()
-	st, body := a.do("GET", path, nil)
-	if st == http.StatusNoContent {
-		require.Empty(t, body)
-		return nil
-	}
-	require.Equal(t, http.StatusOK, st, "%s: %s", path, body)
-	var res smPopResult
-	require.NoError(t, json.Unmarshal(body, &res))
-	require.NotEmpty(t, res.Messages, "%s", body)
-	return &res
-}
-
-func smNoMessage(t testing.TB, a *api, path string) {
-	t.Helper()
-	res := smPop(t, a, path)
+	res := a.pop(path)
 	require.Nil(t, res, "expected 204 from %s, got %+v", path, res)
 }
 
-func smOne(t testing.TB, a *api, path string) smMessage {
+func (a *api) popOne(path string) message {
+	t := a.t
 	t.Helper()
-	res := smPop(t, a, path)
+	res := a.pop(path)
 	require.NotNil(t, res, "expected a message from %s", path)
 	require.Len(t, res.Messages, 1)
 	return res.Messages[0]
 }
 
-// smAck acknowledges one message through /api/v1/ack and returns its single result.
-func smAck(t testing.TB, a *api, m smMessage, status, errText string) ackResult {
+// ack acknowledges one message through /api/v1/ack and returns its single result.
+func (a *api) ack(m message, status, errText string) ackResult {
+	t := a.t
 	t.Helper()
 	body := map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": m.LeaseID,
 		"status": status, "consumerGroup": m.ConsumerGroup}
@@ -279,17 +259,19 @@ func smAck(t testing.TB, a *api, m smMessage, status, errText string) ackResult 
 	return res[0]
 }
 
-func smAckOK(t testing.TB, a *api, m smMessage, status, errText string) ackResult {
+func (a *api) ackOK(m message, status, errText string) ackResult {
+	t := a.t
 	t.Helper()
-	r := smAck(t, a, m, status, errText)
+	r := a.ack(m, status, errText)
 	require.True(t, r.Success, "%+v", r)
 	require.Nil(t, r.Error)
 	return r
 }
 
-// smDrain pops (batch 10) and acks every message of queue q for group ("" = queue mode) until a 204,
+// drain pops (batch 10) and acks every message of queue q for group ("" = queue mode) until a 204,
 // returning the transaction ids in delivery order. extra are more pop parameters.
-func smDrain(t testing.TB, a *api, q, group string, extra ...string) []string {
+func (a *api) drain(q, group string, extra ...string) []string {
+	t := a.t
 	t.Helper()
 	kv := append([]string{"batch", "10"}, extra...)
 	if group != "" {
@@ -297,26 +279,27 @@ func smDrain(t testing.TB, a *api, q, group string, extra ...string) []string {
 	}
 	var got []string
 	for range 100 {
-		res := smPop(t, a, smPopPath(q, "", kv...))
+		res := a.pop(popPath(q, "", kv...))
 		if res == nil {
 			return got
 		}
 		for _, m := range res.Messages {
 			got = append(got, m.TransactionID)
-			smAckOK(t, a, m, "completed", "")
+			a.ackOK(m, "completed", "")
 		}
 	}
 	t.Fatalf("queue %s never drained for group %q", q, group)
 	return nil
 }
 
-func smSorted(s []string) []string {
+func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
 }
 
-func smConfigure(t testing.TB, a *api, q, namespace string, opts map[string]any) {
+func (a *api) configure(q, namespace string, opts map[string]any) {
+	t := a.t
 	t.Helper()
 	body := map[string]any{"queue": q, "options": opts}
 	if namespace != "" {
@@ -326,7 +309,8 @@ func smConfigure(t testing.TB, a *api, q, namespace string, opts map[string]any)
 	require.Equal(t, http.StatusOK, st, "%s", out)
 }
 
-func smPush(t testing.TB, a *api, q, partition string, txs ...string) {
+func (a *api) pushTxs(q, partition string, txs ...string) {
+	t := a.t
 	t.Helper()
 	items := make([]pushItem, len(txs))
 	for i, tx := range txs {
@@ -337,8 +321,9 @@ func smPush(t testing.TB, a *api, q, partition string, txs ...string) {
 	}
 }
 
-// smJSON sends a request, requires the status and decodes the body into out (when not nil).
-func smJSON(t testing.TB, a *api, method, path string, body any, status int, out any) []byte {
+// json sends a request, requires the status and decodes the body into out (when not nil).
+func (a *api) json(method, path string, body any, status int, out any) []byte {
+	t := a.t
 	t.Helper()
 	st, raw := a.do(method, path, body)
 	require.Equal(t, status, st, "%s %s: %s", method, path, raw)
@@ -348,37 +333,43 @@ func smJSON(t testing.TB, a *api, method, path string, body any, status int, out
 	return raw
 }
 
-// smError requires an error envelope with the status and returns its text.
-func smError(t testing.TB, a *api, method, path string, body any, status int) string {
+// requireError requires an error envelope with the status and returns its text.
+func (a *api) requireError(method, path string, body any, status int) string {
+	t := a.t
 	t.Helper()
 	var env struct {
 		Error string `json:"error"`
 	}
-	smJSON(t, a, method, path, body, status, &env)
+	a.json(method, path, body, status, &env)
 	require.NotEmpty(t, env.Error)
 	return env.Error
 }
 
-// smInstant returns a timestamp strictly between what was pushed before and what is pushed after the
+// instant returns a timestamp strictly between what was pushed before and what is pushed after the
 // call (a scenario pause on both sides keeps the database's and our clock readings apart).
-func smInstant() string {
+func instant() string {
 	time.Sleep(50 * time.Millisecond)
 	ts := time.Now().UTC().Format(time.RFC3339Nano)
 	time.Sleep(50 * time.Millisecond)
 	return ts
 }
 
-func smParseTime(t testing.TB, s string) time.Time {
+func parseTime(t testing.TB, s string) time.Time {
 	t.Helper()
 	ts, err := time.Parse(time.RFC3339Nano, s)
 	require.NoError(t, err, "%q", s)
 	return ts
 }
 
-func smName(prefix string) string { return ctName("sm-" + prefix) }
+// uniqueName is prefix plus a random suffix, so tests sharing a broker never share a queue or group.
+func uniqueName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
 
-// smRawGet is a GET that reports failures instead of failing the test, for use off the test goroutine.
-func smRawGet(t testing.TB, u string) (int, []byte, error) {
+// rawGet is a GET that reports failures instead of failing the test, for use off the test goroutine.
+func rawGet(t testing.TB, u string) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(t.Context(), "GET", u, nil)
 	if err != nil {
 		return 0, nil, err

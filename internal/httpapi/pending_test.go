@@ -12,15 +12,15 @@ import (
 // (store migration 0006): these check the paths that put partitions into the line and take them out.
 func TestPendingLine(t *testing.T) {
 	t.Parallel()
-	base := smStart(t, nil)
+	srv := setup(t, pollEnv(nil))
 
 	t.Run("RotatesAcrossPartitions", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("rot")
+		a := srv.rawFor(t)
+		q := uniqueName("rot")
 		for _, p := range []string{"pa", "pb", "pc"} {
 			for i := range 3 {
-				smPush(t, a, q, p, fmt.Sprintf("%s-%d", p, i))
+				a.pushTxs(q, p, fmt.Sprintf("%s-%d", p, i))
 			}
 		}
 		// batch=1 pops take one message per claim; the claimed partition goes to the back of the line,
@@ -28,49 +28,49 @@ func TestPendingLine(t *testing.T) {
 		// to empty).
 		seen := map[string]bool{}
 		for range 3 {
-			m := smOne(t, a, smPopPath(q, "", "batch", "1"))
+			m := a.popOne(popPath(q, "", "batch", "1"))
 			seen[m.Partition] = true
-			smAckOK(t, a, m, "completed", "")
+			a.ackOK(m, "completed", "")
 		}
 		require.Len(t, seen, 3, "one delivery from each partition first: %v", seen)
-		require.Len(t, smDrain(t, a, q, ""), 6)
+		require.Len(t, a.drain(q, ""), 6)
 	})
 
 	t.Run("RefilledAfterConsumedToTheEnd", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("refill")
-		smPush(t, a, q, "p1", "a1")
-		require.Equal(t, []string{"a1"}, smDrain(t, a, q, ""))
-		smNoMessage(t, a, smPopPath(q, ""))
+		a := srv.rawFor(t)
+		q := uniqueName("refill")
+		a.pushTxs(q, "p1", "a1")
+		require.Equal(t, []string{"a1"}, a.drain(q, ""))
+		a.popNone(popPath(q, ""))
 		// The partition left the line when its last message was acked; a new push puts it back.
-		smPush(t, a, q, "p1", "a2")
-		require.Equal(t, []string{"a2"}, smDrain(t, a, q, ""))
+		a.pushTxs(q, "p1", "a2")
+		require.Equal(t, []string{"a2"}, a.drain(q, ""))
 		// autoAck consumes at delivery and takes the partition out of the line too.
-		smPush(t, a, q, "p1", "a3")
-		require.Equal(t, "a3", smOne(t, a, smPopPath(q, "", "autoAck", "true")).TransactionID)
-		smNoMessage(t, a, smPopPath(q, ""))
-		smPush(t, a, q, "p1", "a4")
-		require.Equal(t, []string{"a4"}, smDrain(t, a, q, ""))
+		a.pushTxs(q, "p1", "a3")
+		require.Equal(t, "a3", a.popOne(popPath(q, "", "autoAck", "true")).TransactionID)
+		a.popNone(popPath(q, ""))
+		a.pushTxs(q, "p1", "a4")
+		require.Equal(t, []string{"a4"}, a.drain(q, ""))
 	})
 
 	t.Run("GroupSubscribingLateSeesEveryPartition", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q, g := smName("late"), smName("glate")
+		a := srv.rawFor(t)
+		q, g := uniqueName("late"), uniqueName("glate")
 		var want []string
 		for i := range 30 {
 			tx := fmt.Sprintf("m%02d", i)
-			smPush(t, a, q, fmt.Sprintf("p%02d", i), tx)
+			a.pushTxs(q, fmt.Sprintf("p%02d", i), tx)
 			want = append(want, tx)
 		}
 		// The queue-mode group consumes everything first; the named group subscribes (mode all) only
 		// now, and its first pop must still find all 30 partitions.
-		require.Len(t, smDrain(t, a, q, ""), 30)
-		require.Equal(t, want, smSorted(smDrain(t, a, q, g)))
+		require.Len(t, a.drain(q, ""), 30)
+		require.Equal(t, want, sorted(a.drain(q, g)))
 		// Seeking back to the start puts them all back in the group's line.
-		smJSON(t, a, "POST", "/api/v1/consumer-groups/"+g+"/queues/"+q+"/seek",
+		a.json("POST", "/api/v1/consumer-groups/"+g+"/queues/"+q+"/seek",
 			map[string]any{"timestamp": "2000-01-01T00:00:00Z"}, http.StatusOK, nil)
-		require.Equal(t, want, smSorted(smDrain(t, a, q, g)))
+		require.Equal(t, want, sorted(a.drain(q, g)))
 	})
 }

@@ -20,7 +20,7 @@ func TestPop(t *testing.T) {
 
 	t.Run("200 shape with every message field", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("pop")
+		q := uniqueName("pop")
 		trace := uuid.NewString()
 		pushed := b.push(t, map[string]any{"queue": q, "partition": "P", "payload": map[string]any{"a": []any{1, "x"}}, "transactionId": "tx-1", "traceId": trace})
 		p := b.pop(t, q, "", nil)
@@ -49,7 +49,7 @@ func TestPop(t *testing.T) {
 
 	t.Run("204 has no body, no length, no transfer encoding", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("empty")
+		q := uniqueName("empty")
 		// Unknown queue, wildcard and partition routes, immediate and long-poll.
 		require.Nil(t, b.pop(t, q, "", nil))
 		require.Nil(t, b.pop(t, q, "Default", nil))
@@ -65,7 +65,7 @@ func TestPop(t *testing.T) {
 
 	t.Run("a leased partition is 204 for the same group, other groups get the same messages", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("lease")
+		q := uniqueName("lease")
 		pushed := b.push(t, ctItem(q, "", "m1", 1), ctItem(q, "", "m2", 2))
 		first := b.pop(t, q, "", ctQ("batch", "1"))
 		require.NotNil(t, first)
@@ -88,7 +88,7 @@ func TestPop(t *testing.T) {
 
 	t.Run("autoAck takes no lease and does not redeliver", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("auto")
+		q := uniqueName("auto")
 		b.push(t, ctItem(q, "", "a1", 1), ctItem(q, "", "a2", 2))
 		p := b.pop(t, q, "", ctQ("autoAck", "true", "consumerGroup", "g"))
 		require.NotNil(t, p)
@@ -108,7 +108,7 @@ func TestPop(t *testing.T) {
 
 	t.Run("batch and partitions are honoured", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("batch")
+		q := uniqueName("batch")
 		var items []map[string]any
 		for i := range 5 {
 			items = append(items, ctItem(q, "A", fmt.Sprintf("a%d", i), i))
@@ -158,7 +158,7 @@ func TestPop(t *testing.T) {
 
 	t.Run("long-poll returns when a push arrives", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("wait")
+		q := uniqueName("wait")
 		type result struct {
 			r   ctReply
 			err error
@@ -187,7 +187,7 @@ func TestPop(t *testing.T) {
 
 	t.Run("bad query parameters", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("badq")
+		q := uniqueName("badq")
 		b.push(t, ctItem(q, "", "x", 1))
 		for _, qs := range []url.Values{ctQ("batch", "abc"), ctQ("batch", "-1"), ctQ("batch", "1.5"), ctQ("partitions", "abc"), ctQ("timeout", "soon")} {
 			ctRequireError(t, b.call(t, t.Context(), "GET", ctPopPath(q, "", qs), nil), http.StatusBadRequest)
@@ -204,48 +204,48 @@ func TestNamespacePop(t *testing.T) {
 	t.Parallel()
 	// The safety re-check of parked pops is far beyond every timeout here: a parked pop answered with a
 	// message was woken by the push.
-	base := smStart(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "60000"})
+	srv := setup(t, pollEnv(map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "60000"}))
 
 	t.Run("AutoCreatedQueueNamespaceTask", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		ns := strings.ReplaceAll(smName("ns"), "-", "")
-		task := strings.ReplaceAll(smName("task"), "-", "")
+		a := srv.rawFor(t)
+		ns := strings.ReplaceAll(uniqueName("ns"), "-", "")
+		task := strings.ReplaceAll(uniqueName("task"), "-", "")
 		q := ns + "." + task + ".x"
-		smPush(t, a, q, "", "auto")
-		smNoMessage(t, a, "/api/v1/pop"+smQuery("namespace", ns, "task", "other"))
-		smNoMessage(t, a, "/api/v1/pop"+smQuery("namespace", "other"+ns, "task", task))
-		res := smPop(t, a, "/api/v1/pop"+smQuery("namespace", ns, "task", task))
+		a.pushTxs(q, "", "auto")
+		a.popNone("/api/v1/pop" + query("namespace", ns, "task", "other"))
+		a.popNone("/api/v1/pop" + query("namespace", "other"+ns, "task", task))
+		res := a.pop("/api/v1/pop" + query("namespace", ns, "task", task))
 		require.NotNil(t, res)
 		require.Equal(t, q, res.Queue)
 		require.Equal(t, "auto", res.Messages[0].TransactionID)
-		smAckOK(t, a, res.Messages[0], "completed", "")
-		smPush(t, a, q, "", "bytask")
-		res = smPop(t, a, "/api/v1/pop"+smQuery("task", task))
+		a.ackOK(res.Messages[0], "completed", "")
+		a.pushTxs(q, "", "bytask")
+		res = a.pop("/api/v1/pop" + query("task", task))
 		require.NotNil(t, res)
 		require.Equal(t, "bytask", res.Messages[0].TransactionID)
-		smAckOK(t, a, res.Messages[0], "completed", "")
-		smError(t, a, "GET", "/api/v1/pop", nil, http.StatusBadRequest)
+		a.ackOK(res.Messages[0], "completed", "")
+		a.requireError("GET", "/api/v1/pop", nil, http.StatusBadRequest)
 	})
 
 	t.Run("LongPollWokenByPushToAnyMatchingQueue", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		ns := strings.ReplaceAll(smName("nslp"), "-", "")
+		a := srv.rawFor(t)
+		ns := strings.ReplaceAll(uniqueName("nslp"), "-", "")
 		qa, qb := ns+".t.a", ns+".t.b"
-		smConfigure(t, a, qa, ns, nil) // configure sets namespace/task as given ("" when absent)
-		smConfigure(t, a, qb, ns, nil)
-		done := make(chan *smPopResult, 1)
+		a.configure(qa, ns, nil) // configure sets namespace/task as given ("" when absent)
+		a.configure(qb, ns, nil)
+		done := make(chan *popResult, 1)
 		go func() {
-			st, body, err := smRawGet(t, base+"/api/v1/pop"+smQuery("namespace", ns, "wait", "true", "timeout", "10000"))
-			var res *smPopResult
+			st, body, err := rawGet(t, srv.rb.URL+"/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "10000"))
+			var res *popResult
 			if err == nil && st == http.StatusOK && json.Unmarshal(body, &res) != nil {
 				res = nil
 			}
 			done <- res
 		}()
 		time.Sleep(300 * time.Millisecond) // scenario: the push arrives while the pop is parked
-		smPush(t, a, qb, "", "wake")
+		a.pushTxs(qb, "", "wake")
 		res := <-done
 		require.NotNil(t, res, "long-poll not answered with the pushed message")
 		require.Equal(t, qb, res.Queue)
@@ -254,16 +254,16 @@ func TestNamespacePop(t *testing.T) {
 
 	t.Run("LongPollSeesQueueCreatedWhileParked", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		ns := strings.ReplaceAll(smName("nsnew"), "-", "")
-		smConfigure(t, a, ns+".t.a", ns, nil)
+		a := srv.rawFor(t)
+		ns := strings.ReplaceAll(uniqueName("nsnew"), "-", "")
+		a.configure(ns+".t.a", ns, nil)
 		done := make(chan int, 1)
 		go func() {
-			st, _, _ := smRawGet(t, base+"/api/v1/pop"+smQuery("namespace", ns, "wait", "true", "timeout", "4000"))
+			st, _, _ := rawGet(t, srv.rb.URL+"/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "4000"))
 			done <- st
 		}()
 		time.Sleep(300 * time.Millisecond) // scenario: the matching queue is created while the pop is parked
-		smPush(t, a, ns+".t.new", "", "late-queue")
+		a.pushTxs(ns+".t.new", "", "late-queue")
 		// A parked namespace pop finds, and is woken by, a matching queue created after it parked.
 		require.Equal(t, http.StatusOK, <-done, "a push to a newly created matching queue must answer the parked pop")
 	})

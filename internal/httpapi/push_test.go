@@ -17,7 +17,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("queued item, trace id echoed, auto-created queue", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("push")
+		q := uniqueName("push")
 		trace := uuid.NewString()
 		res := b.push(t, map[string]any{"queue": q, "partition": "p1", "payload": map[string]any{"k": "v"}, "transactionId": "t1", "traceId": trace})
 		require.Equal(t, "queued", res[0].Status)
@@ -36,7 +36,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("trace id null when not given, default partition, generated transaction id", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("push")
+		q := uniqueName("push")
 		r := b.call(t, t.Context(), "POST", "/api/v1/push", `{"items":[{"queue":"`+q+`","payload":{"n":1}},{"queue":"`+q+`","traceId":"","transactionId":""}]}`)
 		var raw []map[string]any
 		ctRequireJSON(t, r, http.StatusCreated, &raw)
@@ -62,7 +62,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("duplicates within a request and across requests", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("dup")
+		q := uniqueName("dup")
 		res := b.push(t,
 			ctItem(q, "p", "a", 1),
 			ctItem(q, "p", "a", 2),
@@ -95,7 +95,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("per-request indices under concurrency", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("idx")
+		q := uniqueName("idx")
 		reqs := make([][]map[string]any, 8)
 		for g := range reqs {
 			for i := range 1 + g%3 {
@@ -114,7 +114,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("validation errors", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("bad")
+		q := uniqueName("bad")
 		for _, c := range []struct{ body, want string }{
 			{`{}`, "items array is required"},
 			{`{"items":null}`, "items array is required"},
@@ -151,7 +151,7 @@ func TestPush(t *testing.T) {
 
 	t.Run("a bad request never fails a concurrent good one", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("iso")
+		q := uniqueName("iso")
 		item := func(i int) map[string]any {
 			if i%2 == 0 {
 				return map[string]any{"queue": q, "transactionId": fmt.Sprintf("bad-%d", i), "traceId": "bad-trace"}

@@ -17,7 +17,7 @@ func TestConfigure(t *testing.T) {
 
 	t.Run("defaults and full replace", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("cfg")
+		q := uniqueName("cfg")
 		first := b.configure(t, map[string]any{"queue": q})
 		require.Equal(t, "", first["namespace"])
 		require.Equal(t, "", first["task"])
@@ -63,7 +63,7 @@ func TestConfigure(t *testing.T) {
 
 	t.Run("configure creates the queue and its Default partition", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("cfgpush")
+		q := uniqueName("cfgpush")
 		res := b.configure(t, map[string]any{"queue": q})
 		pushed := b.push(t, ctItem(q, "", "a", 1))
 		require.Equal(t, res["partitionId"], pushed[0].PartitionID, "an item without partition goes to Default")
@@ -84,35 +84,35 @@ func TestConfigure(t *testing.T) {
 
 func TestQueueOptions(t *testing.T) {
 	t.Parallel()
-	base := smStart(t, map[string]string{"EVICTION_INTERVAL": "200"})
+	srv := setup(t, pollEnv(map[string]string{"EVICTION_INTERVAL": "200"}))
 
 	t.Run("DelayedProcessing", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("delay")
-		smConfigure(t, a, q, "", map[string]any{"delayedProcessing": 2})
+		a := srv.rawFor(t)
+		q := uniqueName("delay")
+		a.configure(q, "", map[string]any{"delayedProcessing": 2})
 		pushedAt := time.Now()
-		smPush(t, a, q, "", "late")
-		smNoMessage(t, a, smPopPath(q, ""))
-		m := smOne(t, a, smPopPath(q, "", "wait", "true", "timeout", "10000"))
+		a.pushTxs(q, "", "late")
+		a.popNone(popPath(q, ""))
+		m := a.popOne(popPath(q, "", "wait", "true", "timeout", "10000"))
 		require.GreaterOrEqual(t, time.Since(pushedAt), 2*time.Second, "delivered before delayedProcessing")
-		require.GreaterOrEqual(t, time.Since(smParseTime(t, m.CreatedAt)), 2*time.Second)
+		require.GreaterOrEqual(t, time.Since(parseTime(t, m.CreatedAt)), 2*time.Second)
 		require.Equal(t, "late", m.TransactionID)
 	})
 
 	t.Run("WindowBuffer", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("window")
-		smConfigure(t, a, q, "", map[string]any{"windowBuffer": 2})
-		smPush(t, a, q, "", "w1")
-		smNoMessage(t, a, smPopPath(q, ""))
+		a := srv.rawFor(t)
+		q := uniqueName("window")
+		a.configure(q, "", map[string]any{"windowBuffer": 2})
+		a.pushTxs(q, "", "w1")
+		a.popNone(popPath(q, ""))
 		time.Sleep(time.Second) // scenario: a second message arrives while the window is open
-		smNoMessage(t, a, smPopPath(q, ""))
+		a.popNone(popPath(q, ""))
 		lastPush := time.Now()
-		smPush(t, a, q, "", "w2")
-		smNoMessage(t, a, smPopPath(q, ""))
-		res := smPop(t, a, smPopPath(q, "", "wait", "true", "timeout", "10000", "batch", "10"))
+		a.pushTxs(q, "", "w2")
+		a.popNone(popPath(q, ""))
+		res := a.pop(popPath(q, "", "wait", "true", "timeout", "10000", "batch", "10"))
 		require.NotNil(t, res)
 		require.GreaterOrEqual(t, time.Since(lastPush), 2*time.Second, "partition served before its newest message was windowBuffer old")
 		require.Len(t, res.Messages, 2)
@@ -122,9 +122,9 @@ func TestQueueOptions(t *testing.T) {
 
 	t.Run("MaxSize", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("max")
-		smConfigure(t, a, q, "", map[string]any{"maxSize": 3})
+		a := srv.rawFor(t)
+		q := uniqueName("max")
+		a.configure(q, "", map[string]any{"maxSize": 3})
 		type result struct {
 			TransactionID string `json:"transaction_id"`
 			Status        string `json:"status"`
@@ -136,7 +136,7 @@ func TestQueueOptions(t *testing.T) {
 				items[i] = pushItem{Queue: q, Payload: i, TransactionID: tx}
 			}
 			var res []result
-			smJSON(t, a, "POST", "/api/v1/push", map[string]any{"items": items}, http.StatusCreated, &res)
+			a.json("POST", "/api/v1/push", map[string]any{"items": items}, http.StatusCreated, &res)
 			require.Len(t, res, len(txs))
 			return res
 		}
@@ -151,34 +151,34 @@ func TestQueueOptions(t *testing.T) {
 			require.Contains(t, r.Error, "maxSize 3")
 		}
 		require.Equal(t, "failed", pushN("s5")[0].Status)
-		require.Equal(t, []string{"s0", "s1", "s2"}, smDrain(t, a, q, ""))
+		require.Equal(t, []string{"s0", "s1", "s2"}, a.drain(q, ""))
 		for _, r := range pushN("s6", "s7") {
 			require.Equal(t, "queued", r.Status, "%+v", r)
 		}
-		require.Equal(t, []string{"s6", "s7"}, smDrain(t, a, q, ""))
+		require.Equal(t, []string{"s6", "s7"}, a.drain(q, ""))
 	})
 
 	t.Run("PriorityAcrossNamespace", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		ns := strings.ReplaceAll(smName("prio"), "-", "")
+		a := srv.rawFor(t)
+		ns := strings.ReplaceAll(uniqueName("prio"), "-", "")
 		lo, hi := ns+".low.q", ns+".high.q"
-		smConfigure(t, a, lo, ns, map[string]any{"priority": 1})
-		smConfigure(t, a, hi, ns, map[string]any{"priority": 5})
-		smPush(t, a, lo, "", "l1", "l2")
-		smPush(t, a, hi, "", "h1", "h2")
+		a.configure(lo, ns, map[string]any{"priority": 1})
+		a.configure(hi, ns, map[string]any{"priority": 5})
+		a.pushTxs(lo, "", "l1", "l2")
+		a.pushTxs(hi, "", "h1", "h2")
 		var order []string
 		for range 4 {
-			res := smPop(t, a, "/api/v1/pop"+smQuery("namespace", ns))
+			res := a.pop("/api/v1/pop" + query("namespace", ns))
 			require.NotNil(t, res)
 			require.Len(t, res.Messages, 1)
 			m := res.Messages[0]
 			require.Equal(t, res.Queue, m.Queue)
 			order = append(order, m.Queue+"/"+m.TransactionID)
-			smAckOK(t, a, m, "completed", "")
+			a.ackOK(m, "completed", "")
 		}
 		require.Equal(t, []string{hi + "/h1", hi + "/h2", lo + "/l1", lo + "/l2"}, order)
-		smNoMessage(t, a, "/api/v1/pop"+smQuery("namespace", ns))
+		a.popNone("/api/v1/pop" + query("namespace", ns))
 	})
 
 	t.Run("MaxWaitTimeSeconds", func(t *testing.T) {
@@ -188,17 +188,17 @@ func TestQueueOptions(t *testing.T) {
 		// something (an empty pop on a queue without partitions creates none) or by a named group's
 		// "new"/timestamp subscription on existing partitions. So queue mode first pops and acks one
 		// message, and group gw subscribes with "new", before the message that must expire is pushed.
-		a := newAPI(t, base)
-		q, gw := smName("maxwait"), smName("gw")
-		smConfigure(t, a, q, "", map[string]any{"maxWaitTimeSeconds": 1})
-		smPush(t, a, q, "", "first")
-		smAckOK(t, a, smOne(t, a, smPopPath(q, "")), "completed", "")
-		smNoMessage(t, a, smPopPath(q, "", "consumerGroup", gw, "subscriptionMode", "new"))
-		smPush(t, a, q, "", "stale")
+		a := srv.rawFor(t)
+		q, gw := uniqueName("maxwait"), uniqueName("gw")
+		a.configure(q, "", map[string]any{"maxWaitTimeSeconds": 1})
+		a.pushTxs(q, "", "first")
+		a.ackOK(a.popOne(popPath(q, "")), "completed", "")
+		a.popNone(popPath(q, "", "consumerGroup", gw, "subscriptionMode", "new"))
+		a.pushTxs(q, "", "stale")
 
-		var p smDLQPage
+		var p dlqPage
 		eventually(t, 15*time.Second, func() error {
-			p = smDLQ(t, a, "queue", q)
+			p = a.dlq("queue", q)
 			if p.Total != 2 {
 				return errorf("dlq total %d, want 2", p.Total)
 			}
@@ -211,54 +211,54 @@ func TestQueueOptions(t *testing.T) {
 			groups[d.ConsumerGroup] = true
 		}
 		require.Equal(t, map[string]bool{"__QUEUE_MODE__": true, gw: true}, groups)
-		smNoMessage(t, a, smPopPath(q, ""))
-		smNoMessage(t, a, smPopPath(q, "", "consumerGroup", gw))
+		a.popNone(popPath(q, ""))
+		a.popNone(popPath(q, "", "consumerGroup", gw))
 	})
 }
 
 func TestDeleteQueue(t *testing.T) {
 	t.Parallel()
-	base := smStart(t, nil)
+	srv := setup(t, pollEnv(nil))
 
 	t.Run("RemovesEverything", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q, g := smName("delq"), smName("gdelq")
-		smPush(t, a, q, "pa", "a1")
-		smPush(t, a, q, "pb", "b1")
-		require.Equal(t, []string{"a1", "b1"}, smSorted(smDrain(t, a, q, g)))
-		smPush(t, a, q, "pa", "a2")
+		a := srv.rawFor(t)
+		q, g := uniqueName("delq"), uniqueName("gdelq")
+		a.pushTxs(q, "pa", "a1")
+		a.pushTxs(q, "pb", "b1")
+		require.Equal(t, []string{"a1", "b1"}, sorted(a.drain(q, g)))
+		a.pushTxs(q, "pa", "a2")
 
 		var res struct {
 			Deleted bool   `json:"deleted"`
 			Queue   string `json:"queue"`
 		}
-		smJSON(t, a, "DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusOK, &res)
+		a.json("DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusOK, &res)
 		require.True(t, res.Deleted)
 		require.Equal(t, q, res.Queue)
-		smNoMessage(t, a, smPopPath(q, ""))
-		smNoMessage(t, a, smPopPath(q, "pa"))
-		smError(t, a, "GET", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
-		smError(t, a, "GET", "/api/v1/consumer-groups/"+g, nil, http.StatusNotFound)
-		smError(t, a, "DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
-		smError(t, a, "DELETE", "/api/v1/resources/queues/"+smName("never"), nil, http.StatusNotFound)
+		a.popNone(popPath(q, ""))
+		a.popNone(popPath(q, "pa"))
+		a.requireError("GET", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
+		a.requireError("GET", "/api/v1/consumer-groups/"+g, nil, http.StatusNotFound)
+		a.requireError("DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
+		a.requireError("DELETE", "/api/v1/resources/queues/"+uniqueName("never"), nil, http.StatusNotFound)
 
 		// A new push recreates the queue, empty but for the new message.
-		smPush(t, a, q, "pa", "again")
-		require.Equal(t, []string{"again"}, smDrain(t, a, q, ""))
-		require.Equal(t, []string{"again"}, smDrain(t, a, q, g))
+		a.pushTxs(q, "pa", "again")
+		require.Equal(t, []string{"again"}, a.drain(q, ""))
+		require.Equal(t, []string{"again"}, a.drain(q, g))
 	})
 
 	t.Run("RecreatedQueueHasNoOldMaxSize", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, base)
-		q := smName("delmax")
-		smConfigure(t, a, q, "", map[string]any{"maxSize": 1})
-		smPush(t, a, q, "", "m0")
-		smJSON(t, a, "DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusOK, nil)
+		a := srv.rawFor(t)
+		q := uniqueName("delmax")
+		a.configure(q, "", map[string]any{"maxSize": 1})
+		a.pushTxs(q, "", "m0")
+		a.json("DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusOK, nil)
 		// The queue is auto-created again by this push, without a maxSize.
 		// The deleted queue's maxSize does not outlive it.
-		smPush(t, a, q, "", "n1", "n2")
-		require.Equal(t, []string{"n1", "n2"}, smDrain(t, a, q, ""))
+		a.pushTxs(q, "", "n1", "n2")
+		require.Equal(t, []string{"n1", "n2"}, a.drain(q, ""))
 	})
 }

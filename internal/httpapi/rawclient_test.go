@@ -3,8 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -247,12 +245,6 @@ func mustJSON(t testing.TB, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
-}
-
-func ctName(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
 func ctKeys(m map[string]any) []string {
@@ -548,7 +540,7 @@ func (b *ctBroker) configure(t testing.TB, body map[string]any) map[string]any {
 // ctFreshQueue configures a queue with retryDelay 0 (so failed acks are redelivered at once) plus opts.
 func (b *ctBroker) ctFreshQueue(t testing.TB, prefix string, opts map[string]any) (string, string) {
 	t.Helper()
-	q := ctName(prefix)
+	q := uniqueName(prefix)
 	o := map[string]any{"retryDelay": 0}
 	for k, v := range opts {
 		o[k] = v

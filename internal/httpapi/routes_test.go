@@ -68,7 +68,7 @@ func TestSystemAndUnknownRoutes(t *testing.T) {
 
 	t.Run("CORS on JSON answers of every kind", func(t *testing.T) {
 		t.Parallel()
-		q := ctName("cors")
+		q := uniqueName("cors")
 		ctRequireJSON(t, b.call(t, t.Context(), "POST", "/api/v1/push", map[string]any{"items": []any{ctItem(q, "", "", 1)}}), http.StatusCreated, nil)
 		ctRequireJSON(t, b.call(t, t.Context(), "GET", ctPopPath(q, "", nil), nil), http.StatusOK, nil)
 		ctRequireError(t, b.call(t, t.Context(), "POST", "/api/v1/push", "{"), http.StatusBadRequest)
