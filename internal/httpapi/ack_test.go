@@ -12,54 +12,54 @@ import (
 
 func TestAck(t *testing.T) {
 	t.Parallel()
-	b := ctStart(t, nil)
+	b := setup(t, nil)
 
 	t.Run("single ack, lease release, repeated completion is a noop", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "ack", nil)
-		b.push(t, ctItem(q, "", "t1", 1), ctItem(q, "", "t2", 2))
-		p := b.pop(t, q, "", nil)
+		q, _ := b.freshQueue(t, "ack", nil)
+		b.push(t, newItem(q, "", "t1", 1), newItem(q, "", "t2", 2))
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
 		m := p.Messages[0]
-		a := b.ack(t, ctAckOf(m, "completed", p.LeaseID))
-		ctRequireAckOK(t, a, q, "Default")
+		a := b.ack(t, ackOf(m, "completed", p.LeaseID))
+		requireAckOK(t, a, q, "Default")
 		require.True(t, a.LeaseReleased)
 		require.False(t, a.DLQ)
 		require.False(t, a.Noop)
 
-		again := b.ack(t, ctAckOf(m, "completed", p.LeaseID))
-		ctRequireAckOK(t, again, q, "Default")
+		again := b.ack(t, ackOf(m, "completed", p.LeaseID))
+		requireAckOK(t, again, q, "Default")
 		require.True(t, again.Noop)
 		require.False(t, again.LeaseReleased)
-		noLease := b.ack(t, ctAckOf(m, "", ""))
+		noLease := b.ack(t, ackOf(m, "", ""))
 		require.True(t, noLease.Success)
 		require.True(t, noLease.Noop)
-		succ := b.ack(t, ctAckOf(m, "success", p.LeaseID))
+		succ := b.ack(t, ackOf(m, "success", p.LeaseID))
 		require.True(t, succ.Success)
 		require.True(t, succ.Noop)
 
-		next := b.pop(t, q, "", nil)
+		next := b.pop(t, q, "")
 		require.NotNil(t, next, "the lease was released")
-		require.Equal(t, []string{"t2"}, ctTxIDs(next.Messages))
+		require.Equal(t, []string{"t2"}, txIDs(next.Messages))
 	})
 
 	t.Run("batch ack in request order", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "ackb", nil)
-		b.push(t, ctItem(q, "", "t0", 0), ctItem(q, "", "t1", 1), ctItem(q, "", "t2", 2), ctItem(q, "", "t3", 3))
-		p := b.pop(t, q, "", ctQ("batch", "3", "consumerGroup", "grp"))
+		q, _ := b.freshQueue(t, "ackb", nil)
+		b.push(t, newItem(q, "", "t0", 0), newItem(q, "", "t1", 1), newItem(q, "", "t2", 2), newItem(q, "", "t3", 3))
+		p := b.pop(t, q, "", "batch", "3", "consumerGroup", "grp")
 		require.NotNil(t, p)
 		require.Len(t, p.Messages, 3)
 		acks := make([]map[string]any, 0, 4)
 		for _, m := range p.Messages {
-			a := ctAckOf(m, "completed", p.LeaseID)
+			a := ackOf(m, "completed", p.LeaseID)
 			a["consumerGroup"] = "ignored" // the top-level group overrides per-item groups
 			acks = append(acks, a)
 		}
-		acks = append(acks, ctAckOf(p.Messages[2], "completed", p.LeaseID)) // repeated in the same request
+		acks = append(acks, ackOf(p.Messages[2], "completed", p.LeaseID)) // repeated in the same request
 		res := b.ackBatch(t, "grp", acks...)
 		for i, r := range res[:3] {
-			ctRequireAckOK(t, r, q, "Default")
+			requireAckOK(t, r, q, "Default")
 			require.Equal(t, i == 2, r.LeaseReleased, "the lease ends with the last delivered message")
 			require.False(t, r.Noop)
 		}
@@ -67,16 +67,16 @@ func TestAck(t *testing.T) {
 		require.True(t, res[3].Noop)
 		require.False(t, res[3].LeaseReleased)
 
-		p = b.pop(t, q, "", ctQ("batch", "10", "consumerGroup", "grp"))
+		p = b.pop(t, q, "", "batch", "10", "consumerGroup", "grp")
 		require.NotNil(t, p)
-		require.Equal(t, []string{"t3"}, ctTxIDs(p.Messages))
+		require.Equal(t, []string{"t3"}, txIDs(p.Messages))
 	})
 
 	t.Run("empty acknowledgments", func(t *testing.T) {
 		t.Parallel()
 		for _, body := range []string{`{"acknowledgments":[]}`, `{"consumerGroup":"g","acknowledgments":[]}`} {
 			r := b.call(t, t.Context(), "POST", "/api/v1/ack/batch", body)
-			ctRequireJSON(t, r, http.StatusOK, nil)
+			requireJSON(t, r, http.StatusOK, nil)
 			require.Equal(t, "[]", string(r.body))
 		}
 	})
@@ -93,36 +93,36 @@ func TestAck(t *testing.T) {
 				txs[g] = append(txs[g], tx)
 			}
 		}
-		replies := ctParallel(t, len(reqs), func(g int) (ctReply, error) {
+		replies := parallel(t, len(reqs), func(g int) (reply, error) {
 			return b.rawCall(t.Context(), "POST", "/api/v1/ack/batch", map[string]any{"acknowledgments": reqs[g]})
 		})
 		for g, r := range replies {
-			for _, res := range ctCheckAcks(t, r, txs[g]) { // checks index 0..n-1 and request order
-				ctRequireRejected(t, res, ctRejectUnresolvable)
+			for _, res := range checkAcks(t, r, txs[g]) { // checks index 0..n-1 and request order
+				requireRejected(t, res, rejectUnresolvable)
 			}
 		}
 	})
 
 	t.Run("unresolvable: the cursor does not move and the message redelivers", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "unres", nil)
-		b.push(t, ctItem(q, "", "u1", 1))
-		p := b.pop(t, q, "", nil)
+		q, _ := b.freshQueue(t, "unres", nil)
+		b.push(t, newItem(q, "", "u1", 1))
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
 		m := p.Messages[0]
 
 		a := b.ack(t, map[string]any{"transactionId": "never-pushed", "partitionId": m.PartitionID, "leaseId": p.LeaseID})
-		ctRequireRejected(t, a, ctRejectUnresolvable)
+		requireRejected(t, a, rejectUnresolvable)
 		a = b.ack(t, map[string]any{"transactionId": m.TransactionID, "partitionId": uuid.NewString()})
-		ctRequireRejected(t, a, ctRejectUnresolvable)
+		requireRejected(t, a, rejectUnresolvable)
 		res := b.ackBatch(t, "", map[string]any{"transactionId": "nope", "partitionId": m.PartitionID, "leaseId": p.LeaseID, "status": "failed"})
-		ctRequireRejected(t, res[0], ctRejectUnresolvable)
+		requireRejected(t, res[0], rejectUnresolvable)
 
 		// The lease is intact (a retry under it releases it) and the message comes back unchanged.
-		r := b.ack(t, ctAckOf(m, "retry", p.LeaseID))
-		ctRequireAckOK(t, r, q, "Default")
+		r := b.ack(t, ackOf(m, "retry", p.LeaseID))
+		requireAckOK(t, r, q, "Default")
 		require.True(t, r.LeaseReleased)
-		again := b.pop(t, q, "", nil)
+		again := b.pop(t, q, "")
 		require.NotNil(t, again)
 		require.Equal(t, m.ID, again.Messages[0].ID)
 		require.Zero(t, again.Messages[0].RetryCount, "retry does not count")
@@ -130,75 +130,75 @@ func TestAck(t *testing.T) {
 
 	t.Run("invalid or expired lease: the cursor does not move and the message redelivers", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "lease", map[string]any{"leaseTime": 1})
-		b.push(t, ctItem(q, "", "l1", 1), ctItem(q, "", "l2", 2))
-		p := b.pop(t, q, "", nil)
+		q, _ := b.freshQueue(t, "lease", map[string]any{"leaseTime": 1})
+		b.push(t, newItem(q, "", "l1", 1), newItem(q, "", "l2", 2))
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
 		m := p.Messages[0]
 
-		ctRequireRejected(t, b.ack(t, ctAckOf(m, "completed", uuid.NewString())), ctRejectLease)
-		res := b.ackBatch(t, "", ctAckOf(m, "failed", uuid.NewString()), ctAckOf(m, "dlq", uuid.NewString()))
-		ctRequireRejected(t, res[0], ctRejectLease)
-		ctRequireRejected(t, res[1], ctRejectLease)
+		requireRejected(t, b.ack(t, ackOf(m, "completed", uuid.NewString())), rejectLease)
+		res := b.ackBatch(t, "", ackOf(m, "failed", uuid.NewString()), ackOf(m, "dlq", uuid.NewString()))
+		requireRejected(t, res[0], rejectLease)
+		requireRejected(t, res[1], rejectLease)
 
 		// Nothing moved: once the lease expires, the same message is delivered again.
-		r := b.call(t, t.Context(), "GET", ctPopPath(q, "", ctQ("wait", "true", "timeout", "30000")), nil)
-		var again ctPop
-		ctRequireJSON(t, r, http.StatusOK, &again)
+		r := b.call(t, t.Context(), "GET", popPath(q, "", "wait", "true", "timeout", "30000"), nil)
+		var again popResult
+		requireJSON(t, r, http.StatusOK, &again)
 		require.Equal(t, m.ID, again.Messages[0].ID)
 		require.NotEqual(t, p.LeaseID, again.LeaseID)
 
 		// The old lease is now expired and replaced; an ack without a lease is not validated.
-		ctRequireRejected(t, b.ack(t, ctAckOf(m, "completed", p.LeaseID)), ctRejectLease)
-		ctRequireAckOK(t, b.ack(t, ctAckOf(again.Messages[0], "completed", "")), q, "Default")
-		next := b.pop(t, q, "", ctQ("wait", "true", "timeout", "30000"))
+		requireRejected(t, b.ack(t, ackOf(m, "completed", p.LeaseID)), rejectLease)
+		requireAckOK(t, b.ack(t, ackOf(again.Messages[0], "completed", "")), q, "Default")
+		next := b.pop(t, q, "", "wait", "true", "timeout", "30000")
 		require.NotNil(t, next)
 		require.Equal(t, "l2", next.Messages[0].TransactionID)
 	})
 
 	t.Run("already committed", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "commit", nil)
-		b.push(t, ctItem(q, "", "c1", 1), ctItem(q, "", "c2", 2), ctItem(q, "", "c3", 3))
-		p1 := b.pop(t, q, "", nil)
+		q, _ := b.freshQueue(t, "commit", nil)
+		b.push(t, newItem(q, "", "c1", 1), newItem(q, "", "c2", 2), newItem(q, "", "c3", 3))
+		p1 := b.pop(t, q, "")
 		require.NotNil(t, p1)
 		m1 := p1.Messages[0]
-		ctRequireAckOK(t, b.ack(t, ctAckOf(m1, "completed", p1.LeaseID)), q, "Default")
+		requireAckOK(t, b.ack(t, ackOf(m1, "completed", p1.LeaseID)), q, "Default")
 
 		// A failed / dlq ack for a message behind the cursor is refused, even under its own lease.
-		ctRequireRejected(t, b.ack(t, ctAckOf(m1, "failed", p1.LeaseID)), ctRejectCommitted)
-		ctRequireRejected(t, b.ack(t, ctAckOf(m1, "dlq", "")), ctRejectCommitted)
-		ctRequireRejected(t, b.ack(t, ctAckOf(m1, "completed", uuid.NewString())), ctRejectCommitted)
+		requireRejected(t, b.ack(t, ackOf(m1, "failed", p1.LeaseID)), rejectCommitted)
+		requireRejected(t, b.ack(t, ackOf(m1, "dlq", "")), rejectCommitted)
+		requireRejected(t, b.ack(t, ackOf(m1, "completed", uuid.NewString())), rejectCommitted)
 
 		// The cursor did not move back: the next pop serves c2.
-		p2 := b.pop(t, q, "", nil)
+		p2 := b.pop(t, q, "")
 		require.NotNil(t, p2)
 		m2 := p2.Messages[0]
 		require.Equal(t, "c2", m2.TransactionID)
 
 		// A completion without a lease is a harmless repeat.
-		repeated := b.ack(t, ctAckOf(m1, "completed", ""))
+		repeated := b.ack(t, ackOf(m1, "completed", ""))
 		require.True(t, repeated.Success, "%+v", repeated)
 		require.True(t, repeated.Noop)
 
 		// None of this disturbed c2's lease.
-		a := b.ack(t, ctAckOf(m2, "completed", p2.LeaseID))
-		ctRequireAckOK(t, a, q, "Default")
+		a := b.ack(t, ackOf(m2, "completed", p2.LeaseID))
+		requireAckOK(t, a, q, "Default")
 		require.True(t, a.LeaseReleased)
-		p3 := b.pop(t, q, "", nil)
+		p3 := b.pop(t, q, "")
 		require.NotNil(t, p3)
 		require.Equal(t, "c3", p3.Messages[0].TransactionID)
 	})
 
 	t.Run("repeated completion: noop under the delivering lease, already committed under another", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "relax", nil)
-		b.push(t, ctItem(q, "", "c1", 1), ctItem(q, "", "c2", 2))
-		p1 := b.pop(t, q, "", nil)
+		q, _ := b.freshQueue(t, "relax", nil)
+		b.push(t, newItem(q, "", "c1", 1), newItem(q, "", "c2", 2))
+		p1 := b.pop(t, q, "")
 		require.NotNil(t, p1)
 		m1 := p1.Messages[0]
-		ctRequireAckOK(t, b.ack(t, ctAckOf(m1, "completed", p1.LeaseID)), q, "Default")
-		p2 := b.pop(t, q, "", nil)
+		requireAckOK(t, b.ack(t, ackOf(m1, "completed", p1.LeaseID)), q, "Default")
+		p2 := b.pop(t, q, "")
 		require.NotNil(t, p2)
 		m2 := p2.Messages[0]
 		require.Equal(t, "c2", m2.TransactionID)
@@ -206,24 +206,24 @@ func TestAck(t *testing.T) {
 		// decisions.md: a completion of a message behind the cursor is a noop when "repeated under the
 		// lease that delivered it (or with no lease)"; "a completion under another lease" is "already
 		// committed", even when that other lease is the partition's current one.
-		ctRequireRejected(t, b.ack(t, ctAckOf(m1, "completed", p2.LeaseID)), ctRejectCommitted)
-		repeated := b.ack(t, ctAckOf(m1, "completed", p1.LeaseID))
+		requireRejected(t, b.ack(t, ackOf(m1, "completed", p2.LeaseID)), rejectCommitted)
+		repeated := b.ack(t, ackOf(m1, "completed", p1.LeaseID))
 		require.True(t, repeated.Success, "%+v", repeated)
 		require.True(t, repeated.Noop)
 
 		// None of this disturbed c2's lease.
-		a := b.ack(t, ctAckOf(m2, "completed", p2.LeaseID))
-		ctRequireAckOK(t, a, q, "Default")
+		a := b.ack(t, ackOf(m2, "completed", p2.LeaseID))
+		requireAckOK(t, a, q, "Default")
 		require.True(t, a.LeaseReleased)
 	})
 
 	t.Run("failed within retryLimit redelivers with retryCount incremented", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "retry", map[string]any{"retryLimit": 2})
-		b.push(t, ctItem(q, "", "f1", 1), ctItem(q, "", "f2", 2))
+		q, _ := b.freshQueue(t, "retry", map[string]any{"retryLimit": 2})
+		b.push(t, newItem(q, "", "f1", 1), newItem(q, "", "f2", 2))
 		var lastLease string
 		for want := range 3 {
-			p := b.pop(t, q, "", nil)
+			p := b.pop(t, q, "")
 			require.NotNil(t, p, "delivery %d", want)
 			m := p.Messages[0]
 			require.Equal(t, "f1", m.TransactionID)
@@ -231,15 +231,15 @@ func TestAck(t *testing.T) {
 			require.NotEqual(t, lastLease, p.LeaseID)
 			lastLease = p.LeaseID
 			a := b.ack(t, map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": p.LeaseID, "status": "failed", "error": "boom"})
-			ctRequireAckOK(t, a, q, "Default")
+			requireAckOK(t, a, q, "Default")
 			require.True(t, a.LeaseReleased)
 			require.Equal(t, want == 2, a.DLQ, "retries exhausted after retryLimit failures")
 			if want < 2 {
 				// The released lease is no longer valid.
-				ctRequireRejected(t, b.ack(t, ctAckOf(m, "completed", p.LeaseID)), ctRejectLease)
+				requireRejected(t, b.ack(t, ackOf(m, "completed", p.LeaseID)), rejectLease)
 			}
 		}
-		p := b.pop(t, q, "", nil)
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
 		require.Equal(t, "f2", p.Messages[0].TransactionID)
 		require.Zero(t, p.Messages[0].RetryCount, "the next message has a fresh budget")
@@ -247,42 +247,42 @@ func TestAck(t *testing.T) {
 
 	t.Run("failed past retryLimit goes to the DLQ and the next message is served", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "nodlq", map[string]any{"retryLimit": 0})
-		b.push(t, ctItem(q, "", "d1", 1), ctItem(q, "", "d2", 2), ctItem(q, "", "d3", 3))
-		p := b.pop(t, q, "", nil)
+		q, _ := b.freshQueue(t, "nodlq", map[string]any{"retryLimit": 0})
+		b.push(t, newItem(q, "", "d1", 1), newItem(q, "", "d2", 2), newItem(q, "", "d3", 3))
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
-		a := b.ack(t, ctAckOf(p.Messages[0], "failed", p.LeaseID))
-		ctRequireAckOK(t, a, q, "Default")
+		a := b.ack(t, ackOf(p.Messages[0], "failed", p.LeaseID))
+		requireAckOK(t, a, q, "Default")
 		require.True(t, a.DLQ)
 		require.True(t, a.LeaseReleased)
 
-		p = b.pop(t, q, "", nil)
+		p = b.pop(t, q, "")
 		require.NotNil(t, p)
 		require.Equal(t, "d2", p.Messages[0].TransactionID)
-		a = b.ack(t, ctAckOf(p.Messages[0], "dlq", p.LeaseID))
-		ctRequireAckOK(t, a, q, "Default")
+		a = b.ack(t, ackOf(p.Messages[0], "dlq", p.LeaseID))
+		requireAckOK(t, a, q, "Default")
 		require.True(t, a.DLQ)
 		require.True(t, a.LeaseReleased)
 
-		p = b.pop(t, q, "", nil)
+		p = b.pop(t, q, "")
 		require.NotNil(t, p)
 		require.Equal(t, "d3", p.Messages[0].TransactionID)
 	})
 
 	t.Run("status dlq with the default retry budget", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "dlq", nil)
-		b.push(t, ctItem(q, "", "x1", 1), ctItem(q, "", "x2", 2))
-		p := b.pop(t, q, "", ctQ("batch", "2"))
+		q, _ := b.freshQueue(t, "dlq", nil)
+		b.push(t, newItem(q, "", "x1", 1), newItem(q, "", "x2", 2))
+		p := b.pop(t, q, "", "batch", "2")
 		require.NotNil(t, p)
-		res := b.ackBatch(t, "", ctAckOf(p.Messages[0], "dlq", p.LeaseID), ctAckOf(p.Messages[1], "completed", p.LeaseID))
-		ctRequireAckOK(t, res[0], q, "Default")
+		res := b.ackBatch(t, "", ackOf(p.Messages[0], "dlq", p.LeaseID), ackOf(p.Messages[1], "completed", p.LeaseID))
+		requireAckOK(t, res[0], q, "Default")
 		require.True(t, res[0].DLQ)
 		require.False(t, res[0].LeaseReleased)
-		ctRequireAckOK(t, res[1], q, "Default")
+		requireAckOK(t, res[1], q, "Default")
 		require.False(t, res[1].DLQ)
 		require.True(t, res[1].LeaseReleased)
-		require.Nil(t, b.pop(t, q, "", nil))
+		require.Nil(t, b.pop(t, q, ""))
 	})
 
 	t.Run("validation errors", func(t *testing.T) {
@@ -297,15 +297,15 @@ func TestAck(t *testing.T) {
 			{`{"transactionId":"t","partitionId":5}`, "partitionId is required to ensure message uniqueness"},
 			{`{"transactionId":"t","partitionId":null}`, "partitionId is required to ensure message uniqueness"},
 		} {
-			ctRequireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/ack", c.body), http.StatusBadRequest, c.want)
+			requireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/ack", c.body), http.StatusBadRequest, c.want)
 		}
 		for _, bad := range []string{"not-a-uuid", pid + "0", strings.ReplaceAll(pid, "-", "")} {
-			ctRequireError(t, b.call(t, t.Context(), "POST", "/api/v1/ack", map[string]any{"transactionId": "t", "partitionId": bad}), http.StatusBadRequest)
+			requireError(t, b.call(t, t.Context(), "POST", "/api/v1/ack", map[string]any{"transactionId": "t", "partitionId": bad}), http.StatusBadRequest)
 		}
 		for _, body := range []string{`{"transactionId":`, `[]x`, ``, ` `} {
-			ctRequireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/ack", body))
+			requireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/ack", body))
 		}
-		ctRequireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/ack", nil))
+		requireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/ack", nil))
 
 		for _, c := range []struct{ body, want string }{
 			{`{}`, "acknowledgments array is required"},
@@ -319,32 +319,32 @@ func TestAck(t *testing.T) {
 			{`{"acknowledgments":[{"transactionId":"t","partitionId":false}]}`, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"},
 			{`{"acknowledgments":[{"transactionId":"t","partitionId":"` + pid + `"},{"transactionId":"u"}]}`, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"},
 		} {
-			ctRequireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch", c.body), http.StatusBadRequest, c.want)
+			requireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch", c.body), http.StatusBadRequest, c.want)
 		}
-		ctRequireError(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch",
+		requireError(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch",
 			map[string]any{"acknowledgments": []any{map[string]any{"transactionId": "t", "partitionId": "zzz"}}}), http.StatusBadRequest)
 		for _, body := range []string{`{"acknowledgments":[`, `nope`, ``} {
-			ctRequireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch", body))
+			requireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch", body))
 		}
 	})
 
 	t.Run("a refused batch applies nothing", func(t *testing.T) {
 		t.Parallel()
-		q, _ := b.ctFreshQueue(t, "refuse", nil)
-		b.push(t, ctItem(q, "", "r1", 1))
-		p := b.pop(t, q, "", nil)
+		q, _ := b.freshQueue(t, "refuse", nil)
+		b.push(t, newItem(q, "", "r1", 1))
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
 		m := p.Messages[0]
 		r := b.call(t, t.Context(), "POST", "/api/v1/ack/batch", map[string]any{"acknowledgments": []any{
-			ctAckOf(m, "completed", p.LeaseID),
+			ackOf(m, "completed", p.LeaseID),
 			map[string]any{"transactionId": "x", "partitionId": "not-a-uuid"},
 		}})
-		ctRequireError(t, r, http.StatusBadRequest)
+		requireError(t, r, http.StatusBadRequest)
 		// The valid first item was not applied: the message is still pending under its lease.
-		a := b.ack(t, ctAckOf(m, "retry", p.LeaseID))
-		ctRequireAckOK(t, a, q, "Default")
+		a := b.ack(t, ackOf(m, "retry", p.LeaseID))
+		requireAckOK(t, a, q, "Default")
 		require.True(t, a.LeaseReleased)
-		again := b.pop(t, q, "", nil)
+		again := b.pop(t, q, "")
 		require.NotNil(t, again)
 		require.Equal(t, m.ID, again.Messages[0].ID)
 	})

@@ -17,7 +17,7 @@ import (
 
 func TestBodyLimit(t *testing.T) {
 	t.Parallel()
-	b := ctStart(t, map[string]string{"QUEEN_MAX_BODY_BYTES": "1024"})
+	b := setup(t, map[string]string{"QUEEN_MAX_BODY_BYTES": "1024"})
 	const want = `{"error":"request body exceeds QUEEN_MAX_BODY_BYTES (1024)"}`
 
 	bigPush := func(size int) []byte {
@@ -25,9 +25,9 @@ func TestBodyLimit(t *testing.T) {
 		raw := []byte(`{"items":[{"queue":"big","payload":"` + pad + `"}]}`)
 		return raw[:size]
 	}
-	require413 := func(t *testing.T, r ctReply) {
+	require413 := func(t *testing.T, r reply) {
 		t.Helper()
-		ctRequireError(t, r, http.StatusRequestEntityTooLarge)
+		requireError(t, r, http.StatusRequestEntityTooLarge)
 		require.JSONEq(t, want, string(r.body))
 	}
 
@@ -43,7 +43,7 @@ func TestBodyLimit(t *testing.T) {
 		small = append(small, bytes.Repeat([]byte("y"), 1024-len(small)-len(`"}]}`))...)
 		small = append(small, `"}]}`...)
 		require.Len(t, small, 1024)
-		ctRequireJSON(t, b.call(t, t.Context(), "POST", "/api/v1/push", small), http.StatusCreated, nil)
+		requireJSON(t, b.call(t, t.Context(), "POST", "/api/v1/push", small), http.StatusCreated, nil)
 	})
 
 	t.Run("chunked body over the cap", func(t *testing.T) {
@@ -86,17 +86,17 @@ func TestBodyLimit(t *testing.T) {
 			b.addr(), 10<<20, `{"items":[`)
 		require.NoError(t, err)
 		// The deadline is a hang guard: the answer must come without the rest of the body.
-		require.NoError(t, conn.SetReadDeadline(time.Now().Add(ctHangGuard)))
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(hangGuard)))
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		raw, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
-		require413(t, ctReply{status: resp.StatusCode, header: resp.Header, contentLength: resp.ContentLength, body: raw})
+		require413(t, reply{status: resp.StatusCode, header: resp.Header, contentLength: resp.ContentLength, body: raw})
 	})
 
 	t.Run("GETs are unaffected", func(t *testing.T) {
 		t.Parallel()
-		ctRequireJSON(t, b.call(t, t.Context(), "GET", "/health", nil), http.StatusOK, nil)
+		requireJSON(t, b.call(t, t.Context(), "GET", "/health", nil), http.StatusOK, nil)
 	})
 }

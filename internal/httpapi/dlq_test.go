@@ -89,7 +89,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 
 		// Retry serves it again to ga only; gb, which consumed it, does not see it again.
 		a.json("POST", row+"/retry", nil, http.StatusOK, nil)
-		a.requireError("GET", row, nil, http.StatusNotFound)
+		a.errorText("GET", row, nil, http.StatusNotFound)
 		a.popNone(popPath(q, "", "consumerGroup", gb))
 		again := a.popOne(path)
 		require.Equal(t, "d1", again.TransactionID)
@@ -111,9 +111,9 @@ func TestRetriesAndDLQ(t *testing.T) {
 		require.Equal(t, "manual", *one.ErrorMessage)
 		require.Equal(t, ga, one.ConsumerGroup)
 		a.json("DELETE", row2, nil, http.StatusOK, nil)
-		a.requireError("GET", row2, nil, http.StatusNotFound)
-		a.requireError("DELETE", row2, nil, http.StatusNotFound)
-		a.requireError("POST", row2+"/retry", nil, http.StatusNotFound)
+		a.errorText("GET", row2, nil, http.StatusNotFound)
+		a.errorText("DELETE", row2, nil, http.StatusNotFound)
+		a.errorText("POST", row2+"/retry", nil, http.StatusNotFound)
 		a.popNone(path)
 		// gb still gets d2 (its own cursor never saw it).
 		require.Equal(t, []string{"d2"}, a.drain(q, gb))
@@ -123,9 +123,9 @@ func TestRetriesAndDLQ(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		for _, row := range []string{"/api/v1/dlq/" + uuid.NewString() + "/nope", "/api/v1/dlq/not-a-uuid/nope"} {
-			a.requireError("GET", row, nil, http.StatusNotFound)
-			a.requireError("DELETE", row, nil, http.StatusNotFound)
-			a.requireError("POST", row+"/retry", nil, http.StatusNotFound)
+			a.errorText("GET", row, nil, http.StatusNotFound)
+			a.errorText("DELETE", row, nil, http.StatusNotFound)
+			a.errorText("POST", row+"/retry", nil, http.StatusNotFound)
 		}
 	})
 
@@ -187,7 +187,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 		require.Equal(t, 2, p.Pagination.Offset)
 		require.NotEqual(t, *first, *p.Messages[0].ErrorMessage)
 
-		a.requireError("GET", "/api/v1/dlq?from=yesterday", nil, http.StatusBadRequest)
+		a.errorText("GET", "/api/v1/dlq?from=yesterday", nil, http.StatusBadRequest)
 
 		// total counts the filtered set even for a page past its end.
 		p = a.dlq("queue", q1, "offset", "10")

@@ -101,9 +101,9 @@ func TestConsumerGroups(t *testing.T) {
 		a := srv.rawFor(t)
 		q, g := uniqueName("bad"), uniqueName("gbad")
 		a.pushTxs(q, "", "x")
-		msg := a.requireError("GET", popPath(q, "", "consumerGroup", g, "subscriptionMode", "sometimes"), nil, http.StatusBadRequest)
+		msg := a.errorText("GET", popPath(q, "", "consumerGroup", g, "subscriptionMode", "sometimes"), nil, http.StatusBadRequest)
 		require.Contains(t, msg, "subscriptionMode")
-		msg = a.requireError("GET", popPath(q, "", "consumerGroup", g, "subscriptionFrom", "yesterday"), nil, http.StatusBadRequest)
+		msg = a.errorText("GET", popPath(q, "", "consumerGroup", g, "subscriptionFrom", "yesterday"), nil, http.StatusBadRequest)
 		require.Contains(t, msg, "subscriptionFrom")
 		// Nothing was recorded or consumed by the refused pops.
 		require.Equal(t, []string{"x"}, a.drain(q, g))
@@ -229,7 +229,7 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		require.Equal(t, 2, qm.Members)
 		require.Nil(t, qm.SubscriptionMode)
 
-		a.requireError("GET", "/api/v1/consumer-groups/"+uniqueName("nobody"), nil, http.StatusNotFound)
+		a.errorText("GET", "/api/v1/consumer-groups/"+uniqueName("nobody"), nil, http.StatusNotFound)
 	})
 
 	t.Run("DeleteWithMetadataReappliesSubscription", func(t *testing.T) {
@@ -252,11 +252,11 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		require.Equal(t, g, res.ConsumerGroup)
 		require.Equal(t, 1, res.DeletedPartitions)
 		require.True(t, res.MetadataDeleted)
-		a.requireError("GET", "/api/v1/consumer-groups/"+g, nil, http.StatusNotFound)
+		a.errorText("GET", "/api/v1/consumer-groups/"+g, nil, http.StatusNotFound)
 
 		// The next pop subscribes afresh with its own mode: from the beginning this time.
 		require.Equal(t, []string{"m1", "m2"}, a.drain(q, g, "subscriptionMode", "all"))
-		a.requireError("DELETE", "/api/v1/consumer-groups/"+uniqueName("nobody")+"?deleteMetadata=true", nil, http.StatusNotFound)
+		a.errorText("DELETE", "/api/v1/consumer-groups/"+uniqueName("nobody")+"?deleteMetadata=true", nil, http.StatusNotFound)
 	})
 
 	t.Run("DeleteWithoutMetadataRestartsAtSubscription", func(t *testing.T) {
@@ -308,7 +308,7 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		// The group restarts on qa from the beginning (its subscription there is "all").
 		require.Equal(t, []string{"a1"}, a.drain(qa, g))
 		a.popNone(popPath(qb, "", "consumerGroup", g))
-		a.requireError("DELETE", "/api/v1/consumer-groups/"+g+"/queues/"+uniqueName("noqueue"), nil, http.StatusNotFound)
+		a.errorText("DELETE", "/api/v1/consumer-groups/"+g+"/queues/"+uniqueName("noqueue"), nil, http.StatusNotFound)
 	})
 
 	t.Run("Subscription", func(t *testing.T) {
@@ -319,7 +319,7 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		a.popNone(popPath(q, "", "consumerGroup", g, "subscriptionMode", "new"))
 
 		require.Equal(t, "Missing subscriptionTimestamp in request body",
-			a.requireError("POST", "/api/v1/consumer-groups/"+g+"/subscription", map[string]any{}, http.StatusBadRequest))
+			a.errorText("POST", "/api/v1/consumer-groups/"+g+"/subscription", map[string]any{}, http.StatusBadRequest))
 		var res struct {
 			Success       bool   `json:"success"`
 			ConsumerGroup string `json:"consumerGroup"`
@@ -332,7 +332,7 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		require.Equal(t, 1, res.RowsUpdated)
 		// The group had consumed nothing: it now starts at the new point, before m1.
 		require.Equal(t, []string{"m1"}, a.drain(q, g))
-		a.requireError("POST", "/api/v1/consumer-groups/"+uniqueName("nobody")+"/subscription",
+		a.errorText("POST", "/api/v1/consumer-groups/"+uniqueName("nobody")+"/subscription",
 			map[string]any{"subscriptionTimestamp": "2000-01-01T00:00:00Z"}, http.StatusNotFound)
 	})
 
@@ -368,7 +368,7 @@ func TestConsumerGroupRoutes(t *testing.T) {
 
 		for _, body := range []any{map[string]any{}, map[string]any{"toEnd": false}} {
 			require.Equal(t, "Must specify either 'toEnd': true or 'timestamp'",
-				a.requireError("POST", path, body, http.StatusBadRequest))
+				a.errorText("POST", path, body, http.StatusBadRequest))
 		}
 	})
 
@@ -391,7 +391,7 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		require.True(t, res.Updated)
 		require.Equal(t, "pa", res.PartitionName)
 		require.Equal(t, []string{"b2"}, a.drain(q, g))
-		a.requireError("POST", "/api/v1/consumer-groups/"+g+"/queues/"+q+"/partitions/nosuch/seek", nil, http.StatusNotFound)
+		a.errorText("POST", "/api/v1/consumer-groups/"+g+"/queues/"+q+"/partitions/nosuch/seek", nil, http.StatusNotFound)
 	})
 }
 

@@ -57,8 +57,12 @@ type api struct {
 	hc   *http.Client
 }
 
+// newAPI's transport keeps enough idle connections for the parallel calls of one test; the timeout
+// is a hang guard only, longer than any long-poll a test waits on.
 func newAPI(t testing.TB, base string) *api {
-	return &api{t: t, base: base, hc: &http.Client{Timeout: 60 * time.Second}}
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &api{t: t, base: base, hc: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
 }
 
 // do sends a request and returns status and body; body may be nil or any JSON-encodable value.
@@ -88,11 +92,14 @@ type pushItem struct {
 }
 
 type pushResult struct {
-	Index         int    `json:"index"`
-	TransactionID string `json:"transaction_id"`
-	Status        string `json:"status"`
-	MessageID     string `json:"message_id"`
-	PartitionID   string `json:"partition_id"`
+	Index         int      `json:"index"`
+	TransactionID string   `json:"transaction_id"`
+	Status        string   `json:"status"`
+	MessageID     string   `json:"message_id"`
+	PartitionID   string   `json:"partition_id"`
+	TraceID       *string  `json:"trace_id"`
+	QueueName     string   `json:"queueName"`
+	keys          []string // the member names of the JSON object, set by checkPush
 }
 
 func (a *api) push(items ...pushItem) []pushResult {
@@ -333,8 +340,8 @@ func (a *api) json(method, path string, body any, status int, out any) []byte {
 	return raw
 }
 
-// requireError requires an error envelope with the status and returns its text.
-func (a *api) requireError(method, path string, body any, status int) string {
+// errorText requires an error envelope with the status and returns its text.
+func (a *api) errorText(method, path string, body any, status int) string {
 	t := a.t
 	t.Helper()
 	var env struct {

@@ -92,7 +92,7 @@ func TestLeaseExtend(t *testing.T) {
 	t.Run("UnknownLease", func(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
-		a.requireError("POST", "/api/v1/lease/"+uuid.NewString()+"/extend", map[string]any{"seconds": 10}, http.StatusNotFound)
-		a.requireError("POST", "/api/v1/lease/not-a-lease/extend", map[string]any{}, http.StatusNotFound)
+		a.errorText("POST", "/api/v1/lease/"+uuid.NewString()+"/extend", map[string]any{"seconds": 10}, http.StatusNotFound)
+		a.errorText("POST", "/api/v1/lease/not-a-lease/extend", map[string]any{}, http.StatusNotFound)
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +15,19 @@ import (
 
 func TestPop(t *testing.T) {
 	t.Parallel()
-	b := ctStart(t, nil)
+	b := setup(t, nil)
 
 	t.Run("200 shape with every message field", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("pop")
 		trace := uuid.NewString()
 		pushed := b.push(t, map[string]any{"queue": q, "partition": "P", "payload": map[string]any{"a": []any{1, "x"}}, "transactionId": "tx-1", "traceId": trace})
-		p := b.pop(t, q, "", nil)
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
 		require.Equal(t, "P", p.Partition)
 		require.Equal(t, pushed[0].PartitionID, p.PartitionID)
-		ctRequireUUID(t, p.LeaseID)
-		require.Equal(t, ctQueueMode, p.ConsumerGroup)
+		requireUUID(t, p.LeaseID)
+		require.Equal(t, queueMode, p.ConsumerGroup)
 		require.Equal(t, 1, p.PartitionsClaimed)
 		require.Len(t, p.Messages, 1)
 		m := p.Messages[0]
@@ -38,11 +37,11 @@ func TestPop(t *testing.T) {
 		require.Equal(t, trace, *m.TraceID)
 		require.JSONEq(t, `{"a":[1,"x"]}`, string(m.Data))
 		require.Nil(t, m.ProducerSub, "no auth: producerSub is null")
-		require.Regexp(t, ctMicroTime, m.CreatedAt)
+		require.Regexp(t, microTime, m.CreatedAt)
 		require.Equal(t, pushed[0].PartitionID, m.PartitionID)
 		require.Equal(t, "P", m.Partition)
 		require.Equal(t, p.LeaseID, m.LeaseID)
-		require.Equal(t, ctQueueMode, m.ConsumerGroup)
+		require.Equal(t, queueMode, m.ConsumerGroup)
 		require.Equal(t, q, m.Queue)
 		require.Zero(t, m.RetryCount)
 	})
@@ -51,55 +50,55 @@ func TestPop(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("empty")
 		// Unknown queue, wildcard and partition routes, immediate and long-poll.
-		require.Nil(t, b.pop(t, q, "", nil))
-		require.Nil(t, b.pop(t, q, "Default", nil))
-		require.Nil(t, b.pop(t, q, "", ctQ("wait", "true", "timeout", "50")))
-		require.Nil(t, b.pop(t, q, "nope", ctQ("wait", "true", "timeout", "50", "consumerGroup", "g")))
-		ctRequireRaw204(t, b.addr(), "GET", ctPopPath(q, "", nil))
+		require.Nil(t, b.pop(t, q, ""))
+		require.Nil(t, b.pop(t, q, "Default"))
+		require.Nil(t, b.pop(t, q, "", "wait", "true", "timeout", "50"))
+		require.Nil(t, b.pop(t, q, "nope", "wait", "true", "timeout", "50", "consumerGroup", "g"))
+		requireRaw204(t, b.addr(), "GET", popPath(q, ""))
 		// Known queue, drained.
-		b.push(t, ctItem(q, "", "only", 1))
-		require.NotNil(t, b.pop(t, q, "", ctQ("autoAck", "true")))
-		require.Nil(t, b.pop(t, q, "", nil))
-		ctRequireRaw204(t, b.addr(), "GET", ctPopPath(q, "", nil))
+		b.push(t, newItem(q, "", "only", 1))
+		require.NotNil(t, b.pop(t, q, "", "autoAck", "true"))
+		require.Nil(t, b.pop(t, q, ""))
+		requireRaw204(t, b.addr(), "GET", popPath(q, ""))
 	})
 
 	t.Run("a leased partition is 204 for the same group, other groups get the same messages", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("lease")
-		pushed := b.push(t, ctItem(q, "", "m1", 1), ctItem(q, "", "m2", 2))
-		first := b.pop(t, q, "", ctQ("batch", "1"))
+		pushed := b.push(t, newItem(q, "", "m1", 1), newItem(q, "", "m2", 2))
+		first := b.pop(t, q, "", "batch", "1")
 		require.NotNil(t, first)
-		require.Equal(t, []string{"m1"}, ctTxIDs(first.Messages))
+		require.Equal(t, []string{"m1"}, txIDs(first.Messages))
 		// Same group (queue mode): the partition is leased, even though m2 is pending.
-		require.Nil(t, b.pop(t, q, "", nil))
-		require.Nil(t, b.pop(t, q, "Default", nil))
-		require.Nil(t, b.pop(t, q, "", ctQ("consumerGroup", "")), "an empty consumerGroup is queue mode")
+		require.Nil(t, b.pop(t, q, ""))
+		require.Nil(t, b.pop(t, q, "Default"))
+		require.Nil(t, b.pop(t, q, "", "consumerGroup", ""), "an empty consumerGroup is queue mode")
 
 		for _, g := range []string{"g1", "g2"} {
-			p := b.pop(t, q, "", ctQ("consumerGroup", g, "batch", "10"))
+			p := b.pop(t, q, "", "consumerGroup", g, "batch", "10")
 			require.NotNil(t, p, "group %s", g)
 			require.Equal(t, g, p.ConsumerGroup)
-			require.Equal(t, []string{"m1", "m2"}, ctTxIDs(p.Messages))
+			require.Equal(t, []string{"m1", "m2"}, txIDs(p.Messages))
 			require.Equal(t, pushed[0].MessageID, p.Messages[0].ID)
 			require.NotEqual(t, first.LeaseID, p.LeaseID)
-			require.Nil(t, b.pop(t, q, "", ctQ("consumerGroup", g)), "group %s holds its lease", g)
+			require.Nil(t, b.pop(t, q, "", "consumerGroup", g), "group %s holds its lease", g)
 		}
 	})
 
 	t.Run("autoAck takes no lease and does not redeliver", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("auto")
-		b.push(t, ctItem(q, "", "a1", 1), ctItem(q, "", "a2", 2))
-		p := b.pop(t, q, "", ctQ("autoAck", "true", "consumerGroup", "g"))
+		b.push(t, newItem(q, "", "a1", 1), newItem(q, "", "a2", 2))
+		p := b.pop(t, q, "", "autoAck", "true", "consumerGroup", "g")
 		require.NotNil(t, p)
 		require.Equal(t, "", p.LeaseID)
-		require.Equal(t, []string{"a1"}, ctTxIDs(p.Messages))
+		require.Equal(t, []string{"a1"}, txIDs(p.Messages))
 		require.Equal(t, "", p.Messages[0].LeaseID)
 		// Not leased (the next message comes at once) and not redelivered.
-		p = b.pop(t, q, "", ctQ("consumerGroup", "g"))
+		p = b.pop(t, q, "", "consumerGroup", "g")
 		require.NotNil(t, p)
-		require.Equal(t, []string{"a2"}, ctTxIDs(p.Messages))
-		ctRequireUUID(t, p.LeaseID)
+		require.Equal(t, []string{"a2"}, txIDs(p.Messages))
+		requireUUID(t, p.LeaseID)
 		// The completion of an auto-acked message is a harmless noop.
 		a := b.ack(t, map[string]any{"transactionId": "a1", "partitionId": p.PartitionID, "consumerGroup": "g"})
 		require.True(t, a.Success)
@@ -111,26 +110,26 @@ func TestPop(t *testing.T) {
 		q := uniqueName("batch")
 		var items []map[string]any
 		for i := range 5 {
-			items = append(items, ctItem(q, "A", fmt.Sprintf("a%d", i), i))
+			items = append(items, newItem(q, "A", fmt.Sprintf("a%d", i), i))
 		}
-		items = append(items, ctItem(q, "B", "b0", 0), ctItem(q, "C", "c0", 0))
+		items = append(items, newItem(q, "B", "b0", 0), newItem(q, "C", "c0", 0))
 		b.push(t, items...)
 
-		p := b.pop(t, q, "A", ctQ("batch", "3", "consumerGroup", "g1"))
+		p := b.pop(t, q, "A", "batch", "3", "consumerGroup", "g1")
 		require.NotNil(t, p)
-		require.Equal(t, []string{"a0", "a1", "a2"}, ctTxIDs(p.Messages))
+		require.Equal(t, []string{"a0", "a1", "a2"}, txIDs(p.Messages))
 		require.Equal(t, 1, p.PartitionsClaimed)
 
 		// Default batch is 1; default partitions is 1.
-		p = b.pop(t, q, "", ctQ("consumerGroup", "g2"))
+		p = b.pop(t, q, "", "consumerGroup", "g2")
 		require.NotNil(t, p)
 		require.Len(t, p.Messages, 1)
-		p = b.pop(t, q, "", ctQ("consumerGroup", "g3", "batch", "100"))
+		p = b.pop(t, q, "", "consumerGroup", "g3", "batch", "100")
 		require.NotNil(t, p)
 		require.Equal(t, 1, p.PartitionsClaimed)
 
 		// partitions=2 claims two partitions under one lease; batch is a global cap.
-		p = b.pop(t, q, "", ctQ("consumerGroup", "g4", "batch", "100", "partitions", "2"))
+		p = b.pop(t, q, "", "consumerGroup", "g4", "batch", "100", "partitions", "2")
 		require.NotNil(t, p)
 		require.Equal(t, 2, p.PartitionsClaimed)
 		seen := map[string]bool{}
@@ -139,64 +138,64 @@ func TestPop(t *testing.T) {
 			require.Equal(t, p.LeaseID, m.LeaseID)
 		}
 		require.Len(t, seen, 2)
-		rest := b.pop(t, q, "", ctQ("consumerGroup", "g4", "batch", "100", "partitions", "5"))
+		rest := b.pop(t, q, "", "consumerGroup", "g4", "batch", "100", "partitions", "5")
 		require.NotNil(t, rest)
 		require.Equal(t, 1, rest.PartitionsClaimed)
 		require.False(t, seen[rest.Partition])
-		require.Nil(t, b.pop(t, q, "", ctQ("consumerGroup", "g4", "partitions", "5")))
+		require.Nil(t, b.pop(t, q, "", "consumerGroup", "g4", "partitions", "5"))
 
-		p = b.pop(t, q, "", ctQ("consumerGroup", "g5", "batch", "2", "partitions", "3"))
+		p = b.pop(t, q, "", "consumerGroup", "g5", "batch", "2", "partitions", "3")
 		require.NotNil(t, p)
 		require.Len(t, p.Messages, 2, "batch caps the messages across partitions")
 
 		// partitions is ignored on the partition route.
-		p = b.pop(t, q, "B", ctQ("consumerGroup", "g6", "batch", "100", "partitions", "3"))
+		p = b.pop(t, q, "B", "consumerGroup", "g6", "batch", "100", "partitions", "3")
 		require.NotNil(t, p)
 		require.Equal(t, 1, p.PartitionsClaimed)
-		require.Equal(t, []string{"b0"}, ctTxIDs(p.Messages))
+		require.Equal(t, []string{"b0"}, txIDs(p.Messages))
 	})
 
 	t.Run("long-poll returns when a push arrives", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("wait")
 		type result struct {
-			r   ctReply
+			r   reply
 			err error
 		}
 		got := make(chan result, 1)
-		ctx, cancel := context.WithTimeout(t.Context(), ctHangGuard)
+		ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 		defer cancel()
 		go func() {
-			r, err := b.rawCall(ctx, "GET", ctPopPath(q, "", ctQ("wait", "true", "timeout", "60000")), nil)
+			r, err := b.rawCall(ctx, "GET", popPath(q, "", "wait", "true", "timeout", "60000"), nil)
 			got <- result{r, err}
 		}()
 		parked := b.rb.Broker.Parked()
-		eventually(t, ctHangGuard, func() error {
+		eventually(t, hangGuard, func() error {
 			if b.rb.Broker.Parked() > parked {
 				return nil
 			}
 			return errorf("the pop is not parked yet")
 		})
-		b.push(t, ctItem(q, "", "w1", 1))
+		b.push(t, newItem(q, "", "w1", 1))
 		res := <-got
 		require.NoError(t, res.err)
-		var p ctPop
-		ctRequireJSON(t, res.r, http.StatusOK, &p)
-		require.Equal(t, []string{"w1"}, ctTxIDs(p.Messages))
+		var p popResult
+		requireJSON(t, res.r, http.StatusOK, &p)
+		require.Equal(t, []string{"w1"}, txIDs(p.Messages))
 	})
 
 	t.Run("bad query parameters", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("badq")
-		b.push(t, ctItem(q, "", "x", 1))
-		for _, qs := range []url.Values{ctQ("batch", "abc"), ctQ("batch", "-1"), ctQ("batch", "1.5"), ctQ("partitions", "abc"), ctQ("timeout", "soon")} {
-			ctRequireError(t, b.call(t, t.Context(), "GET", ctPopPath(q, "", qs), nil), http.StatusBadRequest)
-			ctRequireError(t, b.call(t, t.Context(), "GET", ctPopPath(q, "Default", qs), nil), http.StatusBadRequest)
+		b.push(t, newItem(q, "", "x", 1))
+		for _, qs := range [][]string{{"batch", "abc"}, {"batch", "-1"}, {"batch", "1.5"}, {"partitions", "abc"}, {"timeout", "soon"}} {
+			requireError(t, b.call(t, t.Context(), "GET", popPath(q, "", qs...), nil), http.StatusBadRequest)
+			requireError(t, b.call(t, t.Context(), "GET", popPath(q, "Default", qs...), nil), http.StatusBadRequest)
 		}
 		// Nothing was claimed by the refused pops.
-		p := b.pop(t, q, "", nil)
+		p := b.pop(t, q, "")
 		require.NotNil(t, p)
-		require.Equal(t, []string{"x"}, ctTxIDs(p.Messages))
+		require.Equal(t, []string{"x"}, txIDs(p.Messages))
 	})
 }
 
@@ -225,7 +224,7 @@ func TestNamespacePop(t *testing.T) {
 		require.NotNil(t, res)
 		require.Equal(t, "bytask", res.Messages[0].TransactionID)
 		a.ackOK(res.Messages[0], "completed", "")
-		a.requireError("GET", "/api/v1/pop", nil, http.StatusBadRequest)
+		a.errorText("GET", "/api/v1/pop", nil, http.StatusBadRequest)
 	})
 
 	t.Run("LongPollWokenByPushToAnyMatchingQueue", func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 func TestPush(t *testing.T) {
 	t.Parallel()
-	b := ctStart(t, nil)
+	b := setup(t, nil)
 
 	t.Run("queued item, trace id echoed, auto-created queue", func(t *testing.T) {
 		t.Parallel()
@@ -25,7 +25,7 @@ func TestPush(t *testing.T) {
 		require.Equal(t, trace, *res[0].TraceID)
 		require.Equal(t, q, res[0].QueueName)
 
-		p := b.pop(t, q, "p1", nil)
+		p := b.pop(t, q, "p1")
 		require.NotNil(t, p, "the auto-created queue serves the message")
 		require.Equal(t, res[0].MessageID, p.Messages[0].ID)
 		require.Equal(t, res[0].PartitionID, p.Messages[0].PartitionID)
@@ -39,10 +39,10 @@ func TestPush(t *testing.T) {
 		q := uniqueName("push")
 		r := b.call(t, t.Context(), "POST", "/api/v1/push", `{"items":[{"queue":"`+q+`","payload":{"n":1}},{"queue":"`+q+`","traceId":"","transactionId":""}]}`)
 		var raw []map[string]any
-		ctRequireJSON(t, r, http.StatusCreated, &raw)
+		requireJSON(t, r, http.StatusCreated, &raw)
 		require.Len(t, raw, 2)
 		for i, it := range raw {
-			require.Equal(t, ctQueuedKeys, ctKeys(it))
+			require.Equal(t, queuedKeys, sortedKeys(it))
 			v, present := it["trace_id"]
 			require.True(t, present, "trace_id is present")
 			require.Nil(t, v, "trace_id is null when none was given")
@@ -51,7 +51,7 @@ func TestPush(t *testing.T) {
 		}
 		require.NotEqual(t, raw[0]["transaction_id"], raw[1]["transaction_id"])
 
-		p := b.pop(t, q, "Default", ctQ("batch", "10"))
+		p := b.pop(t, q, "Default", "batch", "10")
 		require.NotNil(t, p)
 		require.Equal(t, "Default", p.Partition)
 		require.Len(t, p.Messages, 2)
@@ -64,32 +64,32 @@ func TestPush(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("dup")
 		res := b.push(t,
-			ctItem(q, "p", "a", 1),
-			ctItem(q, "p", "a", 2),
-			ctItem(q, "other", "a", 3), // uniqueness is per partition
-			ctItem(q, "p", "b", 4),
+			newItem(q, "p", "a", 1),
+			newItem(q, "p", "a", 2),
+			newItem(q, "other", "a", 3), // uniqueness is per partition
+			newItem(q, "p", "b", 4),
 		)
 		require.Equal(t, []string{"queued", "duplicate", "queued", "queued"}, []string{res[0].Status, res[1].Status, res[2].Status, res[3].Status})
 		require.Equal(t, res[0].MessageID, res[1].MessageID, "a duplicate names the original message")
-		require.Equal(t, ctDuplicateKeys, res[1].keys, "no partition_id / trace_id on duplicates")
+		require.Equal(t, duplicateKeys, res[1].keys, "no partition_id / trace_id on duplicates")
 		require.NotEqual(t, res[0].MessageID, res[2].MessageID)
 
 		again := b.push(t, map[string]any{"queue": q, "partition": "p", "transactionId": "a", "payload": 9, "traceId": uuid.NewString()})
 		require.Equal(t, "duplicate", again[0].Status)
 		require.Equal(t, res[0].MessageID, again[0].MessageID)
-		require.Equal(t, ctDuplicateKeys, again[0].keys)
+		require.Equal(t, duplicateKeys, again[0].keys)
 
 		// Nothing was stored by the duplicates: partition p holds a then b, with a's first payload.
-		p := b.pop(t, q, "p", ctQ("batch", "10"))
+		p := b.pop(t, q, "p", "batch", "10")
 		require.NotNil(t, p)
-		require.Equal(t, []string{"a", "b"}, ctTxIDs(p.Messages))
+		require.Equal(t, []string{"a", "b"}, txIDs(p.Messages))
 		require.JSONEq(t, `1`, string(p.Messages[0].Data))
 	})
 
 	t.Run("empty items", func(t *testing.T) {
 		t.Parallel()
 		r := b.call(t, t.Context(), "POST", "/api/v1/push", `{"items":[]}`)
-		ctRequireJSON(t, r, http.StatusCreated, nil)
+		requireJSON(t, r, http.StatusCreated, nil)
 		require.Equal(t, "[]", string(r.body))
 	})
 
@@ -99,14 +99,14 @@ func TestPush(t *testing.T) {
 		reqs := make([][]map[string]any, 8)
 		for g := range reqs {
 			for i := range 1 + g%3 {
-				reqs[g] = append(reqs[g], ctItem(q, fmt.Sprintf("p%d", g%2), fmt.Sprintf("g%d-i%d", g, i), i))
+				reqs[g] = append(reqs[g], newItem(q, fmt.Sprintf("p%d", g%2), fmt.Sprintf("g%d-i%d", g, i), i))
 			}
 		}
-		replies := ctParallel(t, len(reqs), func(g int) (ctReply, error) {
+		replies := parallel(t, len(reqs), func(g int) (reply, error) {
 			return b.rawCall(t.Context(), "POST", "/api/v1/push", map[string]any{"items": reqs[g]})
 		})
 		for g, r := range replies {
-			for _, res := range ctCheckPush(t, r, reqs[g]) { // checks index 0..n-1 and the transaction ids in order
+			for _, res := range checkPush(t, r, reqs[g]) { // checks index 0..n-1 and the transaction ids in order
 				require.Equal(t, "queued", res.Status)
 			}
 		}
@@ -133,20 +133,20 @@ func TestPush(t *testing.T) {
 			{`{"items":[{"queue":"` + q + `","transactionId":"ok"},{"queue":"` + q + `","partition":1}]}`, "Partition must be a string"},
 			{`{"items":[{"queue":"` + q + `","transactionId":1},{"queue":7}]}`, "TransactionId must be a string"},
 		} {
-			ctRequireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/push", c.body), http.StatusBadRequest, c.want)
+			requireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/push", c.body), http.StatusBadRequest, c.want)
 		}
 		// A non-UUID traceId is a 400 for this request.
 		for _, tr := range []string{"not-a-uuid", "019dc9b7cb4f7c1a9b217e8a5c3a40e1x", "{019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1}"} {
-			ctRequireError(t, b.call(t, t.Context(), "POST", "/api/v1/push",
+			requireError(t, b.call(t, t.Context(), "POST", "/api/v1/push",
 				map[string]any{"items": []any{map[string]any{"queue": q, "transactionId": "ok", "traceId": tr}}}), http.StatusBadRequest)
 		}
 		// Unparseable or empty bodies.
 		for _, body := range []string{`{"items":[`, `{"items":[]}}`, `nope`, ``, "\n\t "} {
-			ctRequireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/push", body))
+			requireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/push", body))
 		}
-		ctRequireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/push", nil))
+		requireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/push", nil))
 		// Nothing of any refused request was stored.
-		require.Nil(t, b.pop(t, q, "", ctQ("batch", "10")))
+		require.Nil(t, b.pop(t, q, "", "batch", "10"))
 	})
 
 	t.Run("a bad request never fails a concurrent good one", func(t *testing.T) {
@@ -156,20 +156,20 @@ func TestPush(t *testing.T) {
 			if i%2 == 0 {
 				return map[string]any{"queue": q, "transactionId": fmt.Sprintf("bad-%d", i), "traceId": "bad-trace"}
 			}
-			return ctItem(q, "", fmt.Sprintf("good-%d", i), i)
+			return newItem(q, "", fmt.Sprintf("good-%d", i), i)
 		}
-		replies := ctParallel(t, 10, func(i int) (ctReply, error) {
+		replies := parallel(t, 10, func(i int) (reply, error) {
 			return b.rawCall(t.Context(), "POST", "/api/v1/push", map[string]any{"items": []any{item(i)}})
 		})
 		for i, r := range replies {
 			if i%2 == 0 {
-				ctRequireError(t, r, http.StatusBadRequest)
+				requireError(t, r, http.StatusBadRequest)
 				continue
 			}
-			res := ctCheckPush(t, r, []map[string]any{item(i)})
+			res := checkPush(t, r, []map[string]any{item(i)})
 			require.Equal(t, "queued", res[0].Status)
 		}
-		p := b.pop(t, q, "", ctQ("batch", "100"))
+		p := b.pop(t, q, "", "batch", "100")
 		require.NotNil(t, p)
 		require.Len(t, p.Messages, 5)
 	})

@@ -13,7 +13,7 @@ import (
 
 func TestConfigure(t *testing.T) {
 	t.Parallel()
-	b := ctStart(t, nil)
+	b := setup(t, nil)
 
 	t.Run("defaults and full replace", func(t *testing.T) {
 		t.Parallel()
@@ -21,7 +21,7 @@ func TestConfigure(t *testing.T) {
 		first := b.configure(t, map[string]any{"queue": q})
 		require.Equal(t, "", first["namespace"])
 		require.Equal(t, "", first["task"])
-		require.Equal(t, ctDefaultOptions, first["options"])
+		require.Equal(t, defaultOptions, first["options"])
 
 		set := map[string]any{
 			"priority": 7, "leaseTime": 12, "retryLimit": 5, "retryDelay": 250, "maxSize": 100, "ttl": 60,
@@ -46,7 +46,7 @@ func TestConfigure(t *testing.T) {
 
 		// Full replace: a configure without options resets every option and namespace/task.
 		third := b.configure(t, map[string]any{"queue": q})
-		require.Equal(t, ctDefaultOptions, third["options"])
+		require.Equal(t, defaultOptions, third["options"])
 		require.Equal(t, "", third["namespace"])
 		require.Equal(t, "", third["task"])
 		require.Equal(t, first["queueId"], third["queueId"])
@@ -54,7 +54,7 @@ func TestConfigure(t *testing.T) {
 		// Only one option given: every other one is back to its default.
 		fourth := b.configure(t, map[string]any{"queue": q, "options": map[string]any{"retryLimit": 9}})
 		want = map[string]any{}
-		for k, v := range ctDefaultOptions {
+		for k, v := range defaultOptions {
 			want[k] = v
 		}
 		want["retryLimit"] = json.Number("9")
@@ -65,20 +65,20 @@ func TestConfigure(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("cfgpush")
 		res := b.configure(t, map[string]any{"queue": q})
-		pushed := b.push(t, ctItem(q, "", "a", 1))
+		pushed := b.push(t, newItem(q, "", "a", 1))
 		require.Equal(t, res["partitionId"], pushed[0].PartitionID, "an item without partition goes to Default")
 	})
 
 	t.Run("errors", func(t *testing.T) {
 		t.Parallel()
 		for _, body := range []string{`{}`, `{"queue":5}`, `{"queue":null}`, `{"queue":""}`, `{"queue":["q"]}`, `{"options":{}}`} {
-			ctRequireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/configure", body), http.StatusBadRequest, "queue is required")
+			requireErrorText(t, b.call(t, t.Context(), "POST", "/api/v1/configure", body), http.StatusBadRequest, "queue is required")
 		}
 		for _, body := range []string{`{"queue":`, `not json`, `{"queue":"q"} trailing`, ``, `   `, `[1,2]`, `{"queue":"q","options":{"leaseTime":"long"}}`} {
-			ctRequireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/configure", body))
+			requireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/configure", body))
 		}
 		// No body at all is an empty body.
-		ctRequireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/configure", nil))
+		requireBadBody(t, b.call(t, t.Context(), "POST", "/api/v1/configure", nil))
 	})
 }
 
@@ -238,10 +238,10 @@ func TestDeleteQueue(t *testing.T) {
 		require.Equal(t, q, res.Queue)
 		a.popNone(popPath(q, ""))
 		a.popNone(popPath(q, "pa"))
-		a.requireError("GET", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
-		a.requireError("GET", "/api/v1/consumer-groups/"+g, nil, http.StatusNotFound)
-		a.requireError("DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
-		a.requireError("DELETE", "/api/v1/resources/queues/"+uniqueName("never"), nil, http.StatusNotFound)
+		a.errorText("GET", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
+		a.errorText("GET", "/api/v1/consumer-groups/"+g, nil, http.StatusNotFound)
+		a.errorText("DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusNotFound)
+		a.errorText("DELETE", "/api/v1/resources/queues/"+uniqueName("never"), nil, http.StatusNotFound)
 
 		// A new push recreates the queue, empty but for the new message.
 		a.pushTxs(q, "pa", "again")

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -19,8 +18,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // ---------------------------------------------------------------------------------------------------
@@ -28,49 +25,35 @@ import (
 // ---------------------------------------------------------------------------------------------------
 
 const (
-	ctQueueMode = "__QUEUE_MODE__"
+	queueMode = "__QUEUE_MODE__"
 
-	ctRejectLease        = "invalid or expired lease"
-	ctRejectCommitted    = "already committed: the cursor moved past this message before this ack"
-	ctRejectUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers"
+	rejectLease        = "invalid or expired lease"
+	rejectCommitted    = "already committed: the cursor moved past this message before this ack"
+	rejectUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers"
 )
 
-// ctHangGuard bounds operations that must answer at once, so that a broker that hangs fails the test
+// hangGuard bounds operations that must answer at once, so that a broker that hangs fails the test
 // instead of stalling the run. It is not a performance threshold.
-const ctHangGuard = 15 * time.Second
+const hangGuard = 15 * time.Second
 
-var ctMicroTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$`)
+var microTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$`)
 
-// ctReply is one HTTP exchange, fully read.
-type ctReply struct {
+// reply is one HTTP exchange, fully read.
+type reply struct {
 	status        int
 	header        http.Header
 	contentLength int64
 	body          []byte
 }
 
-func (r ctReply) String() string {
+func (r reply) String() string {
 	return fmt.Sprintf("HTTP %d %v %s", r.status, r.header, r.body)
 }
 
-// ctBroker is a running broker plus the client that talks to it.
-type ctBroker struct {
-	rb     *testenv.RunningBroker
-	client *http.Client
-}
-
-func ctStart(t *testing.T, env map[string]string) *ctBroker {
-	t.Helper()
-	rb := setup(t, env).rb
-	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &ctBroker{rb: rb, client: &http.Client{Transport: tr}}
-}
-
-func (b *ctBroker) addr() string { return strings.TrimPrefix(b.rb.URL, "http://") }
+func (b *testBundle) addr() string { return strings.TrimPrefix(b.rb.URL, "http://") }
 
 // call sends one request. body: nil = no body, string or []byte = sent verbatim, anything else = JSON.
-func (b *ctBroker) call(t testing.TB, ctx context.Context, method, path string, body any) ctReply {
+func (b *testBundle) call(t testing.TB, ctx context.Context, method, path string, body any) reply {
 	t.Helper()
 	r, err := b.rawCall(ctx, method, path, body)
 	require.NoError(t, err)
@@ -78,7 +61,7 @@ func (b *ctBroker) call(t testing.TB, ctx context.Context, method, path string, 
 }
 
 // rawCall is call without assertions, for use off the test goroutine.
-func (b *ctBroker) rawCall(ctx context.Context, method, path string, body any) (ctReply, error) {
+func (b *testBundle) rawCall(ctx context.Context, method, path string, body any) (reply, error) {
 	var rd io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -89,13 +72,13 @@ func (b *ctBroker) rawCall(ctx context.Context, method, path string, body any) (
 	default:
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return ctReply{}, err
+			return reply{}, err
 		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, b.rb.URL+path, rd)
 	if err != nil {
-		return ctReply{}, err
+		return reply{}, err
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -103,31 +86,31 @@ func (b *ctBroker) rawCall(ctx context.Context, method, path string, body any) (
 	return b.rawSend(req)
 }
 
-func (b *ctBroker) send(t testing.TB, req *http.Request) ctReply {
+func (b *testBundle) send(t testing.TB, req *http.Request) reply {
 	t.Helper()
 	r, err := b.rawSend(req)
 	require.NoError(t, err)
 	return r
 }
 
-func (b *ctBroker) rawSend(req *http.Request) (ctReply, error) {
-	resp, err := b.client.Do(req)
+func (b *testBundle) rawSend(req *http.Request) (reply, error) {
+	resp, err := b.raw.hc.Do(req)
 	if err != nil {
-		return ctReply{}, err
+		return reply{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return ctReply{}, err
+		return reply{}, err
 	}
-	return ctReply{status: resp.StatusCode, header: resp.Header, contentLength: resp.ContentLength, body: raw}, nil
+	return reply{status: resp.StatusCode, header: resp.Header, contentLength: resp.ContentLength, body: raw}, nil
 }
 
-// ctParallel runs n calls concurrently (off the test goroutine, so without assertions) and returns
+// parallel runs n calls concurrently (off the test goroutine, so without assertions) and returns
 // their replies in call order.
-func ctParallel(t testing.TB, n int, call func(i int) (ctReply, error)) []ctReply {
+func parallel(t testing.TB, n int, call func(i int) (reply, error)) []reply {
 	t.Helper()
-	out := make([]ctReply, n)
+	out := make([]reply, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -140,20 +123,20 @@ func ctParallel(t testing.TB, n int, call func(i int) (ctReply, error)) []ctRepl
 	return out
 }
 
-// ctRequireCORS asserts the CORS headers every response carries.
-func ctRequireCORS(t testing.TB, h http.Header) {
+// requireCORS asserts the CORS headers every response carries.
+func requireCORS(t testing.TB, h http.Header) {
 	t.Helper()
 	require.Equal(t, "*", h.Get("Access-Control-Allow-Origin"))
 	require.Equal(t, "GET, POST, PUT, DELETE, OPTIONS", h.Get("Access-Control-Allow-Methods"))
 	require.Equal(t, "Content-Type, Authorization", h.Get("Access-Control-Allow-Headers"))
 }
 
-// ctRequireJSON asserts the status, a JSON content type and CORS, and decodes the body into v.
-func ctRequireJSON(t testing.TB, r ctReply, status int, v any) {
+// requireJSON asserts the status, a JSON content type and CORS, and decodes the body into v.
+func requireJSON(t testing.TB, r reply, status int, v any) {
 	t.Helper()
 	require.Equal(t, status, r.status, "%s", r)
 	require.Equal(t, "application/json", r.header.Get("Content-Type"), "%s", r)
-	ctRequireCORS(t, r.header)
+	requireCORS(t, r.header)
 	require.NotEmpty(t, r.header.Get("Content-Length"), "a JSON answer declares its length: %s", r)
 	require.Equal(t, strconv.Itoa(len(r.body)), r.header.Get("Content-Length"))
 	if v != nil {
@@ -163,12 +146,12 @@ func ctRequireJSON(t testing.TB, r ctReply, status int, v any) {
 	}
 }
 
-// ctRequireError asserts the error envelope: the status, a JSON object whose `error` is a string and
+// requireError asserts the error envelope: the status, a JSON object whose `error` is a string and
 // whose only other possible member is a string `code`. It returns the error text.
-func ctRequireError(t testing.TB, r ctReply, status int) string {
+func requireError(t testing.TB, r reply, status int) string {
 	t.Helper()
 	var env map[string]any
-	ctRequireJSON(t, r, status, &env)
+	requireJSON(t, r, status, &env)
 	msg, ok := env["error"].(string)
 	require.True(t, ok, "error envelope needs a string error field: %s", r)
 	for k, v := range env {
@@ -184,23 +167,23 @@ func ctRequireError(t testing.TB, r ctReply, status int) string {
 	return msg
 }
 
-// ctRequireErrorText asserts the envelope and the exact error text (and no code).
-func ctRequireErrorText(t testing.TB, r ctReply, status int, want string) {
+// requireErrorText asserts the envelope and the exact error text (and no code).
+func requireErrorText(t testing.TB, r reply, status int, want string) {
 	t.Helper()
-	require.Equal(t, want, ctRequireError(t, r, status), "%s", r)
+	require.Equal(t, want, requireError(t, r, status), "%s", r)
 	require.JSONEq(t, mustJSON(t, map[string]string{"error": want}), string(r.body))
 }
 
-// ctRequireBadBody asserts a 400 whose error starts with "bad body: " and carries the parser's detail.
-func ctRequireBadBody(t testing.TB, r ctReply) {
+// requireBadBody asserts a 400 whose error starts with "bad body: " and carries the parser's detail.
+func requireBadBody(t testing.TB, r reply) {
 	t.Helper()
-	msg := ctRequireError(t, r, http.StatusBadRequest)
+	msg := requireError(t, r, http.StatusBadRequest)
 	require.True(t, strings.HasPrefix(msg, "bad body: "), "got %q", msg)
 	require.Greater(t, len(msg), len("bad body: "), "the parser detail follows the prefix")
 }
 
-// ctRequire204 asserts a 204 with nothing at all: no body, no Content-Length, no Transfer-Encoding.
-func ctRequire204(t testing.TB, r ctReply) {
+// require204 asserts a 204 with nothing at all: no body, no Content-Length, no Transfer-Encoding.
+func require204(t testing.TB, r reply) {
 	t.Helper()
 	require.Equal(t, http.StatusNoContent, r.status, "%s", r)
 	require.Empty(t, r.body)
@@ -210,17 +193,17 @@ func ctRequire204(t testing.TB, r ctReply) {
 	_, hasTE := r.header["Transfer-Encoding"]
 	require.False(t, hasTE, "a 204 has no transfer encoding: %v", r.header)
 	require.Empty(t, r.header.Get("Content-Type"))
-	ctRequireCORS(t, r.header)
+	requireCORS(t, r.header)
 }
 
-// ctRawExchange sends one raw HTTP/1.1 request with Connection: close and returns the header block and
+// rawExchange sends one raw HTTP/1.1 request with Connection: close and returns the header block and
 // whatever followed it, exactly as they came off the wire.
-func ctRawExchange(t testing.TB, addr, method, path string) (string, []byte) {
+func rawExchange(t testing.TB, addr, method, path string) (string, []byte) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(ctHangGuard)))
+	require.NoError(t, conn.SetDeadline(time.Now().Add(hangGuard)))
 	_, err = fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", method, path, addr)
 	require.NoError(t, err)
 	raw, err := io.ReadAll(conn)
@@ -230,9 +213,9 @@ func ctRawExchange(t testing.TB, addr, method, path string) (string, []byte) {
 	return string(head), rest
 }
 
-func ctRequireRaw204(t testing.TB, addr, method, path string) {
+func requireRaw204(t testing.TB, addr, method, path string) {
 	t.Helper()
-	head, rest := ctRawExchange(t, addr, method, path)
+	head, rest := rawExchange(t, addr, method, path)
 	require.True(t, strings.HasPrefix(head, "HTTP/1.1 204 "), "%q", head)
 	lower := strings.ToLower(head)
 	require.NotContains(t, lower, "\r\ncontent-length:", "%q", head)
@@ -247,7 +230,7 @@ func mustJSON(t testing.TB, v any) string {
 	return string(b)
 }
 
-func ctKeys(m map[string]any) []string {
+func sortedKeys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -256,7 +239,7 @@ func ctKeys(m map[string]any) []string {
 	return out
 }
 
-func ctRequireUUID(t testing.TB, s string) {
+func requireUUID(t testing.TB, s string) {
 	t.Helper()
 	require.Len(t, s, 36, "%q", s)
 	_, err := uuid.Parse(s)
@@ -265,57 +248,46 @@ func ctRequireUUID(t testing.TB, s string) {
 
 // --- push ---
 
-type ctPushResult struct {
-	Index         int     `json:"index"`
-	TransactionID string  `json:"transaction_id"`
-	Status        string  `json:"status"`
-	MessageID     string  `json:"message_id"`
-	PartitionID   string  `json:"partition_id"`
-	TraceID       *string `json:"trace_id"`
-	QueueName     string  `json:"queueName"`
-	keys          []string
-}
-
 var (
-	ctQueuedKeys    = []string{"index", "message_id", "partition_id", "queueName", "status", "trace_id", "transaction_id"}
-	ctDuplicateKeys = []string{"index", "message_id", "queueName", "status", "transaction_id"}
+	queuedKeys    = []string{"index", "message_id", "partition_id", "queueName", "status", "trace_id", "transaction_id"}
+	duplicateKeys = []string{"index", "message_id", "queueName", "status", "transaction_id"}
 )
 
 // push posts the items and requires 201 with one result per item, index 0..n-1, in request order.
-func (b *ctBroker) push(t testing.TB, items ...map[string]any) []ctPushResult {
+func (b *testBundle) push(t testing.TB, items ...map[string]any) []pushResult {
 	t.Helper()
-	return ctCheckPush(t, b.call(t, t.Context(), "POST", "/api/v1/push", map[string]any{"items": items}), items)
+	return checkPush(t, b.call(t, t.Context(), "POST", "/api/v1/push", map[string]any{"items": items}), items)
 }
 
-func ctCheckPush(t testing.TB, r ctReply, items []map[string]any) []ctPushResult {
+func checkPush(t testing.TB, r reply, items []map[string]any) []pushResult {
 	t.Helper()
 	var raw []map[string]any
-	ctRequireJSON(t, r, http.StatusCreated, &raw)
-	var res []ctPushResult
+	requireJSON(t, r, http.StatusCreated, &raw)
+	var res []pushResult
 	require.NoError(t, json.Unmarshal(r.body, &res))
 	require.Len(t, res, len(items), "%s", r)
 	for i := range res {
-		res[i].keys = ctKeys(raw[i])
+		res[i].keys = sortedKeys(raw[i])
 		require.Equal(t, i, res[i].Index, "%s", r)
 		if tx, ok := items[i]["transactionId"].(string); ok && tx != "" {
 			require.Equal(t, tx, res[i].TransactionID, "%s", r)
 		}
 		switch res[i].Status {
 		case "queued":
-			require.Equal(t, ctQueuedKeys, res[i].keys, "%s", r)
-			ctRequireUUID(t, res[i].PartitionID)
+			require.Equal(t, queuedKeys, res[i].keys, "%s", r)
+			requireUUID(t, res[i].PartitionID)
 		case "duplicate":
-			require.Equal(t, ctDuplicateKeys, res[i].keys, "%s", r)
+			require.Equal(t, duplicateKeys, res[i].keys, "%s", r)
 		default:
 			require.Failf(t, "unexpected push status", "%s", r)
 		}
-		ctRequireUUID(t, res[i].MessageID)
+		requireUUID(t, res[i].MessageID)
 		require.Equal(t, items[i]["queue"], res[i].QueueName)
 	}
 	return res
 }
 
-func ctItem(queue, partition, tx string, payload any) map[string]any {
+func newItem(queue, partition, tx string, payload any) map[string]any {
 	it := map[string]any{"queue": queue, "payload": payload}
 	if partition != "" {
 		it["partition"] = partition
@@ -328,70 +300,33 @@ func ctItem(queue, partition, tx string, payload any) map[string]any {
 
 // --- pop ---
 
-type ctMessage struct {
-	ID            string          `json:"id"`
-	TransactionID string          `json:"transactionId"`
-	TraceID       *string         `json:"traceId"`
-	Data          json.RawMessage `json:"data"`
-	ProducerSub   *string         `json:"producerSub"`
-	CreatedAt     string          `json:"createdAt"`
-	PartitionID   string          `json:"partitionId"`
-	Partition     string          `json:"partition"`
-	LeaseID       string          `json:"leaseId"`
-	ConsumerGroup string          `json:"consumerGroup"`
-	Queue         string          `json:"queue"`
-	RetryCount    int             `json:"retryCount"`
-}
-
-type ctPop struct {
-	Success           bool        `json:"success"`
-	Queue             string      `json:"queue"`
-	Partition         string      `json:"partition"`
-	PartitionID       string      `json:"partitionId"`
-	LeaseID           string      `json:"leaseId"`
-	ConsumerGroup     string      `json:"consumerGroup"`
-	PartitionsClaimed int         `json:"partitionsClaimed"`
-	Messages          []ctMessage `json:"messages"`
-}
-
 var (
-	ctPopKeys     = []string{"consumerGroup", "leaseId", "messages", "partition", "partitionId", "partitionsClaimed", "queue", "success"}
-	ctMessageKeys = []string{"consumerGroup", "createdAt", "data", "id", "leaseId", "partition", "partitionId", "producerSub", "queue", "retryCount", "traceId", "transactionId"}
+	popKeys     = []string{"consumerGroup", "leaseId", "messages", "partition", "partitionId", "partitionsClaimed", "queue", "success"}
+	messageKeys = []string{"consumerGroup", "createdAt", "data", "id", "leaseId", "partition", "partitionId", "producerSub", "queue", "retryCount", "traceId", "transactionId"}
 )
 
-func ctPopPath(queue, partition string, q url.Values) string {
-	p := "/api/v1/pop/queue/" + url.PathEscape(queue)
-	if partition != "" {
-		p += "/partition/" + url.PathEscape(partition)
-	}
-	if len(q) > 0 {
-		p += "?" + q.Encode()
-	}
-	return p
-}
-
 // pop returns nil on 204 (after checking the 204 contract) and the checked body on 200.
-func (b *ctBroker) pop(t testing.TB, queue, partition string, q url.Values) *ctPop {
+func (b *testBundle) pop(t testing.TB, queue, partition string, kv ...string) *popResult {
 	t.Helper()
-	r := b.call(t, t.Context(), "GET", ctPopPath(queue, partition, q), nil)
+	r := b.call(t, t.Context(), "GET", popPath(queue, partition, kv...), nil)
 	if r.status == http.StatusNoContent {
-		ctRequire204(t, r)
+		require204(t, r)
 		return nil
 	}
 	var raw map[string]any
-	ctRequireJSON(t, r, http.StatusOK, &raw)
-	require.Equal(t, ctPopKeys, ctKeys(raw), "%s", r)
-	var res ctPop
+	requireJSON(t, r, http.StatusOK, &raw)
+	require.Equal(t, popKeys, sortedKeys(raw), "%s", r)
+	var res popResult
 	require.NoError(t, json.Unmarshal(r.body, &res))
 	require.True(t, res.Success)
 	require.Equal(t, queue, res.Queue)
 	require.NotEmpty(t, res.Messages, "a 200 pop carries messages: %s", r)
 	for i, m := range raw["messages"].([]any) {
-		require.Equal(t, ctMessageKeys, ctKeys(m.(map[string]any)), "%s", r)
+		require.Equal(t, messageKeys, sortedKeys(m.(map[string]any)), "%s", r)
 		msg := res.Messages[i]
-		ctRequireUUID(t, msg.ID)
-		ctRequireUUID(t, msg.PartitionID)
-		require.Regexp(t, ctMicroTime, msg.CreatedAt)
+		requireUUID(t, msg.ID)
+		requireUUID(t, msg.PartitionID)
+		require.Regexp(t, microTime, msg.CreatedAt)
 		_, err := time.Parse(time.RFC3339Nano, msg.CreatedAt)
 		require.NoError(t, err)
 		require.Equal(t, res.LeaseID, msg.LeaseID, "every message of a pop carries the pop's lease")
@@ -406,15 +341,7 @@ func (b *ctBroker) pop(t testing.TB, queue, partition string, q url.Values) *ctP
 	return &res
 }
 
-func ctQ(kv ...string) url.Values {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		v.Set(kv[i], kv[i+1])
-	}
-	return v
-}
-
-func ctTxIDs(msgs []ctMessage) []string {
+func txIDs(msgs []message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.TransactionID
@@ -424,29 +351,17 @@ func ctTxIDs(msgs []ctMessage) []string {
 
 // --- ack ---
 
-type ctAck struct {
-	Index         int     `json:"index"`
-	TransactionID string  `json:"transactionId"`
-	Success       bool    `json:"success"`
-	Error         *string `json:"error"`
-	QueueName     *string `json:"queueName"`
-	PartitionName *string `json:"partitionName"`
-	LeaseReleased bool    `json:"leaseReleased"`
-	DLQ           bool    `json:"dlq"`
-	Noop          bool    `json:"noop"`
-}
+var ackKeys = []string{"dlq", "error", "index", "leaseReleased", "noop", "partitionName", "queueName", "success", "transactionId"}
 
-var ctAckKeys = []string{"dlq", "error", "index", "leaseReleased", "noop", "partitionName", "queueName", "success", "transactionId"}
-
-func ctCheckAcks(t testing.TB, r ctReply, txs []string) []ctAck {
+func checkAcks(t testing.TB, r reply, txs []string) []ackResult {
 	t.Helper()
 	var raw []map[string]any
-	ctRequireJSON(t, r, http.StatusOK, &raw)
-	var res []ctAck
+	requireJSON(t, r, http.StatusOK, &raw)
+	var res []ackResult
 	require.NoError(t, json.Unmarshal(r.body, &res))
 	require.Len(t, res, len(txs), "%s", r)
 	for i := range res {
-		require.Equal(t, ctAckKeys, ctKeys(raw[i]), "%s", r)
+		require.Equal(t, ackKeys, sortedKeys(raw[i]), "%s", r)
 		require.Equal(t, i, res[i].Index, "%s", r)
 		require.Equal(t, txs[i], res[i].TransactionID, "%s", r)
 		if res[i].Success {
@@ -460,14 +375,14 @@ func ctCheckAcks(t testing.TB, r ctReply, txs []string) []ctAck {
 }
 
 // ack posts one acknowledgement to /api/v1/ack.
-func (b *ctBroker) ack(t testing.TB, a map[string]any) ctAck {
+func (b *testBundle) ack(t testing.TB, a map[string]any) ackResult {
 	t.Helper()
 	r := b.call(t, t.Context(), "POST", "/api/v1/ack", a)
-	return ctCheckAcks(t, r, []string{a["transactionId"].(string)})[0]
+	return checkAcks(t, r, []string{a["transactionId"].(string)})[0]
 }
 
 // ackBatch posts to /api/v1/ack/batch.
-func (b *ctBroker) ackBatch(t testing.TB, group string, acks ...map[string]any) []ctAck {
+func (b *testBundle) ackBatch(t testing.TB, group string, acks ...map[string]any) []ackResult {
 	t.Helper()
 	body := map[string]any{"acknowledgments": acks}
 	if group != "" {
@@ -478,22 +393,22 @@ func (b *ctBroker) ackBatch(t testing.TB, group string, acks ...map[string]any) 
 	for i, a := range acks {
 		txs[i] = a["transactionId"].(string)
 	}
-	return ctCheckAcks(t, r, txs)
+	return checkAcks(t, r, txs)
 }
 
-// ctAckOf builds an acknowledgement of m; lease "" leaves it out.
-func ctAckOf(m ctMessage, status, lease string) map[string]any {
+// ackOf builds an acknowledgement of m; lease "" leaves it out.
+func ackOf(m message, status, lease string) map[string]any {
 	a := map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "status": status}
 	if lease != "" {
 		a["leaseId"] = lease
 	}
-	if m.ConsumerGroup != "" && m.ConsumerGroup != ctQueueMode {
+	if m.ConsumerGroup != "" && m.ConsumerGroup != queueMode {
 		a["consumerGroup"] = m.ConsumerGroup
 	}
 	return a
 }
 
-func ctRequireAckOK(t testing.TB, a ctAck, queue, partition string) {
+func requireAckOK(t testing.TB, a ackResult, queue, partition string) {
 	t.Helper()
 	require.True(t, a.Success, "%+v", a)
 	require.Nil(t, a.Error)
@@ -503,7 +418,7 @@ func ctRequireAckOK(t testing.TB, a ctAck, queue, partition string) {
 	require.Equal(t, partition, *a.PartitionName)
 }
 
-func ctRequireRejected(t testing.TB, a ctAck, text string) {
+func requireRejected(t testing.TB, a ackResult, text string) {
 	t.Helper()
 	require.False(t, a.Success, "%+v", a)
 	require.NotNil(t, a.Error, "%+v", a)
@@ -515,7 +430,7 @@ func ctRequireRejected(t testing.TB, a ctAck, text string) {
 
 // --- configure ---
 
-var ctDefaultOptions = map[string]any{
+var defaultOptions = map[string]any{
 	"priority": json.Number("0"), "leaseTime": json.Number("300"), "retryLimit": json.Number("3"),
 	"retryDelay": json.Number("1000"), "maxSize": json.Number("0"), "ttl": json.Number("3600"),
 	"deadLetterQueue": false, "dlqAfterMaxRetries": false, "delayedProcessing": json.Number("0"),
@@ -524,21 +439,21 @@ var ctDefaultOptions = map[string]any{
 	"maxWaitTimeSeconds": json.Number("0"),
 }
 
-func (b *ctBroker) configure(t testing.TB, body map[string]any) map[string]any {
+func (b *testBundle) configure(t testing.TB, body map[string]any) map[string]any {
 	t.Helper()
 	r := b.call(t, t.Context(), "POST", "/api/v1/configure", body)
 	var res map[string]any
-	ctRequireJSON(t, r, http.StatusOK, &res)
-	require.Equal(t, []string{"configured", "namespace", "options", "partitionId", "queue", "queueId", "task"}, ctKeys(res), "%s", r)
+	requireJSON(t, r, http.StatusOK, &res)
+	require.Equal(t, []string{"configured", "namespace", "options", "partitionId", "queue", "queueId", "task"}, sortedKeys(res), "%s", r)
 	require.Equal(t, true, res["configured"])
 	require.Equal(t, body["queue"], res["queue"])
-	ctRequireUUID(t, res["queueId"].(string))
-	ctRequireUUID(t, res["partitionId"].(string))
+	requireUUID(t, res["queueId"].(string))
+	requireUUID(t, res["partitionId"].(string))
 	return res
 }
 
-// ctFreshQueue configures a queue with retryDelay 0 (so failed acks are redelivered at once) plus opts.
-func (b *ctBroker) ctFreshQueue(t testing.TB, prefix string, opts map[string]any) (string, string) {
+// freshQueue configures a queue with retryDelay 0 (so failed acks are redelivered at once) plus opts.
+func (b *testBundle) freshQueue(t testing.TB, prefix string, opts map[string]any) (string, string) {
 	t.Helper()
 	q := uniqueName(prefix)
 	o := map[string]any{"retryDelay": 0}

@@ -10,12 +10,12 @@ import (
 
 func TestSystemAndUnknownRoutes(t *testing.T) {
 	t.Parallel()
-	b := ctStart(t, nil)
+	b := setup(t, nil)
 
 	t.Run("health", func(t *testing.T) {
 		t.Parallel()
 		var body map[string]any
-		ctRequireJSON(t, b.call(t, t.Context(), "GET", "/health", nil), http.StatusOK, &body)
+		requireJSON(t, b.call(t, t.Context(), "GET", "/health", nil), http.StatusOK, &body)
 		require.Equal(t, "healthy", body["status"])
 		require.Equal(t, "connected", body["database"])
 	})
@@ -23,7 +23,7 @@ func TestSystemAndUnknownRoutes(t *testing.T) {
 	t.Run("livez", func(t *testing.T) {
 		t.Parallel()
 		var body map[string]any
-		ctRequireJSON(t, b.call(t, t.Context(), "GET", "/livez", nil), http.StatusOK, &body)
+		requireJSON(t, b.call(t, t.Context(), "GET", "/livez", nil), http.StatusOK, &body)
 		require.NotEmpty(t, body)
 	})
 
@@ -41,7 +41,7 @@ func TestSystemAndUnknownRoutes(t *testing.T) {
 			{"PATCH", "/health"},
 		} {
 			r := b.call(t, t.Context(), c.method, c.path, nil)
-			require.Equal(t, "Not Found", ctRequireError(t, r, http.StatusNotFound), "%s %s", c.method, c.path)
+			require.Equal(t, "Not Found", requireError(t, r, http.StatusNotFound), "%s %s", c.method, c.path)
 			require.JSONEq(t, `{"error":"Not Found","code":"no_such_route"}`, string(r.body), "%s %s", c.method, c.path)
 		}
 	})
@@ -53,7 +53,7 @@ func TestSystemAndUnknownRoutes(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.status, "%s", r)
 			require.True(t, strings.HasPrefix(r.header.Get("Content-Type"), "text/html"), "%s", r)
 			require.Contains(t, strings.ToLower(string(r.body)), "<html")
-			ctRequireCORS(t, r.header)
+			requireCORS(t, r.header)
 		}
 	})
 
@@ -61,18 +61,18 @@ func TestSystemAndUnknownRoutes(t *testing.T) {
 		t.Parallel()
 		for _, p := range []string{"/api/v1/push", "/api/v1/nope", "/health", "/some/page"} {
 			r := b.call(t, t.Context(), "OPTIONS", p, nil)
-			ctRequire204(t, r)
-			ctRequireRaw204(t, b.addr(), "OPTIONS", p)
+			require204(t, r)
+			requireRaw204(t, b.addr(), "OPTIONS", p)
 		}
 	})
 
 	t.Run("CORS on JSON answers of every kind", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("cors")
-		ctRequireJSON(t, b.call(t, t.Context(), "POST", "/api/v1/push", map[string]any{"items": []any{ctItem(q, "", "", 1)}}), http.StatusCreated, nil)
-		ctRequireJSON(t, b.call(t, t.Context(), "GET", ctPopPath(q, "", nil), nil), http.StatusOK, nil)
-		ctRequireError(t, b.call(t, t.Context(), "POST", "/api/v1/push", "{"), http.StatusBadRequest)
-		ctRequireError(t, b.call(t, t.Context(), "GET", "/api/v1/nope", nil), http.StatusNotFound)
-		ctRequireJSON(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch", `{"acknowledgments":[]}`), http.StatusOK, nil)
+		requireJSON(t, b.call(t, t.Context(), "POST", "/api/v1/push", map[string]any{"items": []any{newItem(q, "", "", 1)}}), http.StatusCreated, nil)
+		requireJSON(t, b.call(t, t.Context(), "GET", popPath(q, ""), nil), http.StatusOK, nil)
+		requireError(t, b.call(t, t.Context(), "POST", "/api/v1/push", "{"), http.StatusBadRequest)
+		requireError(t, b.call(t, t.Context(), "GET", "/api/v1/nope", nil), http.StatusNotFound)
+		requireJSON(t, b.call(t, t.Context(), "POST", "/api/v1/ack/batch", `{"acknowledgments":[]}`), http.StatusOK, nil)
 	})
 }

@@ -129,11 +129,11 @@ func TestTransaction(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		require.Equal(t, "operations array required",
-			a.requireError("POST", "/api/v1/transaction", map[string]any{}, http.StatusBadRequest))
+			a.errorText("POST", "/api/v1/transaction", map[string]any{}, http.StatusBadRequest))
 		require.Equal(t, "operations array required",
-			a.requireError("POST", "/api/v1/transaction", map[string]any{"operations": "x"}, http.StatusBadRequest))
+			a.errorText("POST", "/api/v1/transaction", map[string]any{"operations": "x"}, http.StatusBadRequest))
 		require.Equal(t, "operations array cannot be empty",
-			a.requireError("POST", "/api/v1/transaction", map[string]any{"operations": []any{}}, http.StatusBadRequest))
+			a.errorText("POST", "/api/v1/transaction", map[string]any{"operations": []any{}}, http.StatusBadRequest))
 		for _, op := range []any{
 			map[string]any{"type": "publish", "queue": "q"},
 			42,
@@ -141,7 +141,7 @@ func TestTransaction(t *testing.T) {
 			map[string]any{"type": "ack", "transactionId": "t", "partitionId": "not-a-uuid"},
 			map[string]any{"type": "push", "items": "nope"},
 		} {
-			a.requireError("POST", "/api/v1/transaction", map[string]any{"operations": []any{op}}, http.StatusBadRequest)
+			a.errorText("POST", "/api/v1/transaction", map[string]any{"operations": []any{op}}, http.StatusBadRequest)
 		}
 	})
 }
