@@ -94,7 +94,7 @@ func TestAck(t *testing.T) {
 			}
 		}
 		replies := parallel(t, len(reqs), func(g int) (reply, error) {
-			return b.rawCall(t.Context(), "POST", "/api/v1/ack/batch", map[string]any{"acknowledgments": reqs[g]})
+			return b.raw.exchange(t.Context(), "POST", "/api/v1/ack/batch", map[string]any{"acknowledgments": reqs[g]})
 		})
 		for g, r := range replies {
 			for _, res := range checkAcks(t, r, txs[g]) { // checks index 0..n-1 and request order

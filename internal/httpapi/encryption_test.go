@@ -32,11 +32,11 @@ func TestEncryptedQueue(t *testing.T) {
 	for _, k := range []string{"encrypted", "iv", "authTag"} {
 		require.NotEmpty(t, sealed[k], k)
 	}
-	want := mustMarshal(t, payload)
+	want := mustJSON(t, payload)
 
 	var msg map[string]any
-	getJSON(t, a, "/api/v1/messages/"+res[0].PartitionID+"/tx-1", http.StatusOK, &msg)
-	require.JSONEq(t, want, mustMarshal(t, msg["payload"]))
+	a.json("GET", "/api/v1/messages/"+res[0].PartitionID+"/tx-1", nil, http.StatusOK, &msg)
+	require.JSONEq(t, want, mustJSON(t, msg["payload"]))
 	require.Equal(t, true, msg["isEncrypted"])
 
 	st, body := a.do("POST", "/api/v1/traces", map[string]any{"transactionId": "tx-1", "partitionId": res[0].PartitionID,
@@ -47,7 +47,7 @@ func TestEncryptedQueue(t *testing.T) {
 			Payload json.RawMessage `json:"message_payload"`
 		} `json:"traces"`
 	}
-	getJSON(t, a, "/api/v1/traces/by-name/sec", http.StatusOK, &byName)
+	a.json("GET", "/api/v1/traces/by-name/sec", nil, http.StatusOK, &byName)
 	require.Len(t, byName.Traces, 1)
 	require.JSONEq(t, want, string(byName.Traces[0].Payload))
 
@@ -89,5 +89,5 @@ func TestEncryptedQueueTransactionPush(t *testing.T) {
 	require.NotContains(t, string(raw), "4111")
 	got := a.pop("/api/v1/pop/queue/secret")
 	require.Len(t, got.Messages, 1)
-	require.JSONEq(t, mustMarshal(t, payload), string(got.Messages[0].Data))
+	require.JSONEq(t, mustJSON(t, payload), string(got.Messages[0].Data))
 }

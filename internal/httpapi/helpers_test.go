@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -68,20 +67,9 @@ func newAPI(t testing.TB, base string) *api {
 // do sends a request and returns status and body; body may be nil or any JSON-encodable value.
 func (a *api) do(method, path string, body any) (int, []byte) {
 	a.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(a.t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(a.t.Context(), method, a.base+path, rd)
+	r, err := a.exchange(a.t.Context(), method, path, body)
 	require.NoError(a.t, err)
-	resp, err := a.hc.Do(req)
-	require.NoError(a.t, err)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	require.NoError(a.t, err)
-	return resp.StatusCode, out
+	return r.status, r.body
 }
 
 type pushItem struct {
@@ -375,21 +363,6 @@ func uniqueName(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-// rawGet is a GET that reports failures instead of failing the test, for use off the test goroutine.
-func rawGet(t testing.TB, u string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(t.Context(), "GET", u, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
-}
-
 type wireCounts struct {
 	Total      int64 `json:"total"`
 	Pending    int64 `json:"pending"`
@@ -398,26 +371,10 @@ type wireCounts struct {
 	DeadLetter int64 `json:"deadLetter"`
 }
 
-func getJSON(t *testing.T, a *api, path string, want int, v any) {
-	t.Helper()
-	st, body := a.do("GET", path, nil)
-	require.Equal(t, want, st, "%s: %s", path, body)
-	if v != nil {
-		require.NoError(t, json.Unmarshal(body, v), string(body))
-	}
-}
-
 func configureQueue(t *testing.T, a *api, queue string, opts map[string]any) {
 	t.Helper()
 	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": queue, "namespace": "billing", "task": "invoice", "options": opts})
 	require.Equal(t, http.StatusOK, st, string(body))
-}
-
-func mustMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }
 
 func openDB(t *testing.T, url string) *pgx.Conn {

@@ -65,7 +65,7 @@ func TestPrometheus(t *testing.T) {
 	}
 
 	var js map[string]any
-	getJSON(t, a, "/metrics", http.StatusOK, &js)
+	a.json("GET", "/metrics", nil, http.StatusOK, &js)
 	require.Contains(t, js, "database")
 	require.Greater(t, js["requests"].(map[string]any)["total"].(float64), float64(0))
 }

@@ -166,7 +166,7 @@ func TestPop(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 		defer cancel()
 		go func() {
-			r, err := b.rawCall(ctx, "GET", popPath(q, "", "wait", "true", "timeout", "60000"), nil)
+			r, err := b.raw.exchange(ctx, "GET", popPath(q, "", "wait", "true", "timeout", "60000"), nil)
 			got <- result{r, err}
 		}()
 		parked := b.rb.Broker.Parked()
@@ -236,9 +236,9 @@ func TestNamespacePop(t *testing.T) {
 		a.configure(qb, ns, nil)
 		done := make(chan *popResult, 1)
 		go func() {
-			st, body, err := rawGet(t, srv.rb.URL+"/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "10000"))
+			r, err := srv.raw.exchange(t.Context(), "GET", "/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "10000"), nil)
 			var res *popResult
-			if err == nil && st == http.StatusOK && json.Unmarshal(body, &res) != nil {
+			if err == nil && r.status == http.StatusOK && json.Unmarshal(r.body, &res) != nil {
 				res = nil
 			}
 			done <- res
@@ -258,8 +258,8 @@ func TestNamespacePop(t *testing.T) {
 		a.configure(ns+".t.a", ns, nil)
 		done := make(chan int, 1)
 		go func() {
-			st, _, _ := rawGet(t, srv.rb.URL+"/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "4000"))
-			done <- st
+			r, _ := srv.raw.exchange(t.Context(), "GET", "/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "4000"), nil)
+			done <- r.status
 		}()
 		time.Sleep(300 * time.Millisecond) // scenario: the matching queue is created while the pop is parked
 		a.pushTxs(ns+".t.new", "", "late-queue")

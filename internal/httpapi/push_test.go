@@ -103,7 +103,7 @@ func TestPush(t *testing.T) {
 			}
 		}
 		replies := parallel(t, len(reqs), func(g int) (reply, error) {
-			return b.rawCall(t.Context(), "POST", "/api/v1/push", map[string]any{"items": reqs[g]})
+			return b.raw.exchange(t.Context(), "POST", "/api/v1/push", map[string]any{"items": reqs[g]})
 		})
 		for g, r := range replies {
 			for _, res := range checkPush(t, r, reqs[g]) { // checks index 0..n-1 and the transaction ids in order
@@ -159,7 +159,7 @@ func TestPush(t *testing.T) {
 			return newItem(q, "", fmt.Sprintf("good-%d", i), i)
 		}
 		replies := parallel(t, 10, func(i int) (reply, error) {
-			return b.rawCall(t.Context(), "POST", "/api/v1/push", map[string]any{"items": []any{item(i)}})
+			return b.raw.exchange(t.Context(), "POST", "/api/v1/push", map[string]any{"items": []any{item(i)}})
 		})
 		for i, r := range replies {
 			if i%2 == 0 {

@@ -52,16 +52,25 @@ func (r reply) String() string {
 
 func (b *testBundle) addr() string { return strings.TrimPrefix(b.rb.URL, "http://") }
 
-// call sends one request. body: nil = no body, string or []byte = sent verbatim, anything else = JSON.
+// call sends one request over the bundle's raw client and requires that it was answered.
 func (b *testBundle) call(t testing.TB, ctx context.Context, method, path string, body any) reply {
 	t.Helper()
-	r, err := b.rawCall(ctx, method, path, body)
+	r, err := b.raw.exchange(ctx, method, path, body)
 	require.NoError(t, err)
 	return r
 }
 
-// rawCall is call without assertions, for use off the test goroutine.
-func (b *testBundle) rawCall(ctx context.Context, method, path string, body any) (reply, error) {
+// send is call for a request built by the test.
+func (b *testBundle) send(t testing.TB, req *http.Request) reply {
+	t.Helper()
+	r, err := b.raw.roundTrip(req)
+	require.NoError(t, err)
+	return r
+}
+
+// exchange sends one request and reads the whole answer, without assertions, so it also serves off the
+// test goroutine. body: nil = no body, string or []byte = sent verbatim, anything else = JSON.
+func (a *api) exchange(ctx context.Context, method, path string, body any) (reply, error) {
 	var rd io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -76,25 +85,18 @@ func (b *testBundle) rawCall(ctx context.Context, method, path string, body any)
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, b.rb.URL+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
 	if err != nil {
 		return reply{}, err
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	return b.rawSend(req)
+	return a.roundTrip(req)
 }
 
-func (b *testBundle) send(t testing.TB, req *http.Request) reply {
-	t.Helper()
-	r, err := b.rawSend(req)
-	require.NoError(t, err)
-	return r
-}
-
-func (b *testBundle) rawSend(req *http.Request) (reply, error) {
-	resp, err := b.raw.hc.Do(req)
+func (a *api) roundTrip(req *http.Request) (reply, error) {
+	resp, err := a.hc.Do(req)
 	if err != nil {
 		return reply{}, err
 	}

@@ -63,6 +63,6 @@ func TestRetentionDeletesExactlyTheExpired(t *testing.T) {
 	var hist struct {
 		Totals map[string]int64 `json:"totals"`
 	}
-	getJSON(t, a, "/api/v1/analytics/retention", http.StatusOK, &hist)
+	a.json("GET", "/api/v1/analytics/retention", nil, http.StatusOK, &hist)
 	require.Equal(t, map[string]int64{"retention": 3, "completed_retention": 2}, hist.Totals)
 }

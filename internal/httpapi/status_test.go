@@ -50,7 +50,7 @@ func TestReadRoutesCounts(t *testing.T) {
 		} `json:"partitions"`
 		Totals wireCounts `json:"totals"`
 	}
-	getJSON(t, a, "/api/v1/resources/queues/"+q, http.StatusOK, &detail)
+	a.json("GET", "/api/v1/resources/queues/"+q, nil, http.StatusOK, &detail)
 	require.Equal(t, want, detail.Totals)
 	require.Len(t, detail.Partitions, 2)
 	require.Equal(t, wireCounts{Total: 5, Pending: 2, Completed: 2, DeadLetter: 1}, detail.Partitions[0].Stats)
@@ -63,7 +63,7 @@ func TestReadRoutesCounts(t *testing.T) {
 		} `json:"queue"`
 		Totals wireCounts `json:"totals"`
 	}
-	getJSON(t, a, "/api/v1/status/queues/"+q, http.StatusOK, &status)
+	a.json("GET", "/api/v1/status/queues/"+q, nil, http.StatusOK, &status)
 	require.Equal(t, want, status.Totals)
 	require.EqualValues(t, 0, status.Queue.Config["retryLimit"])
 
@@ -84,7 +84,7 @@ func TestReadRoutesCounts(t *testing.T) {
 				} `json:"messages"`
 			} `json:"queues"`
 		}
-		getJSON(t, a, "/api/v1/resources/queues", http.StatusOK, &list)
+		a.json("GET", "/api/v1/resources/queues", nil, http.StatusOK, &list)
 		if len(list.Queues) != 1 {
 			return errorf("queues: %+v", list.Queues)
 		}
@@ -101,7 +101,7 @@ func TestReadRoutesCounts(t *testing.T) {
 			Messages  struct{ Total, Pending int64 }
 		} `json:"namespaces"`
 	}
-	getJSON(t, a, "/api/v1/resources/namespaces", http.StatusOK, &ns)
+	a.json("GET", "/api/v1/resources/namespaces", nil, http.StatusOK, &ns)
 	require.Len(t, ns.Namespaces, 1)
 	require.Equal(t, "billing", ns.Namespaces[0].Namespace)
 	require.EqualValues(t, 8, ns.Namespaces[0].Messages.Total)
@@ -109,7 +109,7 @@ func TestReadRoutesCounts(t *testing.T) {
 	var tasks struct {
 		Tasks []map[string]any `json:"tasks"`
 	}
-	getJSON(t, a, "/api/v1/resources/tasks", http.StatusOK, &tasks)
+	a.json("GET", "/api/v1/resources/tasks", nil, http.StatusOK, &tasks)
 	require.Len(t, tasks.Tasks, 1)
 	require.Equal(t, "invoice", tasks.Tasks[0]["task"])
 
@@ -118,7 +118,7 @@ func TestReadRoutesCounts(t *testing.T) {
 		Messages                              wireCounts
 		StatsAge                              int64 `json:"statsAge"`
 	}
-	getJSON(t, a, "/api/v1/resources/overview", http.StatusOK, &overview)
+	a.json("GET", "/api/v1/resources/overview", nil, http.StatusOK, &overview)
 	require.Equal(t, 1, overview.Queues)
 	require.Equal(t, 2, overview.Partitions)
 	require.Equal(t, want, overview.Messages)
@@ -131,7 +131,7 @@ func TestReadRoutesCounts(t *testing.T) {
 			TotalMessages int64 `json:"totalMessages"`
 		} `json:"deadLetterQueue"`
 	}
-	getJSON(t, a, "/api/v1/status", http.StatusOK, &sts)
+	a.json("GET", "/api/v1/status", nil, http.StatusOK, &sts)
 	require.Equal(t, want, sts.Messages)
 	require.EqualValues(t, 1, sts.Leases.Active)
 	require.EqualValues(t, 1, sts.DeadLetterQueue.TotalMessages)
@@ -142,7 +142,7 @@ func TestReadRoutesCounts(t *testing.T) {
 			Messages []map[string]any `json:"messages"`
 			Mode     map[string]any   `json:"mode"`
 		}
-		getJSON(t, a, path, http.StatusOK, &l)
+		a.json("GET", path, nil, http.StatusOK, &l)
 		return len(l.Messages)
 	}
 	require.Equal(t, 8, count("/api/v1/messages?queue="+q))
@@ -154,15 +154,15 @@ func TestReadRoutesCounts(t *testing.T) {
 	require.Equal(t, 2, count("/api/v1/messages?queue="+q+"&limit=2"))
 	require.Equal(t, 8, count("/api/v1/messages?queue="+q+"&consumerGroup=other&status=pending"))
 	var qmsgs []map[string]any
-	getJSON(t, a, "/api/v1/status/queues/"+q+"/messages?limit=3&offset=1", http.StatusOK, &qmsgs)
+	a.json("GET", "/api/v1/status/queues/"+q+"/messages?limit=3&offset=1", nil, http.StatusOK, &qmsgs)
 	require.Len(t, qmsgs, 3)
 
 	// Message detail, traces, delete.
 	var msg map[string]any
-	getJSON(t, a, "/api/v1/messages/"+dead.PartitionID+"/"+dead.TransactionID, http.StatusOK, &msg)
+	a.json("GET", "/api/v1/messages/"+dead.PartitionID+"/"+dead.TransactionID, nil, http.StatusOK, &msg)
 	require.Equal(t, "dead_letter", msg["status"])
-	require.JSONEq(t, string(dead.Data), mustMarshal(t, msg["payload"]))
-	getJSON(t, a, "/api/v1/messages/"+dead.PartitionID+"/nope", http.StatusNotFound, nil)
+	require.JSONEq(t, string(dead.Data), mustJSON(t, msg["payload"]))
+	a.json("GET", "/api/v1/messages/"+dead.PartitionID+"/nope", nil, http.StatusNotFound, nil)
 
 	st, body = a.do("POST", "/api/v1/traces", map[string]any{"transactionId": dead.TransactionID, "partitionId": dead.PartitionID,
 		"data": map[string]string{"step": "charged"}, "traceNames": []string{"order-42", "user-7"}})
@@ -180,7 +180,7 @@ func TestReadRoutesCounts(t *testing.T) {
 			TraceNames []string `json:"trace_names"`
 		} `json:"traces"`
 	}
-	getJSON(t, a, "/api/v1/traces/"+dead.PartitionID+"/"+dead.TransactionID, http.StatusOK, &traces)
+	a.json("GET", "/api/v1/traces/"+dead.PartitionID+"/"+dead.TransactionID, nil, http.StatusOK, &traces)
 	require.Len(t, traces.Traces, 2)
 	require.Equal(t, "info", traces.Traces[0].EventType)
 	require.Equal(t, []string{"order-42", "user-7"}, traces.Traces[0].TraceNames)
@@ -188,7 +188,7 @@ func TestReadRoutesCounts(t *testing.T) {
 		Traces []map[string]any `json:"traces"`
 		Total  int64            `json:"total"`
 	}
-	getJSON(t, a, "/api/v1/traces/by-name/order-42", http.StatusOK, &byName)
+	a.json("GET", "/api/v1/traces/by-name/order-42", nil, http.StatusOK, &byName)
 	require.EqualValues(t, 2, byName.Total)
 	require.Len(t, byName.Traces, 2)
 	require.Equal(t, q, byName.Traces[0]["queue_name"])
@@ -200,22 +200,22 @@ func TestReadRoutesCounts(t *testing.T) {
 		} `json:"trace_names"`
 		Total int64 `json:"total"`
 	}
-	getJSON(t, a, "/api/v1/traces/names", http.StatusOK, &names)
+	a.json("GET", "/api/v1/traces/names", nil, http.StatusOK, &names)
 	require.EqualValues(t, 2, names.Total)
 
 	st, _ = a.do("DELETE", "/api/v1/messages/"+dead.PartitionID+"/"+dead.TransactionID, nil)
 	require.Equal(t, http.StatusOK, st)
-	getJSON(t, a, "/api/v1/messages/"+dead.PartitionID+"/"+dead.TransactionID, http.StatusNotFound, nil)
+	a.json("GET", "/api/v1/messages/"+dead.PartitionID+"/"+dead.TransactionID, nil, http.StatusNotFound, nil)
 	st, _ = a.do("DELETE", "/api/v1/messages/"+dead.PartitionID+"/"+dead.TransactionID, nil)
 	require.Equal(t, http.StatusNotFound, st)
-	getJSON(t, a, "/api/v1/traces/"+dead.PartitionID+"/"+dead.TransactionID, http.StatusOK, &traces)
+	a.json("GET", "/api/v1/traces/"+dead.PartitionID+"/"+dead.TransactionID, nil, http.StatusOK, &traces)
 	require.Empty(t, traces.Traces, "traces cascade with the message")
-	getJSON(t, a, "/api/v1/resources/queues/"+q, http.StatusOK, &detail)
+	a.json("GET", "/api/v1/resources/queues/"+q, nil, http.StatusOK, &detail)
 	require.Equal(t, wireCounts{Total: 7, Pending: 4, Processing: 1, Completed: 2}, detail.Totals)
 
 	// Buffers (no spool wired) and analytics from the flushed operation counters.
 	var buf map[string]any
-	getJSON(t, a, "/api/v1/status/buffers", http.StatusOK, &buf)
+	a.json("GET", "/api/v1/status/buffers", nil, http.StatusOK, &buf)
 	require.EqualValues(t, 0, buf["pending"])
 	require.EqualValues(t, 0, buf["failed"])
 	eventually(t, 10*time.Second, func() error {
@@ -229,7 +229,7 @@ func TestReadRoutesCounts(t *testing.T) {
 				DLQ          int64  `json:"dlq"`
 			} `json:"series"`
 		}
-		getJSON(t, a, "/api/v1/analytics/queue-ops?queue="+q, http.StatusOK, &ops)
+		a.json("GET", "/api/v1/analytics/queue-ops?queue="+q, nil, http.StatusOK, &ops)
 		var push, pop, ok, failed, dlq int64
 		for _, s := range ops.Series {
 			push, pop, ok, failed, dlq = push+s.PushMessages, pop+s.PopMessages, ok+s.AckSuccess, failed+s.AckFailed, dlq+s.DLQ
@@ -238,7 +238,7 @@ func TestReadRoutesCounts(t *testing.T) {
 			return errorf("queue-ops sums push=%d pop=%d ok=%d failed=%d dlq=%d", push, pop, ok, failed, dlq)
 		}
 		var lag []map[string]any
-		getJSON(t, a, "/api/v1/analytics/queue-lag?queue="+q, http.StatusOK, &lag)
+		a.json("GET", "/api/v1/analytics/queue-lag?queue="+q, nil, http.StatusOK, &lag)
 		if len(lag) == 0 {
 			return errorf("no lag points")
 		}
@@ -247,7 +247,7 @@ func TestReadRoutesCounts(t *testing.T) {
 	var an struct {
 		DataPoints []struct{ Messages int64 } `json:"dataPoints"`
 	}
-	getJSON(t, a, "/api/v1/status/analytics?interval=minute", http.StatusOK, &an)
+	a.json("GET", "/api/v1/status/analytics?interval=minute", nil, http.StatusOK, &an)
 	var ingested int64
 	for _, p := range an.DataPoints {
 		ingested += p.Messages

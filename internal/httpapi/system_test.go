@@ -25,7 +25,7 @@ func TestMaintenanceAnswers(t *testing.T) {
 	get := func() map[string]any {
 		t.Helper()
 		var m map[string]any
-		getJSON(t, a, "/api/v1/system/maintenance", http.StatusOK, &m)
+		a.json("GET", "/api/v1/system/maintenance", nil, http.StatusOK, &m)
 		return m
 	}
 	size := float64(len(dead))

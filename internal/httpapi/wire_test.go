@@ -95,7 +95,7 @@ func TestWireGolden(t *testing.T) {
 				Messages struct{ Total, Pending, Processing int } `json:"messages"`
 			} `json:"queues"`
 		}
-		getJSON(t, a, "/api/v1/resources/queues", http.StatusOK, &qs)
+		a.json("GET", "/api/v1/resources/queues", nil, http.StatusOK, &qs)
 		// A rollup taken between the pushes and the last pop shows the same total with the leased
 		// message still pending: wait for one taken after the lease.
 		if len(qs.Queues) != 1 || qs.Queues[0].Messages.Total != 3 || qs.Queues[0].Messages.Processing != 1 {
@@ -104,7 +104,7 @@ func TestWireGolden(t *testing.T) {
 		var ops struct {
 			Series []struct{ PushMessages, PopMessages, AckSuccess, DLQ int }
 		}
-		getJSON(t, a, "/api/v1/analytics/queue-ops?queue=wire-q", http.StatusOK, &ops)
+		a.json("GET", "/api/v1/analytics/queue-ops?queue=wire-q", nil, http.StatusOK, &ops)
 		var push, pop, ok, dlq int
 		for _, p := range ops.Series {
 			push, pop, ok, dlq = push+p.PushMessages, pop+p.PopMessages, ok+p.AckSuccess, dlq+p.DLQ
