@@ -62,8 +62,8 @@ fuzz-ci:
 gen:
 	$(GO) generate ./...
 
-# Load test (bench/, docs/performance.md): builds ./cmd/queen, starts a private PostgreSQL and runs every
-# scenario. BENCH_FLAGS passes options, e.g. BENCH_FLAGS='-scenarios push -duration 20s -json out.json'.
+# Load test (bench/, docs/performance.md): builds ./cmd/queen, starts a private durable PostgreSQL and runs
+# every scenario. BENCH_FLAGS passes options, e.g. BENCH_FLAGS='-scenarios push -duration 20s -json out.jsonl'.
 bench:
 	@bash scripts/ensure-postgres.sh
 	$(GO) run ./bench $(BENCH_FLAGS)

@@ -280,32 +280,34 @@ func (a *Authenticator) keyFor(ctx context.Context, h header) (any, error) {
 	return static, nil
 }
 
+// jwtErrorTexts are the contract's 401 texts for golang-jwt's failures, checked in this order.
+var jwtErrorTexts = []struct {
+	err error
+	msg string
+}{
+	{jwt.ErrTokenSignatureInvalid, "Invalid token signature"},
+	{jwt.ErrTokenExpired, "Token has expired"},
+	// Worded so that clients keying on the contract's "Token has expired" fetch a new token.
+	{jwt.ErrTokenRequiredClaimMissing, "Token has expired: exp claim is required"},
+	{jwt.ErrTokenNotValidYet, "Token is not valid yet"},
+	{jwt.ErrTokenUsedBeforeIssued, "Token used before issued"},
+	{jwt.ErrTokenInvalidIssuer, "Invalid token issuer"},
+	{jwt.ErrTokenInvalidAudience, "Invalid token audience"},
+}
+
 // mapJWTError turns a golang-jwt failure into the contract's 401 texts.
 func mapJWTError(err error) error {
 	var ae *Error
-	msg := ""
-	switch {
-	case errors.As(err, &ae):
+	if errors.As(err, &ae) {
 		return ae
-	case errors.Is(err, jwt.ErrTokenMalformed):
-		msg = "Token decode error: " + err.Error()
-	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		msg = "Invalid token signature"
-	case errors.Is(err, jwt.ErrTokenExpired):
-		msg = "Token has expired"
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		// Worded so that clients keying on the contract's "Token has expired" fetch a new token.
-		msg = "Token has expired: exp claim is required"
-	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		msg = "Token is not valid yet"
-	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		msg = "Token used before issued"
-	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		msg = "Invalid token issuer"
-	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		msg = "Invalid token audience"
-	default:
-		msg = "Token verification failed: " + err.Error()
 	}
-	return &Error{Status: http.StatusUnauthorized, Message: msg}
+	if errors.Is(err, jwt.ErrTokenMalformed) {
+		return &Error{Status: http.StatusUnauthorized, Message: "Token decode error: " + err.Error()}
+	}
+	for _, t := range jwtErrorTexts {
+		if errors.Is(err, t.err) {
+			return &Error{Status: http.StatusUnauthorized, Message: t.msg}
+		}
+	}
+	return &Error{Status: http.StatusUnauthorized, Message: "Token verification failed: " + err.Error()}
 }

@@ -21,8 +21,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/config"
 )
 
 const testSecret = "s3cret-for-tests"
@@ -36,10 +34,15 @@ func baseConfig(t testing.TB, env map[string]string) Options {
 	for k, v := range env {
 		vars[k] = v
 	}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
+	o, err := LoadOptions(vars)
 	require.NoError(t, err)
-	return Options(cfg.Auth)
+	return o
 }
+
+// LoadOptions reads the JWT settings from variables through the broker's configuration table. It is
+// set by config_test.go, an external test package: internal/config imports this package, so these
+// internal tests cannot import it.
+var LoadOptions func(vars map[string]string) (Options, error)
 
 // clock is a settable time source.
 type clock struct {

@@ -3,8 +3,8 @@ package auth
 import "time"
 
 // Options are the JWT authentication settings. They only say what is configured: New parses the keys
-// and refuses what it cannot use. config.AuthConfig has the same fields, so the broker converts one
-// into the other and this package does not depend on the configuration table.
+// and refuses what it cannot use. internal/config reads the JWT_* variables straight into this type,
+// so this package does not depend on the configuration table.
 type Options struct {
 	Enabled   bool   // JWT_ENABLED is exactly "true"
 	Algorithm string // HS256, RS256, EdDSA or auto

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,7 @@ import (
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
+	"github.com/queen-go/queen/internal/notify"
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
@@ -42,7 +44,7 @@ type Broker struct {
 	st       *store.Store
 	spool    *spool.Spool
 	eng      *engine.Engine
-	loops    []*maintenance.Loop // stats, retention and eviction; stopped before the engine
+	services []service // notify hub, stats, retention, eviction, samples; stopped, in reverse, before the engine
 	srv      *http.Server
 	ln       net.Listener
 	served   chan error
@@ -60,7 +62,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	}()
 	var authz httpapi.Authorizer // nil: JWT off, every route open
 	if cfg.Auth.Enabled {
-		a, err := auth.New(ctx, auth.Options(cfg.Auth), log)
+		a, err := auth.New(ctx, cfg.Auth, log)
 		if err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
@@ -117,11 +119,12 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 			return nil, err
 		}
 	}
-	b.eng = engine.New(b.st, log, engine.Options{
+	hub := notify.New(b.st, log)
+	b.eng = engine.New(b.st, log, engine.Options{Hub: hub,
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
 		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode, Spool: b.spool,
-		SpoolFlushInterval: cfg.Durability.FlushInterval, SpoolReplayBatch: cfg.Durability.ReplayBatch,
-		Key: cfg.Encryption.Key, Observer: mx,
+		SpoolReplayBatch: cfg.Durability.ReplayBatch,
+		Key:              cfg.Encryption.Key, Observer: mx,
 		DeadSpoolPath: filepath.Join(cfg.Durability.SpoolDir, engine.DeadSpoolFile),
 	})
 	if unmigrated {
@@ -133,15 +136,16 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 			return nil, err
 		}
 	}
-	b.loops = []*maintenance.Loop{
+	b.services = []service{hub,
+		maintenance.NewSpoolReplay(b.eng, log, cfg.Durability.FlushInterval),
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
 			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
 		maintenance.NewEviction(b.st, log, cfg.EvictionInterval),
 		maintenance.NewSamples(b.st, b.eng, log, maintenance.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port),
 			KeepDays: cfg.Jobs.MetricsRetentionDays})}
-	for _, l := range b.loops {
-		if err = l.Start(ctx); err != nil {
+	for _, sv := range b.services {
+		if err = sv.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
@@ -217,10 +221,16 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// service is the lifecycle every background job of the broker has: Start once, Stop safe at any time.
+type service interface {
+	Start(ctx context.Context) error
+	Stop()
+}
+
 func (b *Broker) release(ctx context.Context) {
 	b.stopOnce.Do(func() { close(b.stopped) })
-	for _, l := range b.loops {
-		l.Stop()
+	for _, sv := range slices.Backward(b.services) {
+		sv.Stop()
 	}
 	if b.eng != nil {
 		b.eng.Stop()

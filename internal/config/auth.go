@@ -6,40 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queen-go/queen/internal/auth"
 )
-
-// AuthConfig holds the JWT settings read from the environment; it converts to auth.Options, which has
-// the same fields.
-type AuthConfig struct {
-	Enabled   bool   // JWT_ENABLED is exactly "true"
-	Algorithm string // HS256, RS256, EdDSA or auto
-	Secret    string // HS256 shared secret
-	PublicKey string // PEM (RSA or Ed25519) for RS256/EdDSA
-	JWKSURL   string
-
-	Issuer    string // checked only when set
-	Audience  string // checked only when set
-	ClockSkew time.Duration
-	// RequireExp refuses tokens without an exp claim (JWT_REQUIRE_EXP, default true): a token that
-	// never expires cannot be revoked by waiting.
-	RequireExp bool
-	// MetricsRequireAuth puts /metrics and /metrics/prometheus behind a token with read access when
-	// JWT is on (METRICS_REQUIRE_AUTH, default true), whatever JWT_SKIP_PATHS says about them.
-	MetricsRequireAuth bool
-
-	SkipPaths []string
-
-	JWKSRefreshInterval time.Duration
-	JWKSTimeout         time.Duration
-
-	RolesClaim      string // string claim holding one role
-	RolesArrayClaim string // array claim holding roles
-
-	RoleAdmin     string
-	RoleReadWrite string
-	RoleReadOnly  string
-	RoleWriteOnly string
-}
 
 func secondsVar(dst func(*Config) *time.Duration) func(*Config, string) error {
 	return func(c *Config, v string) error {
@@ -55,7 +24,7 @@ func secondsVar(dst func(*Config) *time.Duration) func(*Config, string) error {
 	}
 }
 
-func authStr(dst func(*AuthConfig) *string) func(*Config, string) error {
+func authStr(dst func(*auth.Options) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(&c.Auth) = strings.TrimSpace(v); return nil }
 }
 
@@ -64,15 +33,15 @@ var authVars = []Var{
 		c.Auth.Enabled = v == "true"
 		return nil
 	}},
-	{"JWT_ALGORITHM", "HS256", "HS256, RS256, EdDSA, or auto (follow the token's alg header)", false, authStr(func(a *AuthConfig) *string { return &a.Algorithm })},
+	{"JWT_ALGORITHM", "HS256", "HS256, RS256, EdDSA, or auto (follow the token's alg header)", false, authStr(func(a *auth.Options) *string { return &a.Algorithm })},
 	{"JWT_SECRET", "", "HS256 shared secret", true, func(c *Config, v string) error { c.Auth.Secret = v; return nil }},
 	{"JWT_PUBLIC_KEY", "", "PEM public key (RSA or Ed25519) for RS256/EdDSA; literal \\n sequences are read as newlines", false, func(c *Config, v string) error {
 		c.Auth.PublicKey = v
 		return nil
 	}},
-	{"JWT_JWKS_URL", "", "URL of a JWKS for RS256/EdDSA keys, cached by kid", false, authStr(func(a *AuthConfig) *string { return &a.JWKSURL })},
-	{"JWT_ISSUER", "", "required iss claim (unchecked when empty)", false, authStr(func(a *AuthConfig) *string { return &a.Issuer })},
-	{"JWT_AUDIENCE", "", "required aud claim (unchecked when empty)", false, authStr(func(a *AuthConfig) *string { return &a.Audience })},
+	{"JWT_JWKS_URL", "", "URL of a JWKS for RS256/EdDSA keys, cached by kid", false, authStr(func(a *auth.Options) *string { return &a.JWKSURL })},
+	{"JWT_ISSUER", "", "required iss claim (unchecked when empty)", false, authStr(func(a *auth.Options) *string { return &a.Issuer })},
+	{"JWT_AUDIENCE", "", "required aud claim (unchecked when empty)", false, authStr(func(a *auth.Options) *string { return &a.Audience })},
 	{"JWT_REQUIRE_EXP", "true", "refuse tokens without an exp claim (401 Token has expired: exp claim is required); `false` accepts them", false, func(c *Config, v string) error {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
@@ -101,12 +70,12 @@ var authVars = []Var{
 	}},
 	{"JWT_JWKS_REFRESH_INTERVAL", "3600", "seconds after which the cached JWKS is fetched again", false, secondsVar(func(c *Config) *time.Duration { return &c.Auth.JWKSRefreshInterval })},
 	{"JWT_JWKS_TIMEOUT_MS", "5000", "ms timeout of one JWKS fetch", false, msVar(func(c *Config) *time.Duration { return &c.Auth.JWKSTimeout })},
-	{"JWT_ROLES_CLAIM", "role", "claim holding one role as a string", false, authStr(func(a *AuthConfig) *string { return &a.RolesClaim })},
-	{"JWT_ROLES_ARRAY_CLAIM", "roles", "claim holding an array of roles", false, authStr(func(a *AuthConfig) *string { return &a.RolesArrayClaim })},
-	{"JWT_ROLE_ADMIN", "admin", "role name that passes every level", false, authStr(func(a *AuthConfig) *string { return &a.RoleAdmin })},
-	{"JWT_ROLE_READ_WRITE", "read-write", "role name that passes produce, consume and read", false, authStr(func(a *AuthConfig) *string { return &a.RoleReadWrite })},
-	{"JWT_ROLE_READ_ONLY", "read-only", "role name that passes read", false, authStr(func(a *AuthConfig) *string { return &a.RoleReadOnly })},
-	{"JWT_ROLE_WRITE_ONLY", "write-only", "role name that passes produce (push) only", false, authStr(func(a *AuthConfig) *string { return &a.RoleWriteOnly })},
+	{"JWT_ROLES_CLAIM", "role", "claim holding one role as a string", false, authStr(func(a *auth.Options) *string { return &a.RolesClaim })},
+	{"JWT_ROLES_ARRAY_CLAIM", "roles", "claim holding an array of roles", false, authStr(func(a *auth.Options) *string { return &a.RolesArrayClaim })},
+	{"JWT_ROLE_ADMIN", "admin", "role name that passes every level", false, authStr(func(a *auth.Options) *string { return &a.RoleAdmin })},
+	{"JWT_ROLE_READ_WRITE", "read-write", "role name that passes produce, consume and read", false, authStr(func(a *auth.Options) *string { return &a.RoleReadWrite })},
+	{"JWT_ROLE_READ_ONLY", "read-only", "role name that passes read", false, authStr(func(a *auth.Options) *string { return &a.RoleReadOnly })},
+	{"JWT_ROLE_WRITE_ONLY", "write-only", "role name that passes produce (push) only", false, authStr(func(a *auth.Options) *string { return &a.RoleWriteOnly })},
 }
 
 // validateAuth refuses a configuration that enables JWT without a key usable for the chosen algorithm.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +20,7 @@ func TestAuthDefaults(t *testing.T) {
 	t.Parallel()
 	c, err := loadAuthEnv(nil)
 	require.NoError(t, err)
-	require.Equal(t, AuthConfig{
+	require.Equal(t, auth.Options{
 		Algorithm: "HS256", ClockSkew: 30 * time.Second, RequireExp: true, MetricsRequireAuth: true,
 		SkipPaths:           []string{"/health", "/metrics/prometheus", "/metrics", "/"},
 		JWKSRefreshInterval: time.Hour, JWKSTimeout: 5 * time.Second,

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queen-go/queen/internal/auth"
 )
 
 // Config is the broker's effective configuration.
@@ -39,7 +41,7 @@ type Config struct {
 	PprofAddr string
 
 	HTTP       HTTPConfig       // http.go
-	Auth       AuthConfig       // auth.go
+	Auth       auth.Options     // auth.go: the variables, read straight into what internal/auth takes
 	Encryption EncryptionConfig // encryption.go
 	Jobs       JobsConfig       // jobs.go
 	Durability DurabilityConfig // durability.go

@@ -152,7 +152,7 @@ func ackPlan(items []AckItem, strict bool) *ackRun {
 // Call it once the transaction committed.
 func (p *ackRun) announce(e *Engine) {
 	for q, n := range p.released {
-		e.announce(q, n)
+		e.hub.Announce(q, n)
 	}
 }
 

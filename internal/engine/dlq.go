@@ -109,7 +109,7 @@ func (e *Engine) RetryDLQ(ctx context.Context, partitionID uuid.UUID, txID, grou
 	if n == 0 {
 		return 0, dlqNotFound(partitionID, txID, group)
 	}
-	e.waiters.wakeAll()
+	e.hub.WakeAll()
 	return n, nil
 }
 

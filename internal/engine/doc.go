@@ -10,7 +10,7 @@
 //   - maintenanceState.mu: held across the read of the maintenance flags (one round-trip, bounded by
 //     one second), so that concurrent callers wait for that one read instead of each making their own.
 //     While holding it the engine takes no other engine lock; the read takes a pool connection.
-//   - waiters.mu, announcer.mu, queueCounters.mu and the ttlCache mutexes (parts, subs, lim, enc) are
+//   - notify.Hub's locks (its waiters' mu and its own), queueCounters.mu and the ttlCache mutexes (parts, subs, lim, enc) are
 //     leaves: no code path holds one of them while taking any other lock, and none is held across a
 //     database call or a channel send that can block.
 //

@@ -7,9 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/queen-go/queen/internal/crypto"
+	"github.com/queen-go/queen/internal/notify"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -19,6 +18,9 @@ const QueueMode = store.QueueMode
 
 // Options tune the engine; zero values take the documented defaults.
 type Options struct {
+	// Hub parks long-poll pops and wakes them, here and across brokers. The caller starts and stops it;
+	// nil: the engine builds its own and runs it between Start and Stop.
+	Hub                     *notify.Hub
 	PushWorkers             int           // concurrent push batches in flight
 	PushMaxItems            int           // items merged into one push statement
 	AckWorkers              int           // concurrent ack batches in flight
@@ -27,7 +29,6 @@ type Options struct {
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
 	MaxPollTimeout          time.Duration // longest long-poll honoured
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
-	SpoolFlushInterval      time.Duration // FILE_BUFFER_FLUSH_MS
 	SpoolReplayBatch        int           // FILE_BUFFER_MAX_BATCH
 	DeadSpoolPath           string        // file for spooled pushes PostgreSQL refuses ("" = log them only)
 	OperationTimeout        time.Duration // bound on one batched database operation
@@ -45,7 +46,6 @@ func (o *Options) defaults() {
 	orDefault(&o.AckMaxItems, 1000)
 	orDefault(&o.RecheckInterval, time.Second)
 	orDefault(&o.MaxPollTimeout, 300*time.Second)
-	orDefault(&o.SpoolFlushInterval, 100*time.Millisecond)
 	orDefault(&o.SpoolReplayBatch, 100)
 	orDefault(&o.OperationTimeout, 30*time.Second)
 	orDefault(&o.EncryptionCacheTTL, time.Second)
@@ -60,16 +60,16 @@ func orDefault[T int | time.Duration](p *T, def T) {
 
 // Engine is the queue engine of one broker process. Several engines may share a database.
 type Engine struct {
-	st      *store.Store
-	log     *slog.Logger
-	opt     Options
-	waiters *waiters
-	parts   *ttlCache[store.PartitionKey, uuid.UUID] // partition ids by (queue, partition); never stale: ids are forgotten on delete
-	subs    *ttlCache[string, struct{}]              // recorded (queue, group) subscriptions, for subscriptionTTL
-	lim     *ttlCache[string, int32]                 // each queue's maxSize, for limitTTL
-	maint   maintenanceState
+	st     *store.Store
+	log    *slog.Logger
+	opt    Options
+	hub    *notify.Hub // parks pops and wakes them; started by Start only when New built it
+	ownHub bool
+	parts  *partitionCache             // partition ids by (queue, partition); never stale: ids are forgotten on delete
+	subs   *ttlCache[string, struct{}] // recorded (queue, group) subscriptions, for subscriptionTTL
+	lim    *ttlCache[string, int32]    // each queue's maxSize, for limitTTL
+	maint  maintenanceState
 
-	ann         *announcer
 	spool       *spool.Spool
 	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
 	unmigrated  atomic.Bool   // startup.go: the schema is not migrated yet (started while PostgreSQL was down)
@@ -85,43 +85,33 @@ type Engine struct {
 	drainingOnce sync.Once
 
 	stop context.CancelFunc
-	wg   sync.WaitGroup
 }
 
 // New builds an engine over st. Call Start before use and Stop when done.
 func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	opt.defaults()
-	e := &Engine{st: st, log: log, opt: opt, waiters: newWaiters(), parts: newTTLCache[store.PartitionKey, uuid.UUID](0, 100_000, nil),
+	e := &Engine{st: st, log: log, opt: opt, parts: newPartitionCache(100_000),
 		subs: newTTLCache[string, struct{}](subscriptionTTL, 100_000, nil), lim: newTTLCache[string, int32](limitTTL, 100_000, nil),
-		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), ann: newAnnouncer(),
+		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), hub: opt.Hub,
 		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil)}
+	if e.hub == nil {
+		e.hub, e.ownHub = notify.New(st, log), true
+	}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
 		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	return e
 }
 
-// Start launches the batch workers and the NOTIFY listener that wakes parked pops on pushes made by
-// any broker on the database.
+// Start launches the batch workers. The spool replay (maintenance.NewSpoolReplay over ReplaySpool)
+// and the wake-ups of parked pops (Options.Hub) are services the broker starts with the others; an
+// engine given no hub runs its own here.
 func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
 	e.push.start(ctx, e.opt.PushWorkers)
 	e.ack.start(ctx, e.opt.AckWorkers)
-	e.wg.Add(2)
-	go func() {
-		defer e.wg.Done()
-		e.announceLoop(ctx)
-	}()
-	go func() {
-		defer e.wg.Done()
-		_ = e.st.Listen(ctx, e.st.PushChannel(), e.waiters.wakeAll, e.onNotify)
-	}()
-	if e.spool != nil {
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			e.replayLoop(ctx)
-		}()
+	if e.ownHub {
+		_ = e.hub.Start(ctx) // a fresh hub: it cannot be running already
 	}
 }
 
@@ -139,11 +129,13 @@ func (e *Engine) Stop() {
 	e.stop()
 	e.push.wait()
 	e.ack.wait()
-	e.wg.Wait()
+	if e.ownHub {
+		e.hub.Stop()
+	}
 }
 
 // Parked reports how many long-poll pops are waiting.
-func (e *Engine) Parked() int { return e.waiters.count() }
+func (e *Engine) Parked() int { return e.hub.Parked() }
 
 // Ping checks the database round-trip.
 func (e *Engine) Ping(ctx context.Context) error {

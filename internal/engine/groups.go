@@ -241,7 +241,7 @@ func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool,
 	if !toEnd {
 		target = optTime(&ts)
 	}
-	e.announce(queue, int(n))
+	e.hub.Announce(queue, int(n))
 	return &SeekResult{Success: true, ConsumerGroup: group, QueueName: queue, SeekToEnd: toEnd, TargetTimestamp: target,
 		PartitionsUpdated: n}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/notify"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -89,7 +90,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		// Namespace/task pop: the matching queues, highest priority first, looked up on every try so
 		// that a queue created while the pop is parked is found; any push wakes it.
 		one := try
-		keys = []string{anyQueue}
+		keys = []string{notify.AnyQueue}
 		try = func(ctx context.Context) (*PopResult, error) {
 			queues, err := e.st.QueuesByNamespaceTask(ctx, r.Namespace, r.Task)
 			if err != nil {
@@ -112,10 +113,10 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 	defer cancel()
 	for {
 		// Register before trying: a push landing between the empty try and the wait still wakes us.
-		w := e.waiters.add(keys...)
+		w := e.hub.Park(keys...)
 		res, err := try(ctx)
 		if res != nil || err != nil {
-			e.waiters.remove(w, keys...)
+			e.hub.Unpark(w, keys...)
 			if err != nil && ctx.Err() != nil {
 				return nil, nil // the deadline interrupted a lookup before any claim
 			}
@@ -124,14 +125,14 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		recheck := time.NewTimer(e.opt.RecheckInterval)
 		draining := false
 		select {
-		case <-w.ch:
+		case <-w.C():
 		case <-recheck.C:
 		case <-ctx.Done():
 		case <-e.draining:
 			draining = true
 		}
 		recheck.Stop()
-		e.waiters.remove(w, keys...)
+		e.hub.Unpark(w, keys...)
 		if ctx.Err() != nil || draining {
 			return nil, nil
 		}

@@ -175,7 +175,7 @@ func (e *Engine) announcePushed(items []PushItem, pids []uuid.UUID) {
 		parts[it.Queue][pids[i]] = struct{}{}
 	}
 	for q, ps := range parts {
-		e.announce(q, len(ps))
+		e.hub.Announce(q, len(ps))
 	}
 }
 

@@ -125,7 +125,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 	if !ok {
 		return notFound("queue %q not found", name)
 	}
-	e.parts.forgetIf(func(k store.PartitionKey) bool { return k.Queue == name })
+	e.parts.forgetQueue(name)
 	// A queue created anew under the name needs its subscriptions recorded again (they seed its
 	// pending-work rows).
 	e.subs.forgetIf(func(k string) bool { return strings.HasPrefix(k, name+"\x00") })

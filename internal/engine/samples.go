@@ -12,21 +12,7 @@ import (
 
 // ParkedByQueue reports the long-poll pops parked per queue now (cross-queue pops under "*"), for the
 // broker samples.
-func (e *Engine) ParkedByQueue() map[string]int { return e.waiters.countByQueue() }
-
-// countByQueue reports the parked long-polls per queue (cross-queue pops under "*").
-func (w *waiters) countByQueue() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.byQueue))
-	for q, set := range w.byQueue {
-		if q == anyQueue {
-			q = "*"
-		}
-		out[q] = len(set)
-	}
-	return out
-}
+func (e *Engine) ParkedByQueue() map[string]int { return e.hub.ParkedByQueue() }
 
 // Agg is one metric over a bucket: mean, extremes and the last sample.
 type Agg struct {
@@ -251,20 +237,6 @@ type WorkerMetricsReport struct {
 	Summary       WorkerSummary     `json:"summary"`
 }
 
-func addOps(dst *store.QueueOps, o store.QueueOps) {
-	dst.PushRequests += o.PushRequests
-	dst.PushMessages += o.PushMessages
-	dst.PopRequests += o.PopRequests
-	dst.PopMessages += o.PopMessages
-	dst.PopEmpty += o.PopEmpty
-	dst.AckSuccess += o.AckSuccess
-	dst.AckFailed += o.AckFailed
-	dst.DLQ += o.DLQ
-	dst.LagSumMs += o.LagSumMs
-	dst.LagCount += o.LagCount
-	dst.LagMaxMs = max(dst.LagMaxMs, o.LagMaxMs)
-}
-
 // WorkerMetrics joins the operation counters with the brokers' samples per bucket; hostname and
 // brokerID restrict the samples (the counters are always the cluster's).
 func (e *Engine) WorkerMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*WorkerMetricsReport, error) {
@@ -297,14 +269,14 @@ func (e *Engine) WorkerMetrics(ctx context.Context, from, to time.Time, hostname
 	perQueue := map[string]*store.QueueOps{}
 	var total store.QueueOps
 	for _, o := range series {
-		addOps(&at(o.Bucket.UTC()).ops, o.QueueOps)
-		addOps(&total, o.QueueOps)
+		at(o.Bucket.UTC()).ops.Add(o.QueueOps)
+		total.Add(o.QueueOps)
 		q := perQueue[o.Queue]
 		if q == nil {
 			q = &store.QueueOps{Queue: o.Queue}
 			perQueue[o.Queue] = q
 		}
-		addOps(q, o.QueueOps)
+		q.Add(o.QueueOps)
 	}
 	out := &WorkerMetricsReport{TimeRange: timeRange(from, to), BucketMinutes: bm, Workers: []WorkerStatus{}}
 	var lagSum, lagMax float64

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -86,46 +85,42 @@ func (e *Engine) spoolPush(ctx context.Context, items []PushItem) ([]PushResult,
 	return res, nil
 }
 
-// replayLoop inserts spooled pushes into PostgreSQL, oldest first, whenever the database is reachable
-// and push maintenance is off. Duplicates (a push whose commit was not seen before the database went
-// away) are dropped by the transactionId dedup.
-func (e *Engine) replayLoop(ctx context.Context) {
-	t := time.NewTicker(e.opt.SpoolFlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-e.replayKick:
-		}
-		if e.unmigrated.Load() {
-			continue // no tables to replay into yet
-		}
-		if e.spool.Empty() {
-			e.dbDown.Store(false)
-			continue
-		}
-		if push, _ := e.Maintenance(ctx); push {
-			continue
-		}
-		n, err := e.spool.Replay(ctx, e.opt.SpoolReplayBatch, e.replay)
-		if !errors.Is(err, spool.ErrReplayInProgress) {
-			e.spoolHealth.replayed(err)
-		}
-		switch {
-		case err != nil && !errors.Is(err, spool.ErrReplayInProgress):
-			e.dbDown.Store(true)
-			if ctx.Err() == nil {
-				e.log.WarnContext(ctx, "spool replay paused", slog.Any("error", err), slog.Int64("pending", e.spool.Pending()))
-			}
-		case n > 0:
-			e.log.InfoContext(ctx, "spool replayed", slog.Int("items", n), slog.Int64("pending", e.spool.Pending()))
-		}
-		if e.spool.Empty() {
-			e.dbDown.Store(false)
-		}
+// SpoolWake receives when a push was spooled: the replay loop (internal/maintenance) runs a pass at
+// once instead of waiting for its interval.
+func (e *Engine) SpoolWake() <-chan struct{} { return e.replayKick }
+
+// ReplaySpool is one pass of the spool replay: it inserts spooled pushes into PostgreSQL, oldest
+// first, when the database is reachable and push maintenance is off. Duplicates (a push whose commit
+// was not seen before the database went away) are dropped by the transactionId dedup. It logs its own
+// outcome: a paused replay is a state /health reports, not a failed pass.
+func (e *Engine) ReplaySpool(ctx context.Context) error {
+	if e.spool == nil || e.unmigrated.Load() {
+		return nil // nothing to replay, or no tables to replay into yet
 	}
+	if e.spool.Empty() {
+		e.dbDown.Store(false)
+		return nil
+	}
+	if push, _ := e.Maintenance(ctx); push {
+		return nil
+	}
+	n, err := e.spool.Replay(ctx, e.opt.SpoolReplayBatch, e.replay)
+	if !errors.Is(err, spool.ErrReplayInProgress) {
+		e.spoolHealth.replayed(err)
+	}
+	switch {
+	case err != nil && !errors.Is(err, spool.ErrReplayInProgress):
+		e.dbDown.Store(true)
+		if ctx.Err() == nil {
+			e.log.WarnContext(ctx, "spool replay paused", slog.Any("error", err), slog.Int64("pending", e.spool.Pending()))
+		}
+	case n > 0:
+		e.log.InfoContext(ctx, "spool replayed", slog.Int("items", n), slog.Int64("pending", e.spool.Pending()))
+	}
+	if e.spool.Empty() {
+		e.dbDown.Store(false)
+	}
+	return nil
 }
 
 func (e *Engine) replay(ctx context.Context, recs [][]byte) error {
@@ -165,4 +160,12 @@ func (e *Engine) SpoolStats() (pending, failed int64, dbHealthy bool) {
 		return 0, 0, !e.dbDown.Load()
 	}
 	return e.spool.Pending(), e.spool.Failed(), !e.dbDown.Load()
+}
+
+// signal wakes a loop waiting on ch without blocking; one pending wake-up is enough.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

@@ -350,7 +350,7 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 	}
 	committed = true
 	if ackRes != nil && ackRes.LeaseReleased && queue != "" {
-		e.announce(queue, 1)
+		e.hub.Announce(queue, 1)
 	}
 	if len(pushes) > 0 {
 		e.announcePushed(pushes, pids)

@@ -3,8 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/queen-go/queen/internal/jsonguard"
 	"github.com/queen-go/queen/internal/store"
@@ -19,19 +17,6 @@ func InputRejected(err error) bool {
 		return false
 	}
 	return pe.Code[:2] == "22" || pe.Code[:2] == "54"
-}
-
-// nameProblem says what is wrong with a queue, partition or transactionId, "" when nothing.
-func nameProblem(v string) string {
-	switch {
-	case !utf8.ValidString(v):
-		return "is not valid UTF-8"
-	case strings.IndexByte(v, 0) >= 0:
-		return "contains a NUL character"
-	case len(v) > jsonguard.MaxName:
-		return fmt.Sprintf("longer than %d bytes", jsonguard.MaxName)
-	}
-	return ""
 }
 
 // validatePushItems applies the input limits to pushes whatever their way in (HTTP, transaction, spool
@@ -49,7 +34,7 @@ func validatePushItems(items []PushItem) error {
 // validatePushItem checks one push; at names it in the error ("items[3]", "operations[0]").
 func validatePushItem(it PushItem, at string) error {
 	for _, f := range []struct{ name, v string }{{"queue", it.Queue}, {"partition", it.Partition}, {"transactionId", it.TransactionID}} {
-		if p := nameProblem(f.v); p != "" {
+		if p := jsonguard.NameProblem(f.v); p != "" {
 			return invalid("bad body: %s.%s %s", at, f.name, p)
 		}
 	}

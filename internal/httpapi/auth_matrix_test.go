@@ -4,15 +4,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
-	"io"
-	"math/big"
 	"net/http"
-	"net/http/httptest"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,111 +17,8 @@ import (
 	"github.com/queen-go/queen/internal/httpapi"
 )
 
-const amSecret = "matrix-secret"
-
-// amBundle is a broker with JWT on (JWT_ALGORITHM=auto: HS256 secret plus an RS256 JWKS) and the
-// keys to mint tokens for it.
-type amBundle struct {
-	url    string
-	rsaKey *rsa.PrivateKey // published in the JWKS as kid "k1"
-	hc     *http.Client
-}
-
-func amSetup(t *testing.T, env map[string]string) *amBundle {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	b64 := base64.RawURLEncoding.EncodeToString
-	jwks, err := json.Marshal(map[string]any{"keys": []map[string]string{{
-		"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256",
-		"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes()),
-	}}})
-	require.NoError(t, err)
-	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(jwks)
-	}))
-	t.Cleanup(idp.Close)
-	vars := map[string]string{"JWT_ENABLED": "true", "JWT_ALGORITHM": "auto", "JWT_SECRET": amSecret, "JWT_JWKS_URL": idp.URL}
-	for k, v := range env {
-		vars[k] = v
-	}
-	rb := setup(t, vars).rb
-	return &amBundle{url: rb.URL, rsaKey: key, hc: &http.Client{Timeout: 30 * time.Second}}
-}
-
-// withExp gives a token an hour of life unless it names its own exp: JWT_REQUIRE_EXP is on by default.
-func withExp(claims jwt.MapClaims) jwt.MapClaims {
-	if _, ok := claims["exp"]; !ok {
-		claims["exp"] = time.Now().Add(time.Hour).Unix()
-	}
-	return claims
-}
-
-func (b *amBundle) hs256(t *testing.T, secret string, claims jwt.MapClaims) string {
-	t.Helper()
-	claims = withExp(claims)
-	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
-	require.NoError(t, err)
-	return s
-}
-
-func (b *amBundle) rs256(t *testing.T, key *rsa.PrivateKey, kid string, claims jwt.MapClaims) string {
-	t.Helper()
-	claims = withExp(claims)
-	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
-	if kid != "" {
-		tok.Header["kid"] = kid
-	}
-	s, err := tok.SignedString(key)
-	require.NoError(t, err)
-	return s
-}
-
-// do sends body (raw JSON, may be empty) with the token, if any, and returns status and body.
-func (b *amBundle) do(t *testing.T, method, path, token, body string) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, b.url+path, rd)
-	require.NoError(t, err)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := b.hc.Do(req)
-	require.NoError(t, err, "%s %s", method, path)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, out
-}
-
-var amParam = regexp.MustCompile(`\{([^}]*)\}`)
-
-// amPath substitutes a route pattern's wildcards with plausible values, so the request reaches the
-// route (and maybe fails validation there, which is fine).
-func amPath(pattern string) string {
-	values := map[string]string{
-		"queue": "authq", "partition": "Default", "group": "g1", "traceName": "trace-a",
-		"leaseId": "5f0e7c1a-0000-4000-8000-000000000001", "partitionId": "5f0e7c1a-0000-4000-8000-000000000002",
-		"transactionId": "tx-1",
-	}
-	return amParam.ReplaceAllStringFunc(pattern, func(m string) string {
-		name := strings.TrimSuffix(m[1:len(m)-1], "...")
-		if v, ok := values[name]; ok {
-			return v
-		}
-		return "x"
-	})
-}
-
-// amPasses is decisions.md's access table: the roles each level lets through.
-var amPasses = map[auth.Access][]string{
+// accessTable is decisions.md's access table: the roles each level lets through.
+var accessTable = map[auth.Access][]string{
 	auth.Produce: {"admin", "read-write", "write-only"},
 	auth.Consume: {"admin", "read-write"},
 	auth.Read:    {"admin", "read-write", "read-only"},
@@ -138,7 +29,7 @@ var amPasses = map[auth.Access][]string{
 // valid token of each role, and checks 401/403/allowed against the access table.
 func TestAuthMatrix(t *testing.T) {
 	t.Parallel()
-	b := amSetup(t, nil)
+	b := setupJWT(t, nil)
 	now := time.Now().Unix()
 	other, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
@@ -151,21 +42,21 @@ func TestAuthMatrix(t *testing.T) {
 	}
 	creds := []credential{
 		{name: "no token", fault: "Authentication required"},
-		{name: "expired", token: b.hs256(t, amSecret, jwt.MapClaims{"sub": "x", "role": "admin", "exp": now - 3600}), fault: "Token has expired"},
+		{name: "expired", token: b.hs256(t, jwtSecret, jwt.MapClaims{"sub": "x", "role": "admin", "exp": now - 3600}), fault: "Token has expired"},
 		{name: "bad signature", token: b.hs256(t, "not-the-secret", jwt.MapClaims{"sub": "x", "role": "admin"}), fault: "Invalid token signature"},
 		{name: "unknown kid", token: b.rs256(t, other, "ghost", jwt.MapClaims{"sub": "x", "role": "admin"}), fault: "Unknown key ID: ghost"},
 		// Valid tokens mix both algorithms, kid and no kid, and both role claims.
 		{name: "admin", role: "admin", token: b.rs256(t, b.rsaKey, "k1", jwt.MapClaims{"sub": "adm", "role": "admin", "exp": now + 600})},
-		{name: "read-write", role: "read-write", token: b.hs256(t, amSecret, jwt.MapClaims{"sub": "rw", "roles": []string{"read-write"}, "exp": now + 600})},
+		{name: "read-write", role: "read-write", token: b.hs256(t, jwtSecret, jwt.MapClaims{"sub": "rw", "roles": []string{"read-write"}, "exp": now + 600})},
 		{name: "read-only", role: "read-only", token: b.rs256(t, b.rsaKey, "", jwt.MapClaims{"sub": "ro", "role": "read-only"})},
-		{name: "write-only", role: "write-only", token: b.hs256(t, amSecret, jwt.MapClaims{"sub": "wo", "roles": []string{"write-only", "unrelated"}})},
+		{name: "write-only", role: "write-only", token: b.hs256(t, jwtSecret, jwt.MapClaims{"sub": "wo", "roles": []string{"write-only", "unrelated"}})},
 	}
 
 	require.NotEmpty(t, httpapi.Routes)
 	for _, rt := range httpapi.Routes {
 		t.Run(rt.Method+" "+rt.Pattern, func(t *testing.T) {
 			t.Parallel()
-			path, body := amPath(rt.Pattern), ""
+			path, body := routePath(rt.Pattern), ""
 			if rt.Method == http.MethodGet || rt.Method == http.MethodHead {
 				path += "?wait=false&timeout=1&batch=1" // never long-poll
 			} else {
@@ -190,7 +81,7 @@ func TestAuthMatrix(t *testing.T) {
 				case c.role == "":
 					want = c.fault
 				default:
-					passes, known := amPasses[access]
+					passes, known := accessTable[access]
 					require.True(t, known, "route has an access level outside the table: %q", rt.Access)
 					allowed = slices.Contains(passes, c.role)
 					want = "Insufficient permissions"
@@ -215,8 +106,8 @@ func TestAuthMatrix(t *testing.T) {
 // sub is stamped as producerSub whatever the client sent.
 func TestAuthWriteOnlyAndProducerSub(t *testing.T) {
 	t.Parallel()
-	b := amSetup(t, nil)
-	writer := b.hs256(t, amSecret, jwt.MapClaims{"sub": "producer-7", "role": "write-only"})
+	b := setupJWT(t, nil)
+	writer := b.hs256(t, jwtSecret, jwt.MapClaims{"sub": "producer-7", "role": "write-only"})
 	reader := b.rs256(t, b.rsaKey, "k1", jwt.MapClaims{"sub": "consumer-1", "roles": []string{"read-write"}})
 
 	items, err := json.Marshal(map[string]any{"items": []map[string]any{
@@ -247,7 +138,7 @@ func TestAuthWriteOnlyAndProducerSub(t *testing.T) {
 // in /); everything else still needs a token.
 func TestAuthSkipPaths(t *testing.T) {
 	t.Parallel()
-	b := amSetup(t, map[string]string{"JWT_SKIP_PATHS": "/api/v1/pop/,/api/v1/configure,/"})
+	b := setupJWT(t, map[string]string{"JWT_SKIP_PATHS": "/api/v1/pop/,/api/v1/configure,/"})
 	status, out := b.do(t, "POST", "/api/v1/configure", "", `{"queue":"skipped"}`)
 	require.NotContains(t, []int{401, 403}, status, string(out))
 	status, out = b.do(t, "GET", "/api/v1/pop/queue/skipped?wait=false", "", "")
@@ -261,7 +152,7 @@ func TestAuthSkipPaths(t *testing.T) {
 	status, _ = b.do(t, "GET", "/health", "", "")
 	require.Equal(t, http.StatusOK, status)
 	// A raw token (no Bearer prefix) is accepted; a valid token on a skipped path is harmless.
-	tok := b.hs256(t, amSecret, jwt.MapClaims{"sub": "p", "role": "write-only"})
+	tok := b.hs256(t, jwtSecret, jwt.MapClaims{"sub": "p", "role": "write-only"})
 	req, err := http.NewRequestWithContext(t.Context(), "POST", b.url+"/api/v1/push", bytes.NewReader([]byte(`{"items":[{"queue":"skipped","payload":1}]}`)))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", tok)

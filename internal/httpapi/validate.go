@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/queen-go/queen/internal/jsonguard"
 )
@@ -29,19 +27,6 @@ func guardBody(b []byte) error {
 	return nil
 }
 
-// textProblem says what is wrong with a path or query text, "" when nothing.
-func textProblem(v string) string {
-	switch {
-	case !utf8.ValidString(v):
-		return "is not valid UTF-8"
-	case strings.IndexByte(v, 0) >= 0:
-		return "contains a NUL character"
-	case len(v) > jsonguard.MaxName:
-		return fmt.Sprintf("longer than %d bytes", jsonguard.MaxName)
-	}
-	return ""
-}
-
 var pathParam = regexp.MustCompile(`\{(\w+)\}`)
 
 // pathParams lists the wildcard names of a route pattern.
@@ -56,17 +41,17 @@ func pathParams(pattern string) []string {
 // checkParams validates a route's path parameters and every query parameter.
 func checkParams(r *http.Request, names []string) error {
 	for _, n := range names {
-		if p := textProblem(r.PathValue(n)); p != "" {
+		if p := jsonguard.NameProblem(r.PathValue(n)); p != "" {
 			return badRequest(fmt.Sprintf("bad path: %s %s", n, p))
 		}
 	}
 	q, _ := url.ParseQuery(r.URL.RawQuery) // malformed pairs are dropped, as r.URL.Query() does
 	for k, vs := range q {
-		if p := textProblem(k); p != "" {
+		if p := jsonguard.NameProblem(k); p != "" {
 			return badRequest("bad query: a parameter name " + p)
 		}
 		for _, v := range vs {
-			if p := textProblem(v); p != "" {
+			if p := jsonguard.NameProblem(v); p != "" {
 				return badRequest(fmt.Sprintf("bad query: %s %s", printableName(k), p))
 			}
 		}

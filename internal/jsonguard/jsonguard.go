@@ -43,6 +43,20 @@ func (e *Error) Error() string {
 	return e.Path + ": " + e.Reason
 }
 
+// NameProblem says what is wrong with an identifier or other short text (a queue, partition,
+// transactionId, path or query value), "" when nothing: the same limits as Rules.Names.
+func NameProblem(v string) string {
+	switch {
+	case !utf8.ValidString(v):
+		return "is not valid UTF-8"
+	case strings.IndexByte(v, 0) >= 0:
+		return "contains a NUL character"
+	case len(v) > MaxName:
+		return fmt.Sprintf("longer than %d bytes", MaxName)
+	}
+	return ""
+}
+
 // SyntaxError means the text is not JSON at all; callers usually let their decoder word the message.
 type SyntaxError struct{ Offset int }
 
@@ -230,18 +244,8 @@ func (s *scanner) object(depth int) error {
 			return err
 		}
 		s.path = s.path[:len(s.path)-1]
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.syntax()
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.syntax()
+		if done, err := s.after('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -260,20 +264,28 @@ func (s *scanner) array(depth int, name bool) error {
 			return err
 		}
 		s.path = s.path[:len(s.path)-1]
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.syntax()
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return s.syntax()
+		if done, err := s.after(']'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// after reads what follows an element of an array or object: a comma (more to come) or the closing
+// bracket (done).
+func (s *scanner) after(closing byte) (done bool, err error) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, s.syntax()
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return false, nil
+	case closing:
+		s.i++
+		return true, nil
+	}
+	return false, s.syntax()
 }
 
 func hex4(b []byte) (rune, bool) {

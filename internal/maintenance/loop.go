@@ -15,6 +15,7 @@ type Loop struct {
 	interval time.Duration
 	run      func(ctx context.Context) error
 	log      *slog.Logger
+	wake     <-chan struct{} // WakeOn: asks for a pass before the interval is up
 
 	mu      sync.Mutex // protects cancel, started, stopped, running
 	cancel  context.CancelFunc
@@ -55,10 +56,17 @@ func (l *Loop) Start(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-l.wake:
 			}
 		}
 	}()
 	return nil
+}
+
+// WakeOn makes the loop run a pass whenever ch receives, besides every interval. Call it before Start.
+func (l *Loop) WakeOn(ch <-chan struct{}) *Loop {
+	l.wake = ch
+	return l
 }
 
 // Stop ends the loop and waits for its goroutine; it is safe to call more than once, or before Start.

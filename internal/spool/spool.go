@@ -204,24 +204,34 @@ func (s *Spool) recover() error {
 	return nil
 }
 
+// openSegment opens a segment for reading and tells its size; errors keep fs.ErrNotExist visible.
+func openSegment(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("spool: open segment: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("spool: stat segment: %w", err)
+	}
+	return f, fi.Size(), nil
+}
+
 // scan counts the intact records of segment seq from offset off.
 func (s *Spool) scan(seq uint64, off int64) (int64, error) {
 	path := s.segPath(seq)
-	f, err := os.Open(path)
+	f, size, err := openSegment(path)
 	if err != nil {
-		return 0, fmt.Errorf("spool: open segment: %w", err)
+		return 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("spool: stat segment: %w", err)
-	}
-	if off > fi.Size() {
+	if off > size {
 		s.log.Warn("spool: segment shorter than its checkpoint, treating it as consumed",
-			"segment", path, "size", fi.Size(), "checkpoint", off)
+			"segment", path, "size", size, "checkpoint", off)
 		return 0, nil
 	}
-	fr := newFrameReader(io.NewSectionReader(f, off, fi.Size()-off), off, fi.Size(), s.max)
+	fr := newFrameReader(io.NewSectionReader(f, off, size-off), off, size, s.max)
 	fr.reuse = true
 	var n int64
 	for {
@@ -489,7 +499,7 @@ func (s *Spool) sealForReplay() error {
 
 func (s *Spool) replaySegment(ctx context.Context, seg *segment, maxBatch int, fn func(context.Context, [][]byte) error) (int, error) {
 	path := s.segPath(seg.seq)
-	f, err := os.Open(path)
+	f, size, err := openSegment(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Only an earlier Replay that failed to sync the directory removes
 		// segments without forgetting them.
@@ -500,14 +510,10 @@ func (s *Spool) replaySegment(ctx context.Context, seg *segment, maxBatch int, f
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("spool: open segment: %w", err)
+		return 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("spool: stat segment: %w", err)
-	}
-	size := max(fi.Size(), seg.off)
+	size = max(size, seg.off)
 	fr := newFrameReader(io.NewSectionReader(f, seg.off, size-seg.off), seg.off, size, s.max)
 
 	total := 0

@@ -1,31 +1,17 @@
 -- name: DeadLetterList :many
 -- Newest failure first.
-SELECT d.message_id, d.transaction_id, d.partition_id, q.name, p.name, d.consumer_group, d.error_message,
-       d.retry_count, m.payload, m.is_encrypted, m.producer_sub, m.trace_id, d.original_created_at, d.failed_at,
-       0::bigint
-FROM dead_letters d
-JOIN partitions p ON p.id = d.partition_id
-JOIN queues q ON q.id = p.queue_id
+SELECT d.message_id, d.transaction_id, d.partition_id, f.queue_name, f.partition_name, d.consumer_group,
+       d.error_message, d.retry_count, m.payload, m.is_encrypted, m.producer_sub, m.trace_id,
+       d.original_created_at, d.failed_at, 0::bigint
+FROM dead_letters_matching($1::text, $2::text, $3::text, $4::timestamptz, $5::timestamptz) f
+JOIN dead_letters d ON d.id = f.id
 LEFT JOIN messages m ON m.partition_id = d.partition_id AND m.seq = d.message_seq
-WHERE ($1::text IS NULL OR q.name = $1::text)
-  AND ($2::text IS NULL OR d.consumer_group = $2::text)
-  AND ($3::text IS NULL OR p.name = $3::text)
-  AND ($4::timestamptz IS NULL OR d.failed_at >= $4::timestamptz)
-  AND ($5::timestamptz IS NULL OR d.failed_at <= $5::timestamptz)
 ORDER BY d.failed_at DESC, d.id
 LIMIT $6 OFFSET $7
 
 -- name: DeadLetterCount :one
--- The total of the listing's filter (the same conditions as ListDeadLetters).
-SELECT count(*)
-FROM dead_letters d
-JOIN partitions p ON p.id = d.partition_id
-JOIN queues q ON q.id = p.queue_id
-WHERE ($1::text IS NULL OR q.name = $1::text)
-  AND ($2::text IS NULL OR d.consumer_group = $2::text)
-  AND ($3::text IS NULL OR p.name = $3::text)
-  AND ($4::timestamptz IS NULL OR d.failed_at >= $4::timestamptz)
-  AND ($5::timestamptz IS NULL OR d.failed_at <= $5::timestamptz)
+-- The total of the listing's filter.
+SELECT count(*) FROM dead_letters_matching($1::text, $2::text, $3::text, $4::timestamptz, $5::timestamptz)
 
 -- name: DeadLetterGet :many
 SELECT d.message_id, d.transaction_id, d.partition_id, q.name, p.name, d.consumer_group, d.error_message,

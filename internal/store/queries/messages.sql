@@ -44,13 +44,5 @@ ORDER BY 1
 
 -- name: MessageDelete :one
 -- Deletes one message with its dead letters (traces cascade); NULL row when it did not exist.
-WITH del AS (
-    DELETE FROM messages WHERE partition_id = $1 AND transaction_id = $2 RETURNING partition_id, transaction_id
-), dl AS (
-    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
-), counted AS (
-    UPDATE partitions p SET message_count = p.message_count - x.n
-    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
-    WHERE p.id = x.partition_id
-)
-SELECT count(*) FROM del
+SELECT count(*)
+FROM delete_messages(ARRAY[$1::uuid], ARRAY(SELECT seq FROM messages WHERE partition_id = $1 AND transaction_id = $2))

@@ -40,32 +40,15 @@ SELECT id, name, namespace, task, priority, created_at, lease_time, retry_limit,
 FROM queues WHERE name = $1
 
 -- name: PartitionCounts :many
--- Exact counts for each partition of queue $1. "Consumed" is relative to the slowest consumer group of
--- the partition (min cursor_seq; 0 without any group); processing = above it and inside a live lease.
-SELECT p.id, p.name, p.created_at, p.last_push_at, c.total, c.consumed, c.processing, d.dlq, d.dlq_consumed,
-       c.oldest, c.newest, c.oldest_pending,
+-- Exact counts for each partition of queue $1 (partition_counts in migration 0009 says what they mean).
+SELECT p.id, p.name, p.created_at, p.last_push_at, c.total, c.consumed, c.processing, c.dlq, c.dlq_consumed,
+       (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq LIMIT 1),
+       (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq DESC LIMIT 1),
+       c.oldest_pending,
        (SELECT coalesce(sum(pc.total_consumed), 0)::bigint FROM partition_consumers pc WHERE pc.partition_id = p.id),
        (SELECT max(pc.last_consumed_at) FROM partition_consumers pc WHERE pc.partition_id = p.id)
 FROM partitions p
-CROSS JOIN LATERAL (SELECT coalesce(min(pc.cursor_seq), 0) AS min_cursor
-                    FROM partition_consumers pc WHERE pc.partition_id = p.id) f
-CROSS JOIN LATERAL (
-    -- Only the unconsumed tail is counted (an index range on (partition_id, seq)); the stored total
-    -- is partitions.message_count.
-    SELECT p.message_count AS total,
-           p.message_count - count(*) AS consumed,
-           count(*) FILTER (WHERE EXISTS (
-               SELECT 1 FROM partition_consumers pc
-               WHERE pc.partition_id = p.id AND pc.lease_expires_at > now()
-                 AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq)) AS processing,
-           (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq LIMIT 1) AS oldest,
-           (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq DESC LIMIT 1) AS newest,
-           min(m.created_at) AS oldest_pending
-    FROM messages m WHERE m.partition_id = p.id AND m.seq > f.min_cursor) c
-CROSS JOIN LATERAL (
-    SELECT count(DISTINCT dl.message_seq) AS dlq,
-           count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.min_cursor) AS dlq_consumed
-    FROM dead_letters dl WHERE dl.partition_id = p.id) d
+CROSS JOIN LATERAL partition_counts(p.id, p.message_count) c
 WHERE p.queue_id = $1
 ORDER BY p.name
 

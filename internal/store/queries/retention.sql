@@ -14,20 +14,11 @@ WITH victims AS (
                                  ORDER BY y.seq LIMIT 1), p.last_seq + 1)
         ORDER BY m.seq LIMIT $2) m
     WHERE q.retention_enabled AND q.retention_seconds > 0
-), del AS (
-    DELETE FROM messages m USING victims v WHERE m.partition_id = v.partition_id AND m.seq = v.seq
-    RETURNING m.partition_id, m.transaction_id, v.queue_name
-), dl AS (
-    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
-), counted AS (
-    UPDATE partitions p SET message_count = p.message_count - x.n
-    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
-    WHERE p.id = x.partition_id
-), hist AS (
-    INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
-    SELECT queue_name, 'retention', count(*), $1 FROM del GROUP BY queue_name
 )
-SELECT queue_name, count(*) FROM del GROUP BY queue_name
+SELECT r.queue_name, r.deleted
+FROM (SELECT array_agg(partition_id ORDER BY partition_id, seq) AS parts, array_agg(seq ORDER BY partition_id, seq) AS seqs,
+             array_agg(queue_name ORDER BY partition_id, seq) AS names FROM victims) v
+CROSS JOIN LATERAL retire_messages('retention', $1, v.parts, v.seqs, v.names) r
 
 -- name: RetentionDeleteCompleted :many
 -- completedRetentionSeconds: messages older than that which every consumer group existing on the
@@ -51,20 +42,11 @@ WITH frontier AS (
           AND m.created_at < $1::timestamptz - make_interval(secs => f.secs)
         ORDER BY m.seq LIMIT $2) m
     WHERE f.upto > 0
-), del AS (
-    DELETE FROM messages m USING victims v WHERE m.partition_id = v.partition_id AND m.seq = v.seq
-    RETURNING m.partition_id, m.transaction_id, v.queue_name
-), dl AS (
-    DELETE FROM dead_letters d USING del WHERE d.partition_id = del.partition_id AND d.transaction_id = del.transaction_id
-), counted AS (
-    UPDATE partitions p SET message_count = p.message_count - x.n
-    FROM (SELECT partition_id, count(*) AS n FROM del GROUP BY partition_id) x
-    WHERE p.id = x.partition_id
-), hist AS (
-    INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
-    SELECT queue_name, 'completed_retention', count(*), $1 FROM del GROUP BY queue_name
 )
-SELECT queue_name, count(*) FROM del GROUP BY queue_name
+SELECT r.queue_name, r.deleted
+FROM (SELECT array_agg(partition_id ORDER BY partition_id, seq) AS parts, array_agg(seq ORDER BY partition_id, seq) AS seqs,
+             array_agg(queue_name ORDER BY partition_id, seq) AS names FROM victims) v
+CROSS JOIN LATERAL retire_messages('completed_retention', $1, v.parts, v.seqs, v.names) r
 
 -- name: RetentionCleanupPartitions :many
 -- Partitions (other than Default) with no messages and no activity for $2 days.

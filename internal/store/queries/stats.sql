@@ -1,32 +1,18 @@
 -- name: StatsRefresh :exec
--- Rewrites queue_stats for every queue with the same per-partition rules as OpsPartitionCounts.
+-- Rewrites queue_stats for every queue with the per-partition rules of partition_counts (migration
+-- 0009), the ones PartitionCounts shows.
 INSERT INTO queue_stats AS s (queue_id, total, pending, processing, completed, dead_letter, oldest_pending_at, refreshed_at)
 SELECT q.id,
        coalesce(sum(c.total), 0),
        coalesce(sum(c.total - c.consumed - c.processing), 0),
        coalesce(sum(c.processing), 0),
-       coalesce(sum(c.consumed - d.dlq_consumed), 0),
-       coalesce(sum(d.dlq), 0),
+       coalesce(sum(c.consumed - c.dlq_consumed), 0),
+       coalesce(sum(c.dlq), 0),
        min(c.oldest_pending),
        now()
 FROM queues q
 LEFT JOIN partitions p ON p.queue_id = q.id
-LEFT JOIN LATERAL (SELECT coalesce(min(pc.cursor_seq), 0) AS min_cursor
-                   FROM partition_consumers pc WHERE pc.partition_id = p.id) f ON true
-LEFT JOIN LATERAL (
-    -- Only the unconsumed tail is counted; the stored total is partitions.message_count.
-    SELECT p.message_count AS total,
-           p.message_count - count(*) AS consumed,
-           count(*) FILTER (WHERE EXISTS (
-               SELECT 1 FROM partition_consumers pc
-               WHERE pc.partition_id = p.id AND pc.lease_expires_at > now()
-                 AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq)) AS processing,
-           min(m.created_at) AS oldest_pending
-    FROM messages m WHERE m.partition_id = p.id AND m.seq > f.min_cursor) c ON true
-LEFT JOIN LATERAL (
-    SELECT count(DISTINCT dl.message_seq) AS dlq,
-           count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.min_cursor) AS dlq_consumed
-    FROM dead_letters dl WHERE dl.partition_id = p.id) d ON true
+LEFT JOIN LATERAL partition_counts(p.id, p.message_count) c ON true
 GROUP BY q.id
 ON CONFLICT (queue_id) DO UPDATE SET
     total = EXCLUDED.total, pending = EXCLUDED.pending, processing = EXCLUDED.processing,

@@ -1,4 +1,4 @@
-package engine
+package notify
 
 import (
 	"strconv"
@@ -11,21 +11,25 @@ import (
 // goroutine of its own and no database connection.
 type waiters struct {
 	mu      sync.Mutex // protects byQueue
-	byQueue map[string]map[*waiter]struct{}
+	byQueue map[string]map[*Waiter]struct{}
 }
 
-type waiter struct{ ch chan struct{} }
+// Waiter is one parked pop; C receives when a push may have made something claimable for it.
+type Waiter struct{ ch chan struct{} }
 
-func newWaiters() *waiters { return &waiters{byQueue: map[string]map[*waiter]struct{}{}} }
+// C is the waiter's wake-up channel.
+func (wt *Waiter) C() <-chan struct{} { return wt.ch }
+
+func newWaiters() *waiters { return &waiters{byQueue: map[string]map[*Waiter]struct{}{}} }
 
 // add parks one waiter on every queue it names; a push to any of them wakes it.
-func (w *waiters) add(queues ...string) *waiter {
-	wt := &waiter{ch: make(chan struct{}, 1)}
+func (w *waiters) add(queues ...string) *Waiter {
+	wt := &Waiter{ch: make(chan struct{}, 1)}
 	w.mu.Lock()
 	for _, queue := range queues {
 		set := w.byQueue[queue]
 		if set == nil {
-			set = map[*waiter]struct{}{}
+			set = map[*Waiter]struct{}{}
 			w.byQueue[queue] = set
 		}
 		set[wt] = struct{}{}
@@ -34,7 +38,7 @@ func (w *waiters) add(queues ...string) *waiter {
 	return wt
 }
 
-func (w *waiters) remove(wt *waiter, queues ...string) {
+func (w *waiters) remove(wt *Waiter, queues ...string) {
 	w.mu.Lock()
 	for _, queue := range queues {
 		if set := w.byQueue[queue]; set != nil {
@@ -47,15 +51,15 @@ func (w *waiters) remove(wt *waiter, queues ...string) {
 	w.mu.Unlock()
 }
 
-// anyQueue is the waiter key of pops that span queues (namespace/task): every push wakes them.
-const anyQueue = "\x00any"
+// AnyQueue is the waiter key of pops that span queues (namespace/task): every push wakes them.
+const AnyQueue = "\x00any"
 
 func (w *waiters) wake(queue string) {
 	w.mu.Lock()
 	for wt := range w.byQueue[queue] {
 		signal(wt.ch)
 	}
-	for wt := range w.byQueue[anyQueue] {
+	for wt := range w.byQueue[AnyQueue] {
 		signal(wt.ch)
 	}
 	w.mu.Unlock()
@@ -72,7 +76,7 @@ func (w *waiters) wakeN(queue string, n int) {
 		signal(wt.ch)
 		n--
 	}
-	for wt := range w.byQueue[anyQueue] {
+	for wt := range w.byQueue[AnyQueue] {
 		signal(wt.ch)
 	}
 	w.mu.Unlock()
@@ -90,8 +94,8 @@ func (w *waiters) wakeNotified(payload string) {
 	w.wake(payload)
 }
 
-// notifyPayload is what a push or an ack announces: n partitions of queue became claimable.
-func notifyPayload(queue string, n int) string { return strconv.Itoa(n) + ":" + queue }
+// payload is what a push or an ack announces: n partitions of queue became claimable.
+func payload(queue string, n int) string { return strconv.Itoa(n) + ":" + queue }
 
 func (w *waiters) wakeAll() {
 	w.mu.Lock()
@@ -107,7 +111,7 @@ func (w *waiters) wakeAll() {
 func (w *waiters) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	all := map[*waiter]struct{}{}
+	all := map[*Waiter]struct{}{}
 	for _, set := range w.byQueue {
 		for wt := range set {
 			all[wt] = struct{}{}
@@ -121,4 +125,18 @@ func signal(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
+}
+
+// countByQueue reports the parked long-polls per queue (cross-queue pops under "*").
+func (w *waiters) countByQueue() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int, len(w.byQueue))
+	for q, set := range w.byQueue {
+		if q == AnyQueue {
+			q = "*"
+		}
+		out[q] = len(set)
+	}
+	return out
 }
