@@ -53,20 +53,21 @@ func bigPush(n int) []byte {
 // TestPushMemoryIsBounded measures the broker process (a child process) while it takes large pushes.
 // One body of N bytes peaks within 4·N + 64 MB (docs/decisions.md "Memory bound"); three such bodies
 // at once are admitted one after another by the body budget, so they peak within one body's bound
-// (before the budget, three at once peaked at three times one).
+// (before the budget, three at once peaked at three times one); and a body that is one single payload,
+// which the store cannot insert in segments, stays within the bound too.
 func TestPushMemoryIsBounded(t *testing.T) {
 	c := ownCluster(t)
 	p := startProc(t, map[string]string{"DATABASE_URL": c.URL("postgres"), "FILE_BUFFER_DIR": t.TempDir()})
 	const n = 48 << 20
 	body := bigPush(n)
-	post := func() (int, string) {
+	post := func(body []byte) (int, string) {
 		resp, err := http.Post(p.base+"/api/v1/push", "application/json", bytes.NewReader(body))
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		out, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(out[:min(len(out), 300)])
 	}
-	code, out := post()
+	code, out := post(body)
 	require.Equal(t, http.StatusCreated, code, out)
 	one := peakRSS(t, p.cmd.Process.Pid)
 	limit := int64(4*len(body) + 64<<20)
@@ -78,7 +79,7 @@ func TestPushMemoryIsBounded(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			code, out := post()
+			code, out := post(body)
 			assert.Equal(t, http.StatusCreated, code, out)
 		}()
 	}
@@ -86,4 +87,13 @@ func TestPushMemoryIsBounded(t *testing.T) {
 	three := peakRSS(t, p.cmd.Process.Pid)
 	t.Logf("three concurrent %d MB bodies: peak RSS %d MB", len(body)>>20, three>>20)
 	require.LessOrEqual(t, three, limit)
+
+	// One payload of the whole size cannot be split into statements: the driver's copies of it are
+	// alive next to it, and the bound must still hold.
+	whole := []byte(`{"items":[{"queue":"mem","payload":"` + strings.Repeat("y", len(body)-40) + `"}]}`)
+	code, out = post(whole)
+	require.Equal(t, http.StatusCreated, code, out)
+	single := peakRSS(t, p.cmd.Process.Pid)
+	t.Logf("one %d MB payload: peak RSS %d MB", len(whole)>>20, single>>20)
+	require.LessOrEqual(t, single, int64(4*len(whole)+64<<20))
 }
