@@ -88,6 +88,10 @@ func (c *coalescer[Req, Resp]) work(ctx context.Context, in chan *call[Req, Resp
 			cl.resp, cl.err = resps[i], errs[i]
 			close(cl.done)
 		}
+		// The slices are kept for the next round; zeroing them lets the requests just served (a large
+		// push's payloads) be collected now rather than whenever this worker next runs.
+		clear(batch)
+		clear(reqs)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
@@ -77,5 +78,14 @@ const reclaimAfter = 8 << 20
 func reclaim(size int) {
 	if size >= reclaimAfter {
 		runtime.GC()
+	}
+}
+
+// releaseMemory ends a large body's work: its garbage is collected and the freed pages are returned to the
+// OS at once. The runtime would otherwise keep them mapped for a while, and the next large body, whose
+// buffer needs one contiguous range the freed pages may not offer, adds its size to the resident set.
+func releaseMemory(size int) {
+	if size >= reclaimAfter {
+		debug.FreeOSMemory()
 	}
 }

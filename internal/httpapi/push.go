@@ -86,6 +86,11 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
+	// while this body still holds its place in the body budget keeps the next large body from
+	// stacking on top of them.
+	items = nil
+	releaseMemory(size)
 	writeJSON(w, http.StatusCreated, res)
 	return nil
 }

@@ -107,7 +107,7 @@ type batcher interface {
 }
 
 // push runs the push statements on db; with own it opens and commits the transaction itself, inside
-// its one pipelined batch.
+// its one pipelined batch (one batch per segment when the payloads exceed segmentBytes).
 func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutcome, error) {
 	n := len(rows)
 	idx := make([]int32, n)
@@ -129,27 +129,40 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutc
 		}
 	}
 	out := make([]PushOutcome, n)
-	b := &pgx.Batch{}
-	if own {
-		b.Queue(q("Begin"))
-		b.Queue(q("HotPathSettings"), true)
-	}
-	b.Queue(q("PartitionLock"), lock)
-	b.Queue(q("MessageInsert"), idx, pids, txids, ids, traces, payloads, subs, enc, QueueMode).Query(func(rs pgx.Rows) error {
-		for rs.Next() {
-			var i int32
-			if err := rs.Scan(&i); err != nil {
-				return err
-			}
-			out[i].Inserted = true
+	// One MessageInsert for the whole push, or one per segment of a large push (push_segments.go).
+	stmts := [][]any{{idx, pids, txids, ids, traces, payloads, subs, enc, QueueMode}}
+	if segs := segments(rows); segs != nil {
+		stmts = stmts[:0]
+		for _, at := range segs {
+			stmts = append(stmts, []any{at, gather(pids, at), gather(txids, at), gather(ids, at), gather(traces, at),
+				gather(payloads, at), gather(subs, at), gather(enc, at), QueueMode})
 		}
-		return rs.Err()
-	})
-	if own {
-		b.Queue(q("Commit"))
 	}
-	if err := db.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("store: push: %w", interpret(err))
+	for k, args := range stmts {
+		b := &pgx.Batch{}
+		if k == 0 {
+			if own {
+				b.Queue(q("Begin"))
+				b.Queue(q("HotPathSettings"), true)
+			}
+			b.Queue(q("PartitionLock"), lock)
+		}
+		b.Queue(q("MessageInsert"), args...).Query(func(rs pgx.Rows) error {
+			for rs.Next() {
+				var i int32
+				if err := rs.Scan(&i); err != nil {
+					return err
+				}
+				out[i].Inserted = true
+			}
+			return rs.Err()
+		})
+		if own && k == len(stmts)-1 {
+			b.Queue(q("Commit"))
+		}
+		if err := db.SendBatch(ctx, b).Close(); err != nil {
+			return nil, fmt.Errorf("store: push: %w", interpret(err))
+		}
 	}
 
 	var dIdx []int32
