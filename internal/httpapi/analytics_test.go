@@ -2,54 +2,27 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/testenv"
 )
-
-// dashCall sends one request to the broker and decodes a JSON answer into out (when not nil).
-func dashCall(t *testing.T, method, url, body string, out any) int {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	if out != nil {
-		require.NoError(t, json.Unmarshal(raw, out), "%s %s: %s", method, url, raw)
-	}
-	return resp.StatusCode
-}
 
 // TestDashboardAnalytics checks the series behind the Operations and System pages against what the
 // broker did: pushes and pops counted per bucket, one sampled broker, a parked long-poll per queue,
 // PostgreSQL figures for the broker's own tables, and the documented 501 of the migration routes.
 func TestDashboardAnalytics(t *testing.T) {
 	t.Parallel()
-	rb := testenv.StartBroker(t, map[string]string{"STATS_INTERVAL_MS": "200"})
-	base := rb.URL
-	require.Equal(t, http.StatusCreated, dashCall(t, "POST", base+"/api/v1/push",
-		`{"items":[{"queue":"an-a","payload":{"n":1}},{"queue":"an-a","payload":{"n":2}},{"queue":"an-b","payload":{"n":3}}]}`, nil))
-	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/pop/queue/an-a?batch=5&autoAck=true", "", nil))
+	a := setup(t, map[string]string{"STATS_INTERVAL_MS": "200"}).raw
+	a.json("POST", "/api/v1/push", `{"items":[{"queue":"an-a","payload":{"n":1}},{"queue":"an-a","payload":{"n":2}},{"queue":"an-b","payload":{"n":3}}]}`, http.StatusCreated, nil)
+	a.json("GET", "/api/v1/pop/queue/an-a?batch=5&autoAck=true", "", http.StatusOK, nil)
 
 	// A long-poll parked on an empty queue while the sampler runs.
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/pop/queue/an-idle?wait=true&timeout=30000", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
+		_, _ = a.exchange(ctx, "GET", "/api/v1/pop/queue/an-idle?wait=true&timeout=30000", nil)
 	}()
 
 	type workerMetrics struct {
@@ -74,9 +47,9 @@ func TestDashboardAnalytics(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		wm = workerMetrics{}
-		require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/worker-metrics", "", &wm))
+		a.json("GET", "/api/v1/analytics/worker-metrics", "", http.StatusOK, &wm)
 		parked.Series = nil
-		require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/queue-parked-replicas?queue=an-idle", "", &parked))
+		a.json("GET", "/api/v1/analytics/queue-parked-replicas?queue=an-idle", "", http.StatusOK, &parked)
 		if wm.Summary["totalPushMessages"] == 3 && wm.Summary["totalPopMessages"] == 2 && len(wm.Workers) == 1 && len(parked.Series) > 0 {
 			break
 		}
@@ -111,7 +84,7 @@ func TestDashboardAnalytics(t *testing.T) {
 			} `json:"timeSeries"`
 		} `json:"replicas"`
 	}
-	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/system-metrics", "", &sm))
+	a.json("GET", "/api/v1/analytics/system-metrics", "", http.StatusOK, &sm)
 	require.Equal(t, 1, sm.ReplicaCount)
 	last := sm.Replicas[0].TimeSeries[len(sm.Replicas[0].TimeSeries)-1]
 	require.Positive(t, last.SampleCount)
@@ -124,10 +97,10 @@ func TestDashboardAnalytics(t *testing.T) {
 	// A range before the broker existed has no samples.
 	old := time.Now().Add(-48 * time.Hour).UTC().Format(time.RFC3339)
 	sm.Replicas = nil
-	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/system-metrics?from="+old+"&to="+old, "", &sm))
+	a.json("GET", "/api/v1/analytics/system-metrics?from="+old+"&to="+old, "", http.StatusOK, &sm)
 	require.Empty(t, sm.Replicas)
 	var bad map[string]string
-	require.Equal(t, http.StatusBadRequest, dashCall(t, "GET", base+"/api/v1/analytics/worker-metrics?from=yesterday", "", &bad))
+	a.json("GET", "/api/v1/analytics/worker-metrics?from=yesterday", "", http.StatusBadRequest, &bad)
 	require.Equal(t, "from must be an RFC 3339 timestamp", bad["error"])
 
 	var pg struct {
@@ -143,7 +116,7 @@ func TestDashboardAnalytics(t *testing.T) {
 		ActiveQueries []map[string]any `json:"activeQueries"`
 		BufferConfig  map[string]string
 	}
-	require.Equal(t, http.StatusOK, dashCall(t, "GET", base+"/api/v1/analytics/postgres-stats", "", &pg))
+	a.json("GET", "/api/v1/analytics/postgres-stats", "", http.StatusOK, &pg)
 	require.NotEmpty(t, pg.Database.Version)
 	tables := map[string]bool{}
 	for _, tb := range pg.TableSizes {
@@ -156,7 +129,7 @@ func TestDashboardAnalytics(t *testing.T) {
 	for _, r := range []struct{ method, path string }{{"POST", "/api/v1/migration/test-connection"}, {"POST", "/api/v1/migration/start"},
 		{"GET", "/api/v1/migration/status"}, {"POST", "/api/v1/migration/validate"}, {"POST", "/api/v1/migration/reset"}} {
 		var e map[string]string
-		require.Equal(t, http.StatusNotImplemented, dashCall(t, r.method, base+r.path, `{}`, &e), r.path)
+		a.json(r.method, r.path, `{}`, http.StatusNotImplemented, &e)
 		require.Equal(t, "not_implemented", e["code"])
 		require.Contains(t, e["error"], "pg_dump")
 	}
