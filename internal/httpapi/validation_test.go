@@ -1,10 +1,8 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,24 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rawDo sends a raw body and returns status, body and the X-Request-Id header.
-func rawDo(t *testing.T, method, url, body string) (int, string, string) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = bytes.NewReader([]byte(body))
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(out), resp.Header.Get("X-Request-Id")
-}
-
-func errorText(t *testing.T, body string) string {
+// envelopeError is the text of an error envelope.
+func envelopeError(t *testing.T, body string) string {
 	t.Helper()
 	var env struct {
 		Error string `json:"error"`
@@ -44,7 +26,7 @@ func errorText(t *testing.T, body string) string {
 // each is a 400 "bad body: <field>: …", and nothing reaches the database.
 func TestEdgeValidationNamesTheField(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil).rb
+	b := setup(t, nil)
 	long := strings.Repeat("t", 3000)
 	pid := "0190d7a2-0000-7000-8000-000000000000"
 	bad := []struct{ path, body, field string }{
@@ -71,9 +53,10 @@ func TestEdgeValidationNamesTheField(t *testing.T) {
 		{"/api/v1/lease/" + pid + "/extend", `{"seconds":1e999999}`, "seconds"},
 	}
 	for _, c := range bad {
-		st, body, _ := rawDo(t, "POST", b.URL+c.path, c.body)
+		r := b.call(t, t.Context(), "POST", c.path, c.body)
+		st, body := r.status, string(r.body)
 		require.Equal(t, http.StatusBadRequest, st, "%s %.120s: %s", c.path, c.body, body)
-		msg := errorText(t, body)
+		msg := envelopeError(t, body)
 		require.True(t, strings.HasPrefix(msg, "bad body: "+c.field+":") || strings.HasPrefix(msg, "bad body: "+c.field+" "),
 			"%s: want the field %q named, got %q", c.path, c.field, msg)
 	}
@@ -91,13 +74,15 @@ func TestEdgeValidationNamesTheField(t *testing.T) {
 		"/api/v1/traces/by-name/%ff",
 	}
 	for _, u := range badURLs {
-		st, body, _ := rawDo(t, "GET", b.URL+u, "")
+		r := b.call(t, t.Context(), "GET", u, nil)
+		st, body := r.status, string(r.body)
 		require.Equal(t, http.StatusBadRequest, st, "%.80s: %s", u, body)
-		msg := errorText(t, body)
+		msg := envelopeError(t, body)
 		require.True(t, strings.HasPrefix(msg, "bad path: ") || strings.HasPrefix(msg, "bad query: "), "%.80s: %q", u, msg)
 	}
 	// The queue was never created: none of it reached PostgreSQL.
-	st, body, _ := rawDo(t, "GET", b.URL+"/api/v1/resources/queues/q", "")
+	r := b.call(t, t.Context(), "GET", "/api/v1/resources/queues/q", nil)
+	st, body := r.status, string(r.body)
 	require.Equal(t, http.StatusNotFound, st, body)
 }
 
@@ -105,16 +90,18 @@ func TestEdgeValidationNamesTheField(t *testing.T) {
 // operation and a request id (also in X-Request-Id), never a table, index or driver message.
 func TestServerErrorBodyHidesDatabaseText(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil).rb
-	st, body, _ := rawDo(t, "POST", b.URL+"/api/v1/push", `{"items":[{"queue":"q","payload":1}]}`)
+	b := setup(t, nil)
+	r := b.call(t, t.Context(), "POST", "/api/v1/push", `{"items":[{"queue":"q","payload":1}]}`)
+	st, body := r.status, string(r.body)
 	require.Equal(t, http.StatusCreated, st, body)
-	conn, err := pgx.Connect(context.Background(), b.DatabaseURL)
+	conn, err := pgx.Connect(context.Background(), b.rb.DatabaseURL)
 	require.NoError(t, err)
 	defer conn.Close(context.Background())
 	_, err = conn.Exec(context.Background(), `ALTER TABLE queenmq.messages RENAME TO messages_gone`)
 	require.NoError(t, err)
 
-	st, body, rid := rawDo(t, "POST", b.URL+"/api/v1/push", `{"items":[{"queue":"q","payload":2}]}`)
+	r = b.call(t, t.Context(), "POST", "/api/v1/push", `{"items":[{"queue":"q","payload":2}]}`)
+	st, body, rid := r.status, string(r.body), r.header.Get("X-Request-Id")
 	require.Equal(t, http.StatusInternalServerError, st, body)
 	require.NotEmpty(t, rid)
 	var env struct {
