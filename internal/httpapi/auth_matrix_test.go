@@ -153,11 +153,8 @@ func TestAuthSkipPaths(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	// A raw token (no Bearer prefix) is accepted; a valid token on a skipped path is harmless.
 	tok := b.hs256(t, jwtSecret, jwt.MapClaims{"sub": "p", "role": "write-only"})
-	req, err := http.NewRequestWithContext(t.Context(), "POST", b.url+"/api/v1/push", bytes.NewReader([]byte(`{"items":[{"queue":"skipped","payload":1}]}`)))
+	req, err := http.NewRequestWithContext(t.Context(), "POST", b.rb.URL+"/api/v1/push", bytes.NewReader([]byte(`{"items":[{"queue":"skipped","payload":1}]}`)))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", tok)
-	resp, err := b.hc.Do(req)
-	require.NoError(t, err)
-	require.NoError(t, resp.Body.Close())
-	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	require.Equal(t, http.StatusCreated, b.send(t, req).status)
 }

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"testing"
@@ -12,21 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func getWithToken(t *testing.T, url, token string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), "GET", url, nil)
-	require.NoError(t, err)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
-
 // TestMetricsBehindAuth: with JWT on the metrics routes need a token with read access by default, and
 // METRICS_REQUIRE_AUTH=false makes them public again.
 func TestMetricsBehindAuth(t *testing.T) {
@@ -35,31 +19,32 @@ func TestMetricsBehindAuth(t *testing.T) {
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "scraper", "role": "read-only",
 		"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(secret))
 	require.NoError(t, err)
-	b := setup(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret}).rb
+	b := setup(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret})
 	for _, path := range []string{"/metrics", "/metrics/prometheus"} {
-		st, body := getWithToken(t, b.URL+path, "")
+		st, body := b.do(t, "GET", path, "", "")
 		require.Equal(t, http.StatusUnauthorized, st, "%s: %s", path, body)
-		st, body = getWithToken(t, b.URL+path, tok)
+		st, body = b.do(t, "GET", path, tok, "")
 		require.Equal(t, http.StatusOK, st, "%s: %s", path, body)
 	}
-	st, _ := getWithToken(t, b.URL+"/health", "")
+	st, _ := b.do(t, "GET", "/health", "", "")
 	require.Equal(t, http.StatusOK, st, "health stays public")
 
-	open := setup(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret, "METRICS_REQUIRE_AUTH": "false"}).rb
-	st, body := getWithToken(t, open.URL+"/metrics/prometheus", "")
-	require.Equal(t, http.StatusOK, st, body)
+	open := setup(t, map[string]string{"JWT_ENABLED": "true", "JWT_SECRET": secret, "METRICS_REQUIRE_AUTH": "false"})
+	st, body := open.do(t, "GET", "/metrics/prometheus", "", "")
+	require.Equal(t, http.StatusOK, st, string(body))
 }
 
 // TestQueueSeriesAreCapped: past METRICS_MAX_QUEUES distinct queues, pushes count under the
 // __overflow__ queue label instead of growing the exposition.
 func TestQueueSeriesAreCapped(t *testing.T) {
 	t.Parallel()
-	b := setup(t, map[string]string{"METRICS_MAX_QUEUES": "3"}).rb
-	a := newAPI(t, b.URL)
+	b := setup(t, map[string]string{"METRICS_MAX_QUEUES": "3"})
+	a := b.raw
 	for i := range 8 {
 		a.push(pushItem{Queue: fmt.Sprintf("card-%d", i), Payload: i})
 	}
-	_, body := getWithToken(t, b.URL+"/metrics/prometheus", "")
+	_, out := b.do(t, "GET", "/metrics/prometheus", "", "")
+	body := string(out)
 	series := regexp.MustCompile(`(?m)^queen_queue_pushed_messages_total\{queue="([^"]+)"\} (\d+)`).FindAllStringSubmatch(body, -1)
 	labels := map[string]string{}
 	for _, s := range series {

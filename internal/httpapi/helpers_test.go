@@ -422,9 +422,8 @@ const jwtSecret = "matrix-secret"
 // jwtBundle is a broker with JWT on (JWT_ALGORITHM=auto: HS256 secret plus an RS256 JWKS) and the
 // keys to mint tokens for it.
 type jwtBundle struct {
-	url    string
+	*testBundle
 	rsaKey *rsa.PrivateKey // published in the JWKS as kid "k1"
-	hc     *http.Client
 }
 
 func setupJWT(t *testing.T, env map[string]string) *jwtBundle {
@@ -446,8 +445,7 @@ func setupJWT(t *testing.T, env map[string]string) *jwtBundle {
 	for k, v := range env {
 		vars[k] = v
 	}
-	rb := setup(t, vars).rb
-	return &jwtBundle{url: rb.URL, rsaKey: key, hc: &http.Client{Timeout: 30 * time.Second}}
+	return &jwtBundle{testBundle: setup(t, vars), rsaKey: key}
 }
 
 // withExp gives a token an hour of life unless it names its own exp: JWT_REQUIRE_EXP is on by default.
@@ -478,14 +476,14 @@ func (b *jwtBundle) rs256(t *testing.T, key *rsa.PrivateKey, kid string, claims 
 	return s
 }
 
-// do sends body (raw JSON, may be empty) with the token, if any, and returns status and body.
-func (b *jwtBundle) do(t *testing.T, method, path, token, body string) (int, []byte) {
+// do sends body (raw JSON, may be empty) with the bearer token, if any, and returns status and body.
+func (b *testBundle) do(t testing.TB, method, path, token, body string) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, b.url+path, rd)
+	req, err := http.NewRequestWithContext(t.Context(), method, b.rb.URL+path, rd)
 	require.NoError(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -493,12 +491,8 @@ func (b *jwtBundle) do(t *testing.T, method, path, token, body string) (int, []b
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := b.hc.Do(req)
-	require.NoError(t, err, "%s %s", method, path)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, out
+	r := b.send(t, req)
+	return r.status, r.body
 }
 
 var routeParam = regexp.MustCompile(`\{([^}]*)\}`)
