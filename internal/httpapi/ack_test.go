@@ -10,6 +10,72 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// The rejection texts of the ack rules.
+const (
+	rejectLease        = "invalid or expired lease"
+	rejectCommitted    = "already committed: the cursor moved past this message before this ack"
+	rejectUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers"
+)
+
+// ackBatch posts to /api/v1/ack/batch.
+func (b *testBundle) ackBatch(t testing.TB, group string, acks ...map[string]any) []ackResult {
+	t.Helper()
+	body := map[string]any{"acknowledgments": acks}
+	if group != "" {
+		body["consumerGroup"] = group
+	}
+	r := b.call(t, t.Context(), "POST", "/api/v1/ack/batch", body)
+	txs := make([]string, len(acks))
+	for i, a := range acks {
+		txs[i] = a["transactionId"].(string)
+	}
+	return checkAcks(t, r, txs)
+}
+
+// ackOf builds an acknowledgement of m; lease "" leaves it out.
+func ackOf(m message, status, lease string) map[string]any {
+	a := map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "status": status}
+	if lease != "" {
+		a["leaseId"] = lease
+	}
+	if m.ConsumerGroup != "" && m.ConsumerGroup != queueMode {
+		a["consumerGroup"] = m.ConsumerGroup
+	}
+	return a
+}
+
+func requireAckOK(t testing.TB, a ackResult, queue, partition string) {
+	t.Helper()
+	require.True(t, a.Success, "%+v", a)
+	require.Nil(t, a.Error)
+	require.NotNil(t, a.QueueName)
+	require.Equal(t, queue, *a.QueueName)
+	require.NotNil(t, a.PartitionName)
+	require.Equal(t, partition, *a.PartitionName)
+}
+
+func requireRejected(t testing.TB, a ackResult, text string) {
+	t.Helper()
+	require.False(t, a.Success, "%+v", a)
+	require.NotNil(t, a.Error, "%+v", a)
+	require.Equal(t, text, *a.Error)
+	require.False(t, a.LeaseReleased)
+	require.False(t, a.DLQ)
+	require.False(t, a.Noop)
+}
+
+// freshQueue configures a queue with retryDelay 0 (so failed acks are redelivered at once) plus opts.
+func (b *testBundle) freshQueue(t testing.TB, prefix string, opts map[string]any) (string, string) {
+	t.Helper()
+	q := uniqueName(prefix)
+	o := map[string]any{"retryDelay": 0}
+	for k, v := range opts {
+		o[k] = v
+	}
+	res := b.configure(t, map[string]any{"queue": q, "options": o})
+	return q, res["partitionId"].(string)
+}
+
 func TestAck(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)

@@ -516,13 +516,8 @@ func routePath(pattern string) string {
 
 // Raw exchanges and the wire contract: exact status, headers, key sets and envelopes.
 
-const (
-	queueMode = "__QUEUE_MODE__"
-
-	rejectLease        = "invalid or expired lease"
-	rejectCommitted    = "already committed: the cursor moved past this message before this ack"
-	rejectUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers"
-)
+// queueMode is the consumerGroup a pop without a group reports.
+const queueMode = "__QUEUE_MODE__"
 
 // hangGuard bounds operations that must answer at once, so that a broker that hangs fails the test
 // instead of stalling the run. It is not a performance threshold.
@@ -875,64 +870,7 @@ func (b *testBundle) ack(t testing.TB, a map[string]any) ackResult {
 	return checkAcks(t, r, []string{a["transactionId"].(string)})[0]
 }
 
-// ackBatch posts to /api/v1/ack/batch.
-func (b *testBundle) ackBatch(t testing.TB, group string, acks ...map[string]any) []ackResult {
-	t.Helper()
-	body := map[string]any{"acknowledgments": acks}
-	if group != "" {
-		body["consumerGroup"] = group
-	}
-	r := b.call(t, t.Context(), "POST", "/api/v1/ack/batch", body)
-	txs := make([]string, len(acks))
-	for i, a := range acks {
-		txs[i] = a["transactionId"].(string)
-	}
-	return checkAcks(t, r, txs)
-}
-
-// ackOf builds an acknowledgement of m; lease "" leaves it out.
-func ackOf(m message, status, lease string) map[string]any {
-	a := map[string]any{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "status": status}
-	if lease != "" {
-		a["leaseId"] = lease
-	}
-	if m.ConsumerGroup != "" && m.ConsumerGroup != queueMode {
-		a["consumerGroup"] = m.ConsumerGroup
-	}
-	return a
-}
-
-func requireAckOK(t testing.TB, a ackResult, queue, partition string) {
-	t.Helper()
-	require.True(t, a.Success, "%+v", a)
-	require.Nil(t, a.Error)
-	require.NotNil(t, a.QueueName)
-	require.Equal(t, queue, *a.QueueName)
-	require.NotNil(t, a.PartitionName)
-	require.Equal(t, partition, *a.PartitionName)
-}
-
-func requireRejected(t testing.TB, a ackResult, text string) {
-	t.Helper()
-	require.False(t, a.Success, "%+v", a)
-	require.NotNil(t, a.Error, "%+v", a)
-	require.Equal(t, text, *a.Error)
-	require.False(t, a.LeaseReleased)
-	require.False(t, a.DLQ)
-	require.False(t, a.Noop)
-}
-
 // --- configure ---
-
-var defaultOptions = map[string]any{
-	"priority": json.Number("0"), "leaseTime": json.Number("300"), "retryLimit": json.Number("3"),
-	"retryDelay": json.Number("1000"), "maxSize": json.Number("0"), "ttl": json.Number("3600"),
-	"deadLetterQueue": false, "dlqAfterMaxRetries": false, "delayedProcessing": json.Number("0"),
-	"windowBuffer": json.Number("0"), "retentionSeconds": json.Number("0"),
-	"completedRetentionSeconds": json.Number("0"), "retentionEnabled": false, "encryptionEnabled": false,
-	"maxWaitTimeSeconds": json.Number("0"),
-}
-
 func (b *testBundle) configure(t testing.TB, body map[string]any) map[string]any {
 	t.Helper()
 	r := b.call(t, t.Context(), "POST", "/api/v1/configure", body)
@@ -944,16 +882,4 @@ func (b *testBundle) configure(t testing.TB, body map[string]any) map[string]any
 	requireUUID(t, res["queueId"].(string))
 	requireUUID(t, res["partitionId"].(string))
 	return res
-}
-
-// freshQueue configures a queue with retryDelay 0 (so failed acks are redelivered at once) plus opts.
-func (b *testBundle) freshQueue(t testing.TB, prefix string, opts map[string]any) (string, string) {
-	t.Helper()
-	q := uniqueName(prefix)
-	o := map[string]any{"retryDelay": 0}
-	for k, v := range opts {
-		o[k] = v
-	}
-	res := b.configure(t, map[string]any{"queue": q, "options": o})
-	return q, res["partitionId"].(string)
 }

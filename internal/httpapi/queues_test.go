@@ -11,6 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// defaultOptions are the options of a queue configured without any.
+var defaultOptions = map[string]any{
+	"priority": json.Number("0"), "leaseTime": json.Number("300"), "retryLimit": json.Number("3"),
+	"retryDelay": json.Number("1000"), "maxSize": json.Number("0"), "ttl": json.Number("3600"),
+	"deadLetterQueue": false, "dlqAfterMaxRetries": false, "delayedProcessing": json.Number("0"),
+	"windowBuffer": json.Number("0"), "retentionSeconds": json.Number("0"),
+	"completedRetentionSeconds": json.Number("0"), "retentionEnabled": false, "encryptionEnabled": false,
+	"maxWaitTimeSeconds": json.Number("0"),
+}
+
 func TestConfigure(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
