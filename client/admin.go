@@ -25,13 +25,17 @@ type MessageCounts struct {
 
 // QueueSummary is one entry of [Client.Queues].
 type QueueSummary struct {
-	ID         string        `json:"id"`
-	Name       string        `json:"name"`
-	Namespace  string        `json:"namespace"`
-	Task       string        `json:"task"`
-	CreatedAt  string        `json:"createdAt"`
-	Partitions int           `json:"partitions"`
-	Messages   MessageCounts `json:"messages"`
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	Task       string `json:"task"`
+	CreatedAt  string `json:"createdAt"`
+	Partitions int    `json:"partitions"`
+	Priority   int    `json:"priority"`
+	// Messages carries total, pending and processing only: the listing reads the rolled-up counts.
+	Messages MessageCounts `json:"messages"`
+	// StatsAt is when the counts were rolled up; nil before the first rollup.
+	StatsAt *string `json:"statsAt"`
 }
 
 // Queues lists the queues, newest first (GET /api/v1/resources/queues).
@@ -45,12 +49,15 @@ func (c *Client) Queues(ctx context.Context) ([]QueueSummary, error) {
 
 // PartitionDetail is one partition in [QueueDetail].
 type PartitionDetail struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	CreatedAt     string          `json:"createdAt"`
-	Stats         MessageCounts   `json:"stats"`
-	OldestMessage json.RawMessage `json:"oldestMessage"`
-	NewestMessage json.RawMessage `json:"newestMessage"`
+	ID             string          `json:"id"`
+	Name           string          `json:"name"`
+	CreatedAt      string          `json:"createdAt"`
+	Stats          MessageCounts   `json:"stats"`
+	OldestMessage  json.RawMessage `json:"oldestMessage"`
+	NewestMessage  json.RawMessage `json:"newestMessage"`
+	LastActivity   *string         `json:"lastActivity"`
+	LastConsumedAt *string         `json:"lastConsumedAt"`
+	TotalConsumed  int             `json:"totalConsumed"`
 }
 
 // QueueDetail is the answer of [Queue.Info].
@@ -95,6 +102,7 @@ type DLQMessage struct {
 	RetryCount    int             `json:"retryCount"`
 	Data          json.RawMessage `json:"data"`
 	ProducerSub   *string         `json:"producerSub"`
+	TraceID       *string         `json:"traceId"`
 	CreatedAt     string          `json:"createdAt"`
 	FailedAt      string          `json:"failedAt"`
 }
@@ -174,6 +182,8 @@ type ConsumerGroupSummary struct {
 	SubscriptionMode      *string  `json:"subscriptionMode"`
 	SubscriptionTimestamp *string  `json:"subscriptionTimestamp"`
 	SubscriptionCreatedAt *string  `json:"subscriptionCreatedAt"`
+	TotalConsumed         int      `json:"totalConsumed"`
+	TotalLag              *int64   `json:"totalLag"`
 }
 
 // ConsumerGroups lists consumer groups per queue, including queue mode
@@ -219,6 +229,7 @@ func (c *Client) ConsumerGroup(name string) *ConsumerGroup { return &ConsumerGro
 // GroupPartition is one partition cursor of a group, in [ConsumerGroup.Get].
 type GroupPartition struct {
 	Partition      string  `json:"partition"`
+	PartitionID    string  `json:"partitionId"`
 	WorkerID       *string `json:"workerId"`
 	LastConsumedAt *string `json:"lastConsumedAt"`
 	TotalConsumed  int     `json:"totalConsumed"`
@@ -350,6 +361,7 @@ type MaintenanceStatus struct {
 	BufferedMessages   int             `json:"bufferedMessages"`
 	BufferHealthy      bool            `json:"bufferHealthy"`
 	BufferStats        json.RawMessage `json:"bufferStats"`
+	FailedReplays      int             `json:"failedReplays"`
 	Message            string          `json:"message"`
 }
 
