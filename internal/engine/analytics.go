@@ -21,6 +21,17 @@ func timeRange(from, to time.Time) TimeRange {
 	return TimeRange{From: isoMillis(from), To: isoMillis(to)}
 }
 
+// Window heads every bucketed report: the range asked for and the bucket width that range gets, so the
+// reports of one range bucket their series alike. Embedded first, its fields keep their place on the wire.
+type Window struct {
+	TimeRange     TimeRange `json:"timeRange"`
+	BucketMinutes int       `json:"bucketMinutes"`
+}
+
+func window(from, to time.Time) Window {
+	return Window{TimeRange: timeRange(from, to), BucketMinutes: bucketMinutes(to.Sub(from))}
+}
+
 // bucketMinutes picks the bucket width for a window: minutes up to two hours, up to six hours a bucket
 // beyond two weeks.
 func bucketMinutes(span time.Duration) int {
@@ -151,21 +162,21 @@ type QueueOpsPoint struct {
 
 // QueueOpsReport is the operation counters per queue and bucket.
 type QueueOpsReport struct {
-	TimeRange     TimeRange       `json:"timeRange"`
-	BucketMinutes int             `json:"bucketMinutes"`
-	Series        []QueueOpsPoint `json:"series"`
-	Queues        []string        `json:"queues"`
+	Window
+	Series []QueueOpsPoint `json:"series"`
+	Queues []string        `json:"queues"`
 }
 
 // QueueOps reads the operation counters of every queue (or one), bucketed by the window's width.
 func (e *Engine) QueueOps(ctx context.Context, from, to time.Time, queue string) (*QueueOpsReport, error) {
-	bm := bucketMinutes(to.Sub(from))
+	w := window(from, to)
+	bm := w.BucketMinutes
 	series, err := e.queueOpsSeries(ctx, from, to, queue, bm)
 	if err != nil {
 		return nil, err
 	}
 	secs := float64(bm * 60)
-	out := &QueueOpsReport{TimeRange: timeRange(from, to), BucketMinutes: bm, Series: make([]QueueOpsPoint, len(series))}
+	out := &QueueOpsReport{Window: w, Series: make([]QueueOpsPoint, len(series))}
 	seen := map[string]bool{}
 	for i, p := range series {
 		out.Series[i] = QueueOpsPoint{Bucket: isoMillis(p.Bucket), QueueName: p.Queue, PushRequests: p.PushRequests,
@@ -193,20 +204,19 @@ type RetentionPoint struct {
 
 // RetentionReport is the retention history with totals per kind of deletion.
 type RetentionReport struct {
-	TimeRange     TimeRange        `json:"timeRange"`
-	BucketMinutes int              `json:"bucketMinutes"`
-	Series        []RetentionPoint `json:"series"`
-	Totals        map[string]int64 `json:"totals"`
+	Window
+	Series []RetentionPoint `json:"series"`
+	Totals map[string]int64 `json:"totals"`
 }
 
 // Retention reads the retention history, bucketed by the window's width.
 func (e *Engine) Retention(ctx context.Context, from, to time.Time) (*RetentionReport, error) {
-	bm := bucketMinutes(to.Sub(from))
-	pts, err := e.st.RetentionSeries(ctx, from, to, bm)
+	w := window(from, to)
+	pts, err := e.st.RetentionSeries(ctx, from, to, w.BucketMinutes)
 	if err != nil {
 		return nil, opErr("retention history", err)
 	}
-	out := &RetentionReport{TimeRange: timeRange(from, to), BucketMinutes: bm, Series: make([]RetentionPoint, len(pts)),
+	out := &RetentionReport{Window: w, Series: make([]RetentionPoint, len(pts)),
 		Totals: map[string]int64{}}
 	for i, p := range pts {
 		out.Series[i] = RetentionPoint{Bucket: isoMillis(p.Bucket), QueueName: p.Queue, Type: p.Kind, Deleted: p.Deleted}

@@ -228,19 +228,19 @@ type WorkerSummary struct {
 
 // WorkerMetricsReport is /api/v1/analytics/worker-metrics, with the original's field names.
 type WorkerMetricsReport struct {
-	TimeRange     TimeRange         `json:"timeRange"`
-	BucketMinutes int               `json:"bucketMinutes"`
-	PointCount    int               `json:"pointCount"`
-	TimeSeries    []WorkerPoint     `json:"timeSeries"`
-	Workers       []WorkerStatus    `json:"workers"`
-	Queues        []QueueLagSummary `json:"queues"`
-	Summary       WorkerSummary     `json:"summary"`
+	Window
+	PointCount int               `json:"pointCount"`
+	TimeSeries []WorkerPoint     `json:"timeSeries"`
+	Workers    []WorkerStatus    `json:"workers"`
+	Queues     []QueueLagSummary `json:"queues"`
+	Summary    WorkerSummary     `json:"summary"`
 }
 
 // WorkerMetrics joins the operation counters with the brokers' samples per bucket; hostname and
 // brokerID restrict the samples (the counters are always the cluster's).
 func (e *Engine) WorkerMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*WorkerMetricsReport, error) {
-	bm := bucketMinutes(to.Sub(from))
+	w := window(from, to)
+	bm := w.BucketMinutes
 	reps, err := e.ReplicaSeries(ctx, from, to, bm, hostname, brokerID)
 	if err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func (e *Engine) WorkerMetrics(ctx context.Context, from, to time.Time, hostname
 		}
 		q.Add(o.QueueOps)
 	}
-	out := &WorkerMetricsReport{TimeRange: timeRange(from, to), BucketMinutes: bm, Workers: []WorkerStatus{}}
+	out := &WorkerMetricsReport{Window: w, Workers: []WorkerStatus{}}
 	var lagSum, lagMax float64
 	for _, rp := range reps {
 		for _, b := range rp.Buckets {
@@ -418,20 +418,19 @@ type ReplicaID struct {
 
 // ParkedReport is /api/v1/analytics/queue-parked-replicas.
 type ParkedReport struct {
-	TimeRange     TimeRange   `json:"timeRange"`
-	BucketMinutes int         `json:"bucketMinutes"`
-	Series        []ParkedRow `json:"series"`
-	Replicas      []ReplicaID `json:"replicas"`
+	Window
+	Series   []ParkedRow `json:"series"`
+	Replicas []ReplicaID `json:"replicas"`
 }
 
 // ParkedReplicas reports the parked long-polls per bucket, queue and broker.
 func (e *Engine) ParkedReplicas(ctx context.Context, from, to time.Time, queue string) (*ParkedReport, error) {
-	bm := bucketMinutes(to.Sub(from))
-	pts, err := e.ParkedSeries(ctx, from, to, bm, queue)
+	w := window(from, to)
+	pts, err := e.ParkedSeries(ctx, from, to, w.BucketMinutes, queue)
 	if err != nil {
 		return nil, err
 	}
-	out := &ParkedReport{TimeRange: timeRange(from, to), BucketMinutes: bm, Series: make([]ParkedRow, len(pts)), Replicas: []ReplicaID{}}
+	out := &ParkedReport{Window: w, Series: make([]ParkedRow, len(pts)), Replicas: []ReplicaID{}}
 	seen := map[string]bool{}
 	for i, p := range pts {
 		out.Series[i] = ParkedRow{Bucket: isoMillis(p.Bucket), QueueName: p.Queue, Hostname: p.Hostname, WorkerID: p.BrokerID, ParkedCount: p.Parked}

@@ -74,8 +74,7 @@ type DLQTotals struct {
 
 // StatusReport is the dashboard summary of /status.
 type StatusReport struct {
-	TimeRange       TimeRange         `json:"timeRange"`
-	BucketMinutes   int               `json:"bucketMinutes"`
+	Window
 	PointCount      int               `json:"pointCount"`
 	Throughput      []ThroughputPoint `json:"throughput"`
 	Queues          []StatusQueue     `json:"queues"`
@@ -91,7 +90,8 @@ func (e *Engine) Status(ctx context.Context, f StatusFilter) (*StatusReport, err
 	if err != nil {
 		return nil, err
 	}
-	bm := bucketMinutes(f.To.Sub(f.From))
+	w := window(f.From, f.To)
+	bm := w.BucketMinutes
 	series, err := e.queueOpsSeries(ctx, f.From, f.To, f.Queue, bm)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (e *Engine) Status(ctx context.Context, f StatusFilter) (*StatusReport, err
 	if err != nil {
 		return nil, opErr("overview", err)
 	}
-	r := &StatusReport{TimeRange: timeRange(f.From, f.To), BucketMinutes: bm, StatsAge: statsAge(qs),
+	r := &StatusReport{Window: w, StatsAge: statsAge(qs),
 		Queues: make([]StatusQueue, 0, len(qs)),
 		Leases: LeaseTotals{Active: leases.Active, PartitionsWithLeases: leases.Partitions, TotalBatchSize: leases.Messages},
 		DeadLetterQueue: DLQTotals{TotalMessages: dlq.Total, AffectedPartitions: dlq.Partitions,

@@ -26,9 +26,10 @@ func TestDashboardAnalytics(t *testing.T) {
 	}()
 
 	type workerMetrics struct {
-		BucketMinutes int              `json:"bucketMinutes"`
-		TimeSeries    []map[string]any `json:"timeSeries"`
-		Workers       []map[string]any `json:"workers"`
+		TimeRange     struct{ From, To string } `json:"timeRange"`
+		BucketMinutes int                       `json:"bucketMinutes"`
+		TimeSeries    []map[string]any          `json:"timeSeries"`
+		Workers       []map[string]any          `json:"workers"`
 		Queues        []struct {
 			QueueName string `json:"queueName"`
 			PopCount  int    `json:"popCount"`
@@ -57,6 +58,8 @@ func TestDashboardAnalytics(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.Equal(t, 1, wm.BucketMinutes)
+	require.NotEmpty(t, wm.TimeRange.From)
+	require.NotEmpty(t, wm.TimeRange.To)
 	require.NotEmpty(t, wm.TimeSeries)
 	for _, k := range []string{"timestamp", "pushMessages", "popMessages", "ackMessages", "pushPerSecond", "avgEventLoopLagMs",
 		"maxEventLoopLagMs", "avgFreeSlots", "minFreeSlots", "dbConnections", "avgLagMs", "maxLagMs", "dlqCount"} {

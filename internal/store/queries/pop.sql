@@ -33,13 +33,19 @@ WITH RECURSIVE q AS (
         ORDER BY pp.ready_at, pp.partition_id
         LIMIT 1
     ) nx
+), ids AS (
+    -- The candidates, in claim order: the line (wildcard pop) or the named partition; only one side is
+    -- ever non-empty, so both go through the one claimability test below.
+    SELECT l.partition_id FROM line l
+    UNION ALL
+    SELECT p.id FROM partitions p WHERE p.queue_id = (SELECT id FROM q) AND p.name = $3::text
 ), cand AS (
     SELECT x.*
-    FROM line l
+    FROM ids i
     CROSS JOIN LATERAL (
         SELECT p.id, p.name, coalesce(pc.cursor_seq, 0) AS cursor_seq, coalesce(pc.batch_retry_count, 0) AS retries
         FROM q
-        JOIN partitions p ON p.id = l.partition_id
+        JOIN partitions p ON p.id = i.partition_id
         LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $2
         WHERE (p.last_seq > coalesce(pc.cursor_seq, 0)
                OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2))
@@ -48,16 +54,6 @@ WITH RECURSIVE q AS (
           AND (q.window_buffer = 0 OR p.last_push_at <= now() - make_interval(secs => q.window_buffer))
         OFFSET 0
     ) x
-    UNION ALL
-    SELECT p.id, p.name, coalesce(pc.cursor_seq, 0), coalesce(pc.batch_retry_count, 0)
-    FROM q
-    JOIN partitions p ON p.queue_id = q.id AND p.name = $3::text
-    LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $2
-    WHERE (p.last_seq > coalesce(pc.cursor_seq, 0)
-           OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2))
-      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
-      AND (pc.retry_after IS NULL OR pc.retry_after <= now())
-      AND (q.window_buffer = 0 OR p.last_push_at <= now() - make_interval(secs => q.window_buffer))
 ), locked AS (
     SELECT c.*, row_number() OVER () AS claim_order
     FROM (
