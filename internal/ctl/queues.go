@@ -59,12 +59,7 @@ func (a *app) queuesListCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out := make([]client.QueueSummary, 0, len(qs))
-				for _, q := range qs {
-					if (ns == "" || q.Namespace == ns) && (task == "" || q.Task == task) {
-						out = append(out, q)
-					}
-				}
+				out := filterQueues(qs, ns, task)
 				return a.print(view{data: out, columns: queueColumns, name: func(r map[string]any) string { return "queue/" + str(r["name"]) }})
 			})
 		},
@@ -525,4 +520,15 @@ func (a *app) partitionsCmd() *cobra.Command {
 	}
 	cmd.AddCommand(list)
 	return cmd
+}
+
+// filterQueues keeps the queues of namespace ns and task task; an empty filter keeps every queue.
+func filterQueues(qs []client.QueueSummary, ns, task string) []client.QueueSummary {
+	out := make([]client.QueueSummary, 0, len(qs))
+	for _, q := range qs {
+		if (ns == "" || q.Namespace == ns) && (task == "" || q.Task == task) {
+			out = append(out, q)
+		}
+	}
+	return out
 }

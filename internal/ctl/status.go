@@ -44,12 +44,7 @@ func (a *app) statusCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out := make([]client.QueueSummary, 0, len(qs))
-				for _, q := range qs {
-					if (ns == "" || q.Namespace == ns) && (task == "" || q.Task == task) {
-						out = append(out, q)
-					}
-				}
+				out := filterQueues(qs, ns, task)
 				return a.print(view{data: out, columns: []column{{"QUEUE", "name", false},
 					{"NAMESPACE", "namespace", false}, {"TASK", "task", false}, {"PARTITIONS", "partitions", true},
 					{"PENDING", "messages.pending", false}, {"PROCESSING", "messages.processing", false},
