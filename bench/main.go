@@ -38,7 +38,8 @@ type options struct {
 	compareBin                       string
 	comparePID                       int
 	pprofDir                         string
-	pgStats, explain                 bool
+	pgStats, explain, pushSQL        bool
+	pushSQLDuration                  time.Duration
 	schema                           string
 	brokerEnv                        []string
 }
@@ -107,6 +108,8 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.comparePID, "compare-pid", 0, "with -compare URL: that broker's pid (RSS, CPU; optional)")
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the broker per scenario window into this directory (local brokers; prints the top functions)")
 	flag.BoolVar(&o.explain, "explain-pop", false, "instead of load: EXPLAIN (ANALYZE, BUFFERS) of a wildcard pop on queues of -partition-counts partitions, in the broker's database")
+	flag.BoolVar(&o.pushSQL, "push-sql", false, "instead of load: time variants of the broker's push statement directly against its database (where PostgreSQL's time per pushed row goes)")
+	flag.DurationVar(&o.pushSQLDuration, "push-sql-duration", 5*time.Second, "with -push-sql: how long each variant runs")
 	flag.StringVar(&o.schema, "schema", "queenmq", "the broker's schema (QUEEN_SCHEMA), for -explain-pop")
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")
 	flag.Parse()

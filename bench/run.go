@@ -130,6 +130,15 @@ func run(ctx context.Context, o options) (int, error) {
 		}
 		return 0, nil
 	}
+	if o.pushSQL {
+		if main.runner.db == nil {
+			return 2, fmt.Errorf("-push-sql needs the broker's database (-pg-url with -url)")
+		}
+		if err := pushSQL(ctx, o, main.runner.db.url, main.runner.cpu.postgresPID, os.Stdout); err != nil {
+			return 1, err
+		}
+		return 0, nil
+	}
 	targets := []*target{main}
 	if o.compareURL != "" {
 		url := o.compareURL

@@ -22,6 +22,9 @@ type PushItem struct {
 	TransactionID string          // "" = generated
 	TraceID       *uuid.UUID
 	ProducerSub   string // stamped by the caller from the authenticated subject; "" = none
+	// minted: TransactionID was generated for this push (not the client's, not a spool replay), so it
+	// cannot already be stored and the insert skips the duplicate lookup.
+	minted bool
 }
 
 // PushResult is the per-item answer, in the wire's own (mostly snake_case) field names.
@@ -67,6 +70,7 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 		}
 		if items[i].TransactionID == "" {
 			items[i].TransactionID = uuid.Must(uuid.NewV7()).String()
+			items[i].minted = true
 		}
 	}
 	if err := validatePushItems(items); err != nil {
@@ -202,6 +206,10 @@ func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult
 			return res, nil
 		}
 		e.parts.forget(stale...)
+		// The items this attempt stored are pushed again and must be found: no id counts as fresh.
+		for i := range items {
+			items[i].minted = false
+		}
 	}
 }
 
@@ -282,6 +290,7 @@ func (e *Engine) pushRow(ctx context.Context, it PushItem, partitionID uuid.UUID
 		Payload:       it.Payload,
 		ProducerSub:   nonEmpty(it.ProducerSub),
 		TraceID:       it.TraceID,
+		Minted:        it.minted,
 	}
 	if len(r.Payload) == 0 {
 		r.Payload = jsonNull
