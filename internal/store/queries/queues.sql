@@ -1,6 +1,6 @@
 -- name: QueueDelete :one
-WITH del AS (DELETE FROM queues WHERE name = $1 RETURNING 1)
-SELECT count(*) FROM del
+-- Messages have no foreign key to their partition (0010): delete_queue deletes them explicitly.
+SELECT delete_queue($1)
 
 -- name: QueueListByNamespaceTask :many
 -- Queues a namespace/task pop drains, highest priority first.

@@ -51,7 +51,7 @@ CROSS JOIN LATERAL retire_messages('completed_retention', $1, v.parts, v.seqs, v
 -- name: RetentionCleanupPartitions :many
 -- Partitions (other than Default) with no messages and no activity for $2 days.
 WITH victims AS (
-    SELECT p.id, q.name AS queue_name
+    SELECT p.id, p.last_push_at, q.name AS queue_name
     FROM partitions p JOIN queues q ON q.id = p.queue_id
     WHERE p.name <> 'Default'
       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.partition_id = p.id)
@@ -61,8 +61,16 @@ WITH victims AS (
           < $1::timestamptz - make_interval(days => $2)
     ORDER BY p.id
     LIMIT 1000
+    -- A partition a push holds is in use: skipped rather than waited for (waiting, in whatever order
+    -- the scan meets them, could deadlock with pushes, which lock in id order).
+    FOR UPDATE OF p SKIP LOCKED
 ), del AS (
-    DELETE FROM partitions p USING victims v WHERE p.id = v.id RETURNING v.queue_name
+    -- Messages have no foreign key to cascade them away (0010) and must not outlive their partition:
+    -- a push that stored into a victim after this statement's snapshot moved its last_push_at, so the
+    -- lock above (which re-checks the row it locks) and this condition both leave it.
+    DELETE FROM partitions p USING victims v
+    WHERE p.id = v.id AND p.last_push_at IS NOT DISTINCT FROM v.last_push_at
+    RETURNING v.queue_name
 ), hist AS (
     INSERT INTO retention_history (queue_name, kind, deleted, executed_at)
     SELECT queue_name, 'partition_cleanup', count(*), $1 FROM del GROUP BY queue_name

@@ -1,0 +1,117 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+// orphans counts messages whose partition no longer exists (messages have no foreign key to
+// partitions since 0010; the deleting statements must take them along).
+func orphans(t *testing.T, st *store.Store) int64 {
+	var n int64
+	require.NoError(t, store.PoolOf(st).QueryRow(t.Context(),
+		`SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM partitions p WHERE p.id = m.partition_id)`).Scan(&n))
+	return n
+}
+
+// racePushes pushes batches to the partitions from several goroutines until stop is closed, and closes
+// started after the first batch was stored. Pushes into a deleted partition store nothing.
+func racePushes(t *testing.T, st *store.Store, parts []uuid.UUID, started chan<- struct{}, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	var once sync.Once
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rows := make([]store.PushRow, 20)
+				for i := range rows {
+					rows[i] = store.PushRow{PartitionID: parts[(w+i)%len(parts)], TransactionID: fmt.Sprintf("w%d-%d-%d", w, n, i),
+						ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{"n":1}`), Minted: i%2 == 0}
+				}
+				_, err := st.Push(context.WithoutCancel(t.Context()), rows)
+				once.Do(func() { close(started) })
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	return &wg
+}
+
+// TestQueueDeleteRacingPushesLeavesNoOrphans deletes queues while pushes into their partitions are in
+// flight: a push either commits before the delete takes its partitions (and the delete removes its
+// messages) or finds the partitions gone and stores nothing. No message may outlive its partition.
+func TestQueueDeleteRacingPushesLeavesNoOrphans(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	defer st.Close()
+	ctx := t.Context()
+	for round := range 15 {
+		queue := fmt.Sprintf("race-%d", round)
+		keys := []store.PartitionKey{{Queue: queue, Partition: "a"}, {Queue: queue, Partition: "b"}, {Queue: queue, Partition: "c"}}
+		ids, err := st.EnsurePartitions(ctx, keys)
+		require.NoError(t, err)
+		parts := []uuid.UUID{ids[keys[0]], ids[keys[1]], ids[keys[2]]}
+		started, stop := make(chan struct{}), make(chan struct{})
+		wg := racePushes(t, st, parts, started, stop)
+		<-started
+		deleted, err := st.DeleteQueue(ctx, queue)
+		require.NoError(t, err)
+		require.True(t, deleted)
+		close(stop)
+		wg.Wait()
+		require.Zero(t, orphans(t, st), "round %d", round)
+	}
+}
+
+// TestPartitionCleanupRacingPushesLeavesNoOrphans runs the retention's partition cleanup (every
+// partition without messages is old enough) while pushes store into the partitions: a partition that
+// received messages meanwhile stays, one that is deleted takes nothing with it that a push stored.
+func TestPartitionCleanupRacingPushesLeavesNoOrphans(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	defer st.Close()
+	ctx := t.Context()
+	for round := range 15 {
+		queue := fmt.Sprintf("cleanup-%d", round)
+		keys := []store.PartitionKey{{Queue: queue, Partition: "a"}, {Queue: queue, Partition: "b"}}
+		ids, err := st.EnsurePartitions(ctx, keys)
+		require.NoError(t, err)
+		parts := []uuid.UUID{ids[keys[0]], ids[keys[1]]}
+		started, stop := make(chan struct{}), make(chan struct{})
+		// The pushes start with a third, empty partition the cleanup may take at any moment.
+		empty, err := st.EnsurePartitions(ctx, []store.PartitionKey{{Queue: queue, Partition: "empty"}})
+		require.NoError(t, err)
+		parts = append(parts, empty[store.PartitionKey{Queue: queue, Partition: "empty"}])
+		wg := racePushes(t, st, parts, started, stop)
+		_, err = st.RunRetention(ctx, store.RetentionParams{Now: time.Now().Add(48 * time.Hour), BatchSize: 1000, MaxRounds: 5,
+			PartitionCleanupDays: 1, MetricsRetentionDays: 30})
+		require.NoError(t, err)
+		<-started
+		_, err = st.RunRetention(ctx, store.RetentionParams{Now: time.Now().Add(48 * time.Hour), BatchSize: 1000, MaxRounds: 5,
+			PartitionCleanupDays: 1, MetricsRetentionDays: 30})
+		require.NoError(t, err)
+		close(stop)
+		wg.Wait()
+		require.Zero(t, orphans(t, st), "round %d", round)
+	}
+}
