@@ -20,13 +20,8 @@ var queryFiles embed.FS
 // queries holds every named query of queries/*.sql, keyed by its `-- name:` header.
 var queries = pgschema.MustQueries(queryFiles, "queries")
 
-func q(name string) string {
-	s, ok := queries[name]
-	if !ok {
-		panic("store: unknown query " + name)
-	}
-	return s
-}
+// q is the named statement of queries/*.sql.
+var q = queries.Get
 
 // Options configure [Open].
 type Options struct {
@@ -187,6 +182,26 @@ func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Ro
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r.(pgx.Rows)) })
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
+	}
+	return out, nil
+}
+
+// collectMap runs a named query whose rows are (key, value) pairs and returns them keyed.
+func collectMap[K comparable, V any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (K, V, error), args ...any) (map[K]V, error) {
+	type pair struct {
+		k K
+		v V
+	}
+	rows, err := collect(ctx, s, name, func(r pgx.Rows) (p pair, err error) {
+		p.k, p.v, err = scan(r)
+		return p, err
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[K]V, len(rows))
+	for _, p := range rows {
+		out[p.k] = p.v
 	}
 	return out, nil
 }

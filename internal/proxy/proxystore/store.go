@@ -25,13 +25,8 @@ var queryFiles embed.FS
 // queries holds every named query of queries/*.sql, keyed by its `-- name:` header.
 var queries = pgschema.MustQueries(queryFiles, "queries")
 
-func q(name string) string {
-	s, ok := queries[name]
-	if !ok {
-		panic("proxystore: unknown query " + name)
-	}
-	return s
-}
+// q is the named statement of queries/*.sql.
+var q = queries.Get
 
 // Sentinel errors; every driver error is translated by interpret.
 var (
