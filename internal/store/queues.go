@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // QueueOptions is the full configuration of a queue (configure replaces all of it).
@@ -65,8 +64,6 @@ type ListQueuesParams struct {
 	Namespace, Task string
 	Limit, Offset   int
 }
-
-func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
 
 // ListQueues lists queues newest first with their rolled-up counts.
 func (s *Store) ListQueues(ctx context.Context, p ListQueuesParams) ([]QueueSummary, error) {
@@ -167,7 +164,7 @@ func (s *Store) QueuesByNamespaceTask(ctx context.Context, namespace, task strin
 	return collect(ctx, s, "QueueListByNamespaceTask", func(r pgx.Rows) (n string, err error) {
 		err = r.Scan(&n)
 		return n, err
-	}, text(namespace), text(task))
+	}, nullText(namespace), nullText(task))
 }
 
 // Backlog is a queue's capacity and how many messages it holds unconsumed.

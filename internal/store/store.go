@@ -207,7 +207,13 @@ func collectMap[K comparable, V any](ctx context.Context, s *Store, name string,
 }
 
 // The driver's nullable types stay inside this package: rows carry plain Go values (nil = NULL), and
-// these convert the few that travel in array parameters.
+// these convert the parameters that may be NULL.
+
+// nullText is NULL for "", the SQL's "no filter".
+func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+// nullTime is NULL for the zero time, the SQL's "no bound".
+func nullTime(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()} }
 
 func pgUUID(u *uuid.UUID) pgtype.UUID {
 	if u == nil {
