@@ -39,14 +39,7 @@ func (e *Engine) limits(ctx context.Context, queues []string) (map[string]int32,
 // or the refusal text. The backlog counts every message not yet consumed by every cursor of the queue;
 // concurrent pushes may overshoot the limit by what they push together.
 func (e *Engine) admit(ctx context.Context, items []PushItem) ([]string, error) {
-	var queues []string
-	seen := map[string]bool{}
-	for _, it := range items {
-		if !seen[it.Queue] {
-			seen[it.Queue] = true
-			queues = append(queues, it.Queue)
-		}
-	}
+	queues := distinct(items, func(it PushItem) string { return it.Queue })
 	lim, err := e.limits(ctx, queues)
 	if err != nil {
 		return nil, err
@@ -82,4 +75,17 @@ func (e *Engine) admit(ctx context.Context, items []PushItem) ([]string, error) 
 		room[it.Queue] = r - 1
 	}
 	return refused, nil
+}
+
+// distinct lists the keys of xs once each, in the order they first appear.
+func distinct[T any, K comparable](xs []T, key func(T) K) []K {
+	var out []K
+	seen := map[K]bool{}
+	for _, x := range xs {
+		if k := key(x); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }
