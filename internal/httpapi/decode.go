@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -79,11 +80,33 @@ func optString(raw json.RawMessage) (string, bool) {
 	if raw[0] != '"' {
 		return "", false
 	}
+	if s, ok := plainString(raw); ok {
+		return s, true
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// plainString decodes a JSON string literal that needs no unescaping (no backslash, no control
+// character, valid UTF-8: what json.Unmarshal would copy byte for byte) without running the decoder;
+// it is called for the three or four strings of every pushed item. !ok: let json.Unmarshal decide.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 // pathUUID reads a UUID path parameter. A value that is not a UUID cannot name anything, so it is

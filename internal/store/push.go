@@ -238,10 +238,10 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutc
 func insertArgs(rows []PushRow, at []int32) []any {
 	n := len(at)
 	idx := make([]int32, n)
-	pids := make([]uuid.UUID, n)
+	pids := make([]pgtype.UUID, n) // not uuid.UUID: the driver encodes these without wrapping
 	ks := make([]int32, n)
 	txids := make([]string, n)
-	ids := make([]uuid.UUID, n)
+	ids := make([]pgtype.UUID, n)
 	traces := make([]pgtype.UUID, n)
 	payloads := make([][]byte, n)
 	subs := make([]pgtype.Text, n)
@@ -251,7 +251,8 @@ func insertArgs(rows []PushRow, at []int32) []any {
 	for j, i := range at {
 		r := &rows[i]
 		next[r.PartitionID]++
-		idx[j], pids[j], ks[j], txids[j], ids[j] = i, r.PartitionID, next[r.PartitionID], r.TransactionID, r.ID
+		idx[j], ks[j], txids[j] = i, next[r.PartitionID], r.TransactionID
+		pids[j], ids[j] = pgtype.UUID{Bytes: r.PartitionID, Valid: true}, pgtype.UUID{Bytes: r.ID, Valid: true}
 		traces[j], payloads[j], subs[j], enc[j], probe[j] = pgUUID(r.TraceID), r.Payload, pgText(r.ProducerSub), r.Encrypted, !r.Minted
 	}
 	return []any{idx, pids, ks, txids, ids, traces, payloads, subs, enc, probe, QueueMode}

@@ -62,6 +62,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
 	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		encodeUUIDsDirectly(c.TypeMap())
+		return nil
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
