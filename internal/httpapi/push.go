@@ -34,6 +34,29 @@ func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem,
 		}
 		return nil, badRequest("items array is required")
 	}
+	return pushItemsFrom(its, producerSub)
+}
+
+// parsePushBody reads a push body. The common body decodes in one pass straight into the items; any
+// body that pass refuses (or that has no items array) goes the two-step way, which words the errors.
+func parsePushBody(b []byte, producerSub string) ([]engine.PushItem, error) {
+	var fast struct {
+		Items []*rawPushItem `json:"items"`
+	}
+	if json.Unmarshal(b, &fast) == nil && fast.Items != nil {
+		return pushItemsFrom(fast.Items, producerSub)
+	}
+	var body struct {
+		Items json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, badRequest("bad body: " + err.Error())
+	}
+	return parsePushItems(body.Items, producerSub)
+}
+
+// pushItemsFrom checks the decoded items one by one; the first failure refuses the whole request.
+func pushItemsFrom(its []*rawPushItem, producerSub string) ([]engine.PushItem, error) {
 	items := make([]engine.PushItem, len(its))
 	for i, it := range its {
 		if it == nil {
@@ -69,18 +92,19 @@ func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem,
 }
 
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Items json.RawMessage `json:"items"`
-	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
-	}
-	items, err := parsePushItems(body.Items, subject(r))
+	b, err := readBody(w, r, s.opt.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	size := len(body.Items)
-	body.Items = nil // the items hold their own copies of the payloads
+	if err := guardBody(b); err != nil {
+		return err
+	}
+	items, err := parsePushBody(b, subject(r))
+	if err != nil {
+		return err
+	}
+	size := len(b)
+	b = nil // the items hold their own copies of the payloads
 	reclaim(size)
 	res, err := s.eng.Push(r.Context(), items)
 	if err != nil {
