@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
@@ -49,59 +48,49 @@ func (a rawAck) toItem(missingTx, missingPartition string) (engine.AckItem, erro
 	return it, nil
 }
 
-func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleAck(q request) ([]engine.AckResult, error) {
 	var a rawAck
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &a); err != nil {
-		return err
+	if err := q.decode(&a); err != nil {
+		return nil, err
 	}
 	it, err := a.toItem("transactionId is required", "partitionId is required to ensure message uniqueness")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := s.eng.Ack(r.Context(), []engine.AckItem{it})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.Ack(q.Context(), []engine.AckItem{it})
 }
 
-func (s *Server) handleAckBatch(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleAckBatch(q request) ([]engine.AckResult, error) {
 	var body struct {
 		ConsumerGroup   json.RawMessage `json:"consumerGroup"`
 		Acknowledgments json.RawMessage `json:"acknowledgments"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
+	if err := q.decode(&body); err != nil {
+		return nil, err
 	}
 	var raws []json.RawMessage
 	if !present(body.Acknowledgments) || body.Acknowledgments[0] != '[' || json.Unmarshal(body.Acknowledgments, &raws) != nil {
-		return badRequest("acknowledgments array is required")
+		return nil, badRequest("acknowledgments array is required")
 	}
 	group, ok := optString(body.ConsumerGroup)
 	if !ok {
-		return badRequest("consumerGroup must be a string")
+		return nil, badRequest("consumerGroup must be a string")
 	}
 	items := make([]engine.AckItem, len(raws))
 	for i, raw := range raws {
 		var a rawAck
 		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &a) != nil {
-			return badRequest(fmt.Sprintf("bad body: acknowledgments[%d] must be an object", i))
+			return nil, badRequest(fmt.Sprintf("bad body: acknowledgments[%d] must be an object", i))
 		}
 		it, err := a.toItem("Each acknowledgment must have a valid transactionId string",
 			"Each acknowledgment must have a valid partitionId string to ensure message uniqueness")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if group != "" {
 			it.Group = group
 		}
 		items[i] = it
 	}
-	res, err := s.eng.Ack(r.Context(), items)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.Ack(q.Context(), items)
 }

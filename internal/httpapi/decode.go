@@ -117,16 +117,21 @@ func queryInt(r *http.Request, name string, def, lowest int) (int, error) {
 	return n, nil
 }
 
-// queryPage reads the limit (at least 1, defLimit when absent) and offset (at least 0) of a listing.
-func queryPage(r *http.Request, defLimit int) (limit, offset int, err error) {
-	if limit, err = queryInt(r, "limit", defLimit, 1); err != nil {
-		return 0, 0, err
+// pageOf reads the limit (at least 1, defLimit when absent) and offset (at least 0) of a listing.
+func pageOf(r *http.Request, defLimit int) (page, error) {
+	limit, err := queryInt(r, "limit", defLimit, 1)
+	if err != nil {
+		return page{}, err
 	}
-	if offset, err = queryInt(r, "offset", 0, 0); err != nil {
-		return 0, 0, err
+	offset, err := queryInt(r, "offset", 0, 0)
+	if err != nil {
+		return page{}, err
 	}
-	return limit, offset, nil
+	return page{limit, offset}, nil
 }
+
+// capped is the limit a listing queries with: at most 10 000 rows, whatever was asked.
+func (p page) capped() int { return min(p.Limit, 10_000) }
 
 // queryBool reads an optional boolean query parameter: true/1 and false/0.
 func queryBool(r *http.Request, name string) (bool, error) {

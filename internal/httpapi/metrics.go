@@ -38,7 +38,7 @@ type totalRate struct {
 	Rate  float64 `json:"rate"`
 }
 
-func (s *Server) handleMetricsJSON(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleMetricsJSON(q request) (processMetrics, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	var body processMetrics
@@ -53,8 +53,7 @@ func (s *Server) handleMetricsJSON(w http.ResponseWriter, r *http.Request) error
 		body.Requests = &totalRate{Total: t.Requests, Rate: float64(t.Requests) / max(up, 1)}
 		body.Messages = &totalRate{Total: t.Messages, Rate: float64(t.Messages) / max(up, 1)}
 	}
-	writeJSON(w, http.StatusOK, body)
-	return nil
+	return body, nil
 }
 
 func (s *Server) handleMetricsPrometheus(w http.ResponseWriter, r *http.Request) error {

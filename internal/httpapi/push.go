@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
@@ -68,29 +67,28 @@ func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem,
 	return items, nil
 }
 
-func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
 	var body struct {
 		Items json.RawMessage `json:"items"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
+	if err := q.decode(&body); err != nil {
+		return nil, err
 	}
-	items, err := parsePushItems(body.Items, subject(r))
+	items, err := parsePushItems(body.Items, subject(q.Request))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	size := len(body.Items)
 	body.Items = nil // the items hold their own copies of the payloads
 	reclaim(size)
-	res, err := s.eng.Push(r.Context(), items)
+	res, err := s.eng.Push(q.Context(), items)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
 	// while this body still holds its place in the body budget keeps the next large body from
 	// stacking on top of them.
 	items = nil
 	releaseMemory(size)
-	writeJSON(w, http.StatusCreated, res)
-	return nil
+	return res, nil
 }

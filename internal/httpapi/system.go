@@ -2,50 +2,41 @@ package httpapi
 
 import (
 	"encoding/json"
-	"net/http"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handlePushMaintenance(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodPost {
-		writeJSON(w, http.StatusOK, s.eng.MaintenanceStatus(r.Context()))
-		return nil
-	}
-	on, err := s.maintenanceSwitch(w, r)
-	if err != nil {
-		return err
-	}
-	v, err := s.eng.SwitchMaintenance(r.Context(), on)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+func (s *Server) handlePushMaintenance(q request) (engine.MaintenanceStatus, error) {
+	return s.eng.MaintenanceStatus(q.Context()), nil
 }
 
-func (s *Server) handlePopMaintenance(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodPost {
-		writeJSON(w, http.StatusOK, s.eng.PopMaintenanceStatus(r.Context()))
-		return nil
-	}
-	on, err := s.maintenanceSwitch(w, r)
+func (s *Server) handlePushMaintenanceSwitch(q request) (engine.MaintenanceSwitched, error) {
+	on, err := maintenanceSwitch(q)
 	if err != nil {
-		return err
+		return engine.MaintenanceSwitched{}, err
 	}
-	v, err := s.eng.SwitchPopMaintenance(r.Context(), on)
+	return s.eng.SwitchMaintenance(q.Context(), on)
+}
+
+func (s *Server) handlePopMaintenance(q request) (engine.PopMaintenanceStatus, error) {
+	return s.eng.PopMaintenanceStatus(q.Context()), nil
+}
+
+func (s *Server) handlePopMaintenanceSwitch(q request) (engine.PopMaintenanceStatus, error) {
+	on, err := maintenanceSwitch(q)
 	if err != nil {
-		return err
+		return engine.PopMaintenanceStatus{}, err
 	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return s.eng.SwitchPopMaintenance(q.Context(), on)
 }
 
 // maintenanceSwitch reads the {"enabled":bool} body both switches take; a missing or non-boolean
 // enabled gets the contract's one text.
-func (s *Server) maintenanceSwitch(w http.ResponseWriter, r *http.Request) (bool, error) {
+func maintenanceSwitch(q request) (bool, error) {
 	var body struct {
 		Enabled json.RawMessage `json:"enabled"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
+	if err := q.decode(&body); err != nil {
 		return false, err
 	}
 	var on bool

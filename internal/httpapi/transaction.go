@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
@@ -14,30 +13,30 @@ type rawTxOp struct {
 	Data  json.RawMessage `json:"data"`
 }
 
-func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleTransaction(q request) (*engine.TxResult, error) {
 	var body struct {
 		Operations json.RawMessage `json:"operations"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
+	if err := q.decode(&body); err != nil {
+		return nil, err
 	}
 	var raws []json.RawMessage
 	if !present(body.Operations) || body.Operations[0] != '[' || json.Unmarshal(body.Operations, &raws) != nil {
-		return badRequest("operations array required")
+		return nil, badRequest("operations array required")
 	}
 	if len(raws) == 0 {
-		return badRequest("operations array cannot be empty")
+		return nil, badRequest("operations array cannot be empty")
 	}
-	sub := subject(r)
+	sub := subject(q.Request)
 	var ops []engine.TxOp
 	for i, raw := range raws {
 		var op rawTxOp
 		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &op) != nil {
-			return badRequest(fmt.Sprintf("bad body: operations[%d] must be an object", i))
+			return nil, badRequest(fmt.Sprintf("bad body: operations[%d] must be an object", i))
 		}
 		typ, ok := optString(op.Type)
 		if !ok {
-			return badRequest(fmt.Sprintf("operations[%d]: type must be a string", i))
+			return nil, badRequest(fmt.Sprintf("operations[%d]: type must be a string", i))
 		}
 		switch typ {
 		case "ack":
@@ -46,7 +45,7 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 			it, err := a.toItem(fmt.Sprintf("operations[%d]: transactionId is required", i),
 				fmt.Sprintf("operations[%d]: partitionId is required to ensure message uniqueness", i))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			ops = append(ops, engine.TxOp{Ack: &it})
 		case "push":
@@ -64,19 +63,14 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 				items, err = parsePushItems(b, sub)
 			}
 			if err != nil {
-				return badRequest(fmt.Sprintf("operations[%d]: %s", i, err.Error()))
+				return nil, badRequest(fmt.Sprintf("operations[%d]: %s", i, err.Error()))
 			}
 			for k := range items {
 				ops = append(ops, engine.TxOp{Push: &items[k]})
 			}
 		default:
-			return badRequest(fmt.Sprintf("operations[%d]: unsupported operation type %q (want ack or push)", i, typ))
+			return nil, badRequest(fmt.Sprintf("operations[%d]: unsupported operation type %q (want ack or push)", i, typ))
 		}
 	}
-	res, err := s.eng.Transaction(r.Context(), ops)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.Transaction(q.Context(), ops)
 }
