@@ -98,11 +98,11 @@ var Routes = []Route{
 	{"GET", "/api/v1/analytics/system-metrics", Read, "each broker's CPU, memory, pool and scheduler series (avg/min/max/last per bucket)", series(time.Hour, (*Server).handleSystemMetrics)},
 	{"GET", "/api/v1/analytics/queue-parked-replicas", Read, "parked long-polls per bucket, queue and broker", series(time.Hour, (*Server).handleParkedReplicas)},
 	{"GET", "/api/v1/analytics/postgres-stats", Read, "PostgreSQL cache hit ratios, table sizes, dead tuples, HOT updates, vacuum and active queries", ok((*Server).handlePostgresStats)},
-	{"POST", "/api/v1/migration/test-connection", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
-	{"POST", "/api/v1/migration/start", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
-	{"GET", "/api/v1/migration/status", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
-	{"POST", "/api/v1/migration/validate", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
-	{"POST", "/api/v1/migration/reset", Admin, "501: database migration is not built in (docs/dashboard.md)", (*Server).handleMigration},
+	migrationRoute("POST", "/api/v1/migration/test-connection"),
+	migrationRoute("POST", "/api/v1/migration/start"),
+	migrationRoute("GET", "/api/v1/migration/status"),
+	migrationRoute("POST", "/api/v1/migration/validate"),
+	migrationRoute("POST", "/api/v1/migration/reset"),
 
 	// Streams.
 	{"POST", "/streams/v1/queries", Consume, "register a stream query; 409 on a config_hash mismatch without reset", (*Server).handleStreamsRegister},
@@ -114,8 +114,8 @@ var Routes = []Route{
 	{"GET", "/metrics/prometheus", Public, "Prometheus text exposition of the broker's registry", (*Server).handleMetricsPrometheus},
 
 	// System.
-	{"GET", "/api/v1/system/maintenance", Admin, "push maintenance flag (pushes diverted to the disk spool)", ok((*Server).handlePushMaintenance)},
-	{"POST", "/api/v1/system/maintenance", Admin, "switch push maintenance for every broker: {\"enabled\":bool}", ok((*Server).handlePushMaintenanceSwitch)},
-	{"GET", "/api/v1/system/maintenance/pop", Admin, "pop maintenance flag (pops answer 204)", ok((*Server).handlePopMaintenance)},
-	{"POST", "/api/v1/system/maintenance/pop", Admin, "switch pop maintenance for every broker: {\"enabled\":bool}", ok((*Server).handlePopMaintenanceSwitch)},
+	{"GET", "/api/v1/system/maintenance", Admin, "push maintenance flag (pushes diverted to the disk spool)", ok(maintenanceStatus((*engine.Engine).MaintenanceStatus))},
+	{"POST", "/api/v1/system/maintenance", Admin, "switch push maintenance for every broker: {\"enabled\":bool}", ok(maintenanceSwitch((*engine.Engine).SwitchMaintenance))},
+	{"GET", "/api/v1/system/maintenance/pop", Admin, "pop maintenance flag (pops answer 204)", ok(maintenanceStatus((*engine.Engine).PopMaintenanceStatus))},
+	{"POST", "/api/v1/system/maintenance/pop", Admin, "switch pop maintenance for every broker: {\"enabled\":bool}", ok(maintenanceSwitch((*engine.Engine).SwitchPopMaintenance))},
 }

@@ -1,47 +1,35 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handlePushMaintenance(q request) (engine.MaintenanceStatus, error) {
-	return s.eng.MaintenanceStatus(q.Context()), nil
-}
+// Push and pop maintenance have the same two routes each, a read of the flag and a switch; they
+// differ only in the engine methods the route table hands these.
 
-func (s *Server) handlePushMaintenanceSwitch(q request) (engine.MaintenanceSwitched, error) {
-	on, err := maintenanceSwitch(q)
-	if err != nil {
-		return engine.MaintenanceSwitched{}, err
-	}
-	return s.eng.SwitchMaintenance(q.Context(), on)
-}
-
-func (s *Server) handlePopMaintenance(q request) (engine.PopMaintenanceStatus, error) {
-	return s.eng.PopMaintenanceStatus(q.Context()), nil
-}
-
-func (s *Server) handlePopMaintenanceSwitch(q request) (engine.PopMaintenanceStatus, error) {
-	on, err := maintenanceSwitch(q)
-	if err != nil {
-		return engine.PopMaintenanceStatus{}, err
-	}
-	return s.eng.SwitchPopMaintenance(q.Context(), on)
+func maintenanceStatus[T any](read func(e *engine.Engine, ctx context.Context) T) call[T] {
+	return func(s *Server, q request) (T, error) { return read(s.eng, q.Context()), nil }
 }
 
 // maintenanceSwitch reads the {"enabled":bool} body both switches take; a missing or non-boolean
 // enabled gets the contract's one text.
-func maintenanceSwitch(q request) (bool, error) {
-	var body struct {
-		Enabled json.RawMessage `json:"enabled"`
+func maintenanceSwitch[T any](flip func(e *engine.Engine, ctx context.Context, on bool) (T, error)) call[T] {
+	return func(s *Server, q request) (T, error) {
+		var body struct {
+			Enabled json.RawMessage `json:"enabled"`
+		}
+		var on bool
+		if err := q.decode(&body); err != nil {
+			var zero T
+			return zero, err
+		}
+		if !present(body.Enabled) || json.Unmarshal(body.Enabled, &on) != nil {
+			var zero T
+			return zero, badRequest("enabled (boolean) is required")
+		}
+		return flip(s.eng, q.Context(), on)
 	}
-	if err := q.decode(&body); err != nil {
-		return false, err
-	}
-	var on bool
-	if !present(body.Enabled) || json.Unmarshal(body.Enabled, &on) != nil {
-		return false, badRequest("enabled (boolean) is required")
-	}
-	return on, nil
 }
