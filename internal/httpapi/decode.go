@@ -86,6 +86,53 @@ func optString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// rawArray splits a body field that must be a JSON array into its elements; anything else (absent,
+// null, not an array) is a 400 with the text missing.
+func rawArray(raw json.RawMessage, missing string) ([]json.RawMessage, error) {
+	var elems []json.RawMessage
+	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		return nil, badRequest(missing)
+	}
+	return elems, nil
+}
+
+// decodeElement decodes element i of the body's array named array into v; it must be an object.
+func decodeElement(raw json.RawMessage, v any, array string, i int) error {
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, v) != nil {
+		return badRequest(fmt.Sprintf("bad body: %s[%d] must be an object", array, i))
+	}
+	return nil
+}
+
+// strField is a string field of a request body: its raw value, where the string goes, and the 400
+// text when it is not a string (or, for a required field, when it is absent or empty).
+type strField struct {
+	raw      json.RawMessage
+	dst      *string
+	bad      string
+	required bool
+}
+
+func optional(raw json.RawMessage, dst *string, bad string) strField {
+	return strField{raw, dst, bad, false}
+}
+
+func required(raw json.RawMessage, dst *string, bad string) strField {
+	return strField{raw, dst, bad, true}
+}
+
+// readStrings reads string fields in order (absent or null: ""); the first bad one is the error.
+func readStrings(fields ...strField) error {
+	for _, f := range fields {
+		v, ok := optString(f.raw)
+		if !ok || (f.required && v == "") {
+			return badRequest(f.bad)
+		}
+		*f.dst = v
+	}
+	return nil
+}
+
 // pathUUID reads a UUID path parameter. A value that is not a UUID cannot name anything, so it is
 // answered like an unknown one: a not-found error with the text missing.
 func pathUUID(r *http.Request, name, missing string) (uuid.UUID, error) {

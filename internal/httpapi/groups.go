@@ -38,9 +38,9 @@ func (s *Server) handleSubscription(q request) (*engine.SubscriptionResult, erro
 	if err := q.decode(&body); err != nil {
 		return nil, err
 	}
-	v, ok := optString(body.SubscriptionTimestamp)
-	if !ok || v == "" {
-		return nil, badRequest("Missing subscriptionTimestamp in request body")
+	var v string
+	if err := readStrings(required(body.SubscriptionTimestamp, &v, "Missing subscriptionTimestamp in request body")); err != nil {
+		return nil, err
 	}
 	ts, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {

@@ -7,66 +7,6 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-type rawPushItem struct {
-	Queue         json.RawMessage `json:"queue"`
-	Partition     json.RawMessage `json:"partition"`
-	Payload       json.RawMessage `json:"payload"`
-	TransactionID json.RawMessage `json:"transactionId"`
-	TraceID       json.RawMessage `json:"traceId"`
-}
-
-// parsePushItems validates push items item by item; the first failure refuses the whole request.
-func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem, error) {
-	// One pass decodes every item, copying each payload once (the memory bound counts copies); the
-	// item-by-item pass below only runs to word the error of a malformed array.
-	var its []*rawPushItem
-	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &its) != nil {
-		var elems []json.RawMessage
-		if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
-			return nil, badRequest("items array is required")
-		}
-		for i, el := range elems {
-			var it rawPushItem
-			if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &it) != nil {
-				return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
-			}
-		}
-		return nil, badRequest("items array is required")
-	}
-	items := make([]engine.PushItem, len(its))
-	for i, it := range its {
-		if it == nil {
-			return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
-		}
-		q, ok := optString(it.Queue)
-		if !ok || q == "" {
-			return nil, badRequest("Queue must be a string")
-		}
-		p, ok := optString(it.Partition)
-		if !ok {
-			return nil, badRequest("Partition must be a string")
-		}
-		tx, ok := optString(it.TransactionID)
-		if !ok {
-			return nil, badRequest("TransactionId must be a string")
-		}
-		tr, ok := optString(it.TraceID)
-		if !ok {
-			return nil, badRequest("TraceId must be a string")
-		}
-		item := engine.PushItem{Queue: q, Partition: p, Payload: it.Payload, TransactionID: tx, ProducerSub: producerSub}
-		if tr != "" {
-			id, ok := parseUUID(tr)
-			if !ok {
-				return nil, badRequest(fmt.Sprintf("TraceId must be a UUID (item %d: %q)", i, tr))
-			}
-			item.TraceID = &id
-		}
-		items[i] = item
-	}
-	return items, nil
-}
-
 func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
 	var body struct {
 		Items json.RawMessage `json:"items"`
@@ -91,4 +31,55 @@ func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
 	items = nil
 	releaseMemory(size)
 	return res, nil
+}
+
+// rawPushItem is one pushed message as a body gives it; parsePushItems reads its fields.
+type rawPushItem struct {
+	Queue         json.RawMessage `json:"queue"`
+	Partition     json.RawMessage `json:"partition"`
+	Payload       json.RawMessage `json:"payload"`
+	TransactionID json.RawMessage `json:"transactionId"`
+	TraceID       json.RawMessage `json:"traceId"`
+}
+
+// parsePushItems validates push items item by item; the first failure refuses the whole request.
+func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem, error) {
+	// One pass decodes every item, copying each payload once (the memory bound counts copies); the
+	// item-by-item pass below only runs to word the error of a malformed array.
+	var its []*rawPushItem
+	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &its) != nil {
+		elems, err := rawArray(raw, "items array is required")
+		if err != nil {
+			return nil, err
+		}
+		for i, el := range elems {
+			if err := decodeElement(el, new(rawPushItem), "items", i); err != nil {
+				return nil, err
+			}
+		}
+		return nil, badRequest("items array is required")
+	}
+	items := make([]engine.PushItem, len(its))
+	for i, it := range its {
+		if it == nil {
+			return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
+		}
+		item := engine.PushItem{Payload: it.Payload, ProducerSub: producerSub}
+		var tr string
+		if err := readStrings(required(it.Queue, &item.Queue, "Queue must be a string"),
+			optional(it.Partition, &item.Partition, "Partition must be a string"),
+			optional(it.TransactionID, &item.TransactionID, "TransactionId must be a string"),
+			optional(it.TraceID, &tr, "TraceId must be a string")); err != nil {
+			return nil, err
+		}
+		if tr != "" {
+			id, ok := parseUUID(tr)
+			if !ok {
+				return nil, badRequest(fmt.Sprintf("TraceId must be a UUID (item %d: %q)", i, tr))
+			}
+			item.TraceID = &id
+		}
+		items[i] = item
+	}
+	return items, nil
 }

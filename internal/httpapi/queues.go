@@ -67,17 +67,10 @@ func (s *Server) handleConfigure(q request) (*engine.ConfigureResult, error) {
 	if err := q.decode(&body); err != nil {
 		return nil, err
 	}
-	name, ok := optString(body.Queue)
-	if !ok || name == "" {
-		return nil, badRequest("queue is required")
-	}
-	ns, ok := optString(body.Namespace)
-	if !ok {
-		return nil, badRequest("namespace must be a string")
-	}
-	task, ok := optString(body.Task)
-	if !ok {
-		return nil, badRequest("task must be a string")
+	var name, ns, task string
+	if err := readStrings(required(body.Queue, &name, "queue is required"), optional(body.Namespace, &ns, "namespace must be a string"),
+		optional(body.Task, &task, "task must be a string")); err != nil {
+		return nil, err
 	}
 	return s.eng.Configure(q.Context(), name, ns, task, body.Options)
 }

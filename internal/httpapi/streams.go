@@ -34,24 +34,6 @@ func (q request) object() (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// field names a body field and where its value goes.
-type field struct {
-	name string
-	dst  *string
-}
-
-// required reads fields that must be non-empty strings; the first one missing is the error.
-func required(m map[string]json.RawMessage, fields ...field) error {
-	for _, f := range fields {
-		v, ok := optString(m[f.name])
-		if !ok || v == "" {
-			return badRequest(f.name + " is required")
-		}
-		*f.dst = v
-	}
-	return nil
-}
-
 // optBool reads an optional boolean field (absent or null: def).
 func optBool(raw json.RawMessage, def bool) (bool, bool) {
 	if !present(raw) {
@@ -72,13 +54,11 @@ func (s *Server) handleStreamsRegister(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	var q engine.StreamQuery
-	if err := required(m, field{"name", &q.Name}, field{"source_queue", &q.SourceQueue}, field{"config_hash", &q.ConfigHash}); err != nil {
+	if err := readStrings(required(m["name"], &q.Name, "name is required"), required(m["source_queue"], &q.SourceQueue, "source_queue is required"),
+		required(m["config_hash"], &q.ConfigHash, "config_hash is required"), optional(m["sink_queue"], &q.SinkQueue, "sink_queue must be a string")); err != nil {
 		return err
 	}
 	var ok bool
-	if q.SinkQueue, ok = optString(m["sink_queue"]); !ok {
-		return badRequest("sink_queue must be a string")
-	}
 	if q.Reset, ok = optBool(m["reset"], false); !ok {
 		return badRequest("reset must be a boolean")
 	}
@@ -100,7 +80,7 @@ func (s *Server) handleStreamsCycle(q request) (*engine.CycleResult, error) {
 		return nil, err
 	}
 	var req engine.CycleRequest
-	if err := required(m, field{"query_id", &req.QueryID}, field{"partition_id", &req.PartitionID}); err != nil {
+	if err := readStrings(required(m["query_id"], &req.QueryID, "query_id is required"), required(m["partition_id"], &req.PartitionID, "partition_id is required")); err != nil {
 		return nil, err
 	}
 	// Past the two ids, the body is the procedure's to judge: what it cannot read fails the cycle
@@ -169,12 +149,10 @@ func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
 }
 
 func parseCycleAck(raw json.RawMessage) (*engine.CycleAck, string) {
+	// The cycle's ack is an acknowledgement with a count; it names no partition (the cycle does).
 	var a struct {
-		TransactionID json.RawMessage `json:"transactionId"`
-		LeaseID       json.RawMessage `json:"leaseId"`
-		Status        json.RawMessage `json:"status"`
-		Count         json.RawMessage `json:"count"`
-		Error         json.RawMessage `json:"error"`
+		rawAck
+		Count json.RawMessage `json:"count"`
 	}
 	if raw[0] != '{' || json.Unmarshal(raw, &a) != nil {
 		return nil, "ack must be an object"
@@ -209,7 +187,7 @@ func (s *Server) handleStreamsStateGet(q request) (map[string]any, error) {
 		return nil, err
 	}
 	var qid, pid string
-	if err := required(m, field{"query_id", &qid}, field{"partition_id", &pid}); err != nil {
+	if err := readStrings(required(m["query_id"], &qid, "query_id is required"), required(m["partition_id"], &pid, "partition_id is required")); err != nil {
 		return nil, err
 	}
 	var f engine.StateQuery

@@ -6,25 +6,15 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-type traceBody struct {
-	TransactionID json.RawMessage `json:"transactionId"`
-	PartitionID   json.RawMessage `json:"partitionId"`
-	ConsumerGroup json.RawMessage `json:"consumerGroup"`
-	EventType     json.RawMessage `json:"eventType"`
-	WorkerID      json.RawMessage `json:"workerId"`
-	Data          json.RawMessage `json:"data"`
-	TraceNames    json.RawMessage `json:"traceNames"`
-}
-
 func (s *Server) handleRecordTrace(q request) (map[string]any, error) {
 	var b traceBody
 	if err := q.decode(&b); err != nil {
 		return nil, err
 	}
-	tx, ok1 := optString(b.TransactionID)
-	pidS, ok2 := optString(b.PartitionID)
-	if !ok1 || !ok2 || tx == "" || pidS == "" {
-		return nil, badRequest("transactionId and partitionId are required")
+	const missing = "transactionId and partitionId are required"
+	var tx, pidS, group, ev, worker string
+	if err := readStrings(required(b.TransactionID, &tx, missing), required(b.PartitionID, &pidS, missing)); err != nil {
+		return nil, err
 	}
 	pid, ok := parseUUID(pidS)
 	if !ok {
@@ -33,11 +23,10 @@ func (s *Server) handleRecordTrace(q request) (map[string]any, error) {
 	if !present(b.Data) {
 		return nil, badRequest("data is required")
 	}
-	group, ok1 := optString(b.ConsumerGroup)
-	ev, ok2 := optString(b.EventType)
-	worker, ok3 := optString(b.WorkerID)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, badRequest("consumerGroup, eventType and workerId must be strings")
+	const notStrings = "consumerGroup, eventType and workerId must be strings"
+	if err := readStrings(optional(b.ConsumerGroup, &group, notStrings), optional(b.EventType, &ev, notStrings),
+		optional(b.WorkerID, &worker, notStrings)); err != nil {
+		return nil, err
 	}
 	if ev == "" {
 		ev = "info"
@@ -56,6 +45,15 @@ func (s *Server) handleRecordTrace(q request) (map[string]any, error) {
 		return nil, err
 	}
 	return map[string]any{"success": true, "traceId": id.String()}, nil
+}
+
+// traceBody is a trace event recorded on a message (handleRecordTrace).
+type traceBody struct {
+	rawAddress
+	EventType  json.RawMessage `json:"eventType"`
+	WorkerID   json.RawMessage `json:"workerId"`
+	Data       json.RawMessage `json:"data"`
+	TraceNames json.RawMessage `json:"traceNames"`
 }
 
 func (s *Server) handleMessageTraces(q request) (traceList, error) {

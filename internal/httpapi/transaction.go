@@ -7,22 +7,13 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-type rawTxOp struct {
-	Type  json.RawMessage `json:"type"`
-	Items json.RawMessage `json:"items"`
-	Data  json.RawMessage `json:"data"`
-}
-
 func (s *Server) handleTransaction(q request) (*engine.TxResult, error) {
 	var body struct {
 		Operations json.RawMessage `json:"operations"`
 	}
-	if err := q.decode(&body); err != nil {
+	raws, err := q.batch(&body, &body.Operations, "operations array required")
+	if err != nil {
 		return nil, err
-	}
-	var raws []json.RawMessage
-	if !present(body.Operations) || body.Operations[0] != '[' || json.Unmarshal(body.Operations, &raws) != nil {
-		return nil, badRequest("operations array required")
 	}
 	if len(raws) == 0 {
 		return nil, badRequest("operations array cannot be empty")
@@ -31,8 +22,8 @@ func (s *Server) handleTransaction(q request) (*engine.TxResult, error) {
 	var ops []engine.TxOp
 	for i, raw := range raws {
 		var op rawTxOp
-		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &op) != nil {
-			return nil, badRequest(fmt.Sprintf("bad body: operations[%d] must be an object", i))
+		if err := decodeElement(raw, &op, "operations", i); err != nil {
+			return nil, err
 		}
 		typ, ok := optString(op.Type)
 		if !ok {
@@ -54,8 +45,7 @@ func (s *Server) handleTransaction(q request) (*engine.TxResult, error) {
 			if present(op.Items) {
 				items, err = parsePushItems(op.Items, sub)
 			} else {
-				var single rawPushItem
-				_ = json.Unmarshal(raw, &single)
+				single := op.rawPushItem
 				if !present(single.Payload) {
 					single.Payload = op.Data
 				}
@@ -73,4 +63,14 @@ func (s *Server) handleTransaction(q request) (*engine.TxResult, error) {
 		}
 	}
 	return s.eng.Transaction(q.Context(), ops)
+}
+
+// rawTxOp is one operation of a transaction as the body gives it. A push operation without items
+// is one message: its fields are the push item's, with data standing in for a missing payload. An
+// ack operation is read again as a rawAck (its transactionId would clash with the push item's).
+type rawTxOp struct {
+	rawPushItem
+	Type  json.RawMessage `json:"type"`
+	Items json.RawMessage `json:"items"`
+	Data  json.RawMessage `json:"data"`
 }
