@@ -71,11 +71,7 @@ func (a *app) queuesGetCmd() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			d, err := c.Queue(args[0]).Info(cmd.Context())
+			_, d, err := a.queueInfo(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -84,6 +80,17 @@ func (a *app) queuesGetCmd() *cobra.Command {
 			return a.print(view{data: d, columns: queueColumns, name: func(map[string]any) string { return "queue/" + d.Name }}.withRows(row))
 		},
 	}
+}
+
+// queueInfo connects and reads one queue's details: the start of the commands that show a queue
+// or work from its counts.
+func (a *app) queueInfo(ctx context.Context, name string) (*client.Client, client.QueueDetail, error) {
+	c, err := a.conn()
+	if err != nil {
+		return nil, client.QueueDetail{}, err
+	}
+	d, err := c.Queue(name).Info(ctx)
+	return c, d, err
 }
 
 // withRows makes table, name and ndjson output use rows while json and yaml print data.
