@@ -3,11 +3,38 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
+func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
+	b, err := readBody(q.w, q.Request, q.max)
+	if err != nil {
+		return nil, err
+	}
+	if err := guardBody(b); err != nil {
+		return nil, err
+	}
+	items, err := parsePushBody(b, subject(q.Request))
+	if err != nil {
+		return nil, err
+	}
+	size := len(b)
+	b = nil // the items hold their own copies of the payloads
+	reclaim(size)
+	res, err := s.eng.Push(q.Context(), items)
+	if err != nil {
+		return nil, err
+	}
+	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
+	// while this body still holds its place in the body budget keeps the next large body from
+	// stacking on top of them.
+	items = nil
+	releaseMemory(size)
+	return res, nil
+}
+
+// rawPushItem is one pushed message as a body gives it; parsePushItems reads its fields.
 type rawPushItem struct {
 	Queue         json.RawMessage `json:"queue"`
 	Partition     json.RawMessage `json:"partition"`
@@ -22,14 +49,13 @@ func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem,
 	// item-by-item pass below only runs to word the error of a malformed array.
 	var its []*rawPushItem
 	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &its) != nil {
-		var elems []json.RawMessage
-		if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
-			return nil, badRequest("items array is required")
+		elems, err := rawArray(raw, "items array is required")
+		if err != nil {
+			return nil, err
 		}
 		for i, el := range elems {
-			var it rawPushItem
-			if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &it) != nil {
-				return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
+			if err := decodeElement(el, new(rawPushItem), "items", i); err != nil {
+				return nil, err
 			}
 		}
 		return nil, badRequest("items array is required")
@@ -62,6 +88,8 @@ func pushItemsFrom(its []*rawPushItem, producerSub string) ([]engine.PushItem, e
 		if it == nil {
 			return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
 		}
+		// Field by field rather than through readStrings: this runs once per pushed message, and
+		// readStrings' argument list would put every item on the heap.
 		q, ok := optString(it.Queue)
 		if !ok || q == "" {
 			return nil, badRequest("Queue must be a string")
@@ -89,32 +117,4 @@ func pushItemsFrom(its []*rawPushItem, producerSub string) ([]engine.PushItem, e
 		items[i] = item
 	}
 	return items, nil
-}
-
-func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
-	b, err := readBody(w, r, s.opt.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
-	if err := guardBody(b); err != nil {
-		return err
-	}
-	items, err := parsePushBody(b, subject(r))
-	if err != nil {
-		return err
-	}
-	size := len(b)
-	b = nil // the items hold their own copies of the payloads
-	reclaim(size)
-	res, err := s.eng.Push(r.Context(), items)
-	if err != nil {
-		return err
-	}
-	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
-	// while this body still holds its place in the body budget keeps the next large body from
-	// stacking on top of them.
-	items = nil
-	releaseMemory(size)
-	writeJSON(w, http.StatusCreated, res)
-	return nil
 }
