@@ -115,3 +115,42 @@ func TestPartitionCleanupRacingPushesLeavesNoOrphans(t *testing.T) {
 		require.Zero(t, orphans(t, st), "round %d", round)
 	}
 }
+
+// TestPushMintedRepeatIsAnsweredAsDuplicates: rows whose ids the broker minted skip the duplicate
+// lookup; pushed a second time (a caller retrying after an answer it could not read) they meet the
+// unique index, and the push is run again with every row looked up: each is a duplicate of the stored
+// row, nothing is stored twice.
+func TestPushMintedRepeatIsAnsweredAsDuplicates(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	defer st.Close()
+	ctx := t.Context()
+	key := store.PartitionKey{Queue: "minted", Partition: "p"}
+	ids, err := st.EnsurePartitions(ctx, []store.PartitionKey{key})
+	require.NoError(t, err)
+	rows := make([]store.PushRow, 5)
+	for i := range rows {
+		rows[i] = store.PushRow{PartitionID: ids[key], TransactionID: uuid.Must(uuid.NewV7()).String(),
+			ID: uuid.Must(uuid.NewV7()), Payload: []byte(`1`), Minted: true}
+	}
+	first, err := st.Push(ctx, rows)
+	require.NoError(t, err)
+	for _, o := range first {
+		require.True(t, o.Inserted)
+	}
+	again := make([]store.PushRow, len(rows))
+	for i, r := range rows {
+		r.ID = uuid.Must(uuid.NewV7())
+		again[i] = r
+	}
+	second, err := st.Push(ctx, again)
+	require.NoError(t, err)
+	for i, o := range second {
+		require.False(t, o.Inserted)
+		require.Equal(t, rows[i].ID, o.ExistingID)
+	}
+	var n int64
+	require.NoError(t, store.PoolOf(st).QueryRow(ctx, `SELECT count(*) FROM messages WHERE partition_id = $1`, ids[key]).Scan(&n))
+	require.EqualValues(t, len(rows), n)
+}
