@@ -35,7 +35,7 @@ type MessageRow struct {
 // ListMessages lists messages newest first with their status for one consumer group.
 func (s *Store) ListMessages(ctx context.Context, p ListMessagesParams) ([]MessageRow, error) {
 	rows, err := s.pool.Query(ctx, q("MessageList"), nullText(p.Queue), nullText(p.Partition), p.Group,
-		nullText(p.Status), nullText(p.Namespace), nullText(p.Task), p.Limit, p.Offset)
+		nullText(p.Status), nullText(p.Namespace), nullText(p.Task), p.Limit, p.Offset, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("store: list messages: %w", interpret(err))
 	}
@@ -87,7 +87,7 @@ func (s *Store) GetMessage(ctx context.Context, partitionID uuid.UUID, transacti
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: message %s/%s: %w", partitionID, transactionID, interpret(err))
 	}
-	rows, err := s.pool.Query(ctx, q("MessageConsumerList"), partitionID, x.Seq)
+	rows, err := s.pool.Query(ctx, q("MessageConsumerList"), partitionID, x.Seq, s.now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: message consumers: %w", interpret(err))
 	}

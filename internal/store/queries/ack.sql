@@ -11,7 +11,7 @@ ON CONFLICT (partition_id, consumer_group) DO NOTHING
 -- name: ConsumerLock :many
 -- Locked in (partition, group) order so concurrent ack batches cannot deadlock.
 SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
-       coalesce(pc.lease_expires_at > now(), false) AS lease_live,
+       coalesce(pc.lease_expires_at > coalesce($3::timestamptz, now()), false) AS lease_live,
        pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq,
        pc.batch_retry_count,
        (SELECT count(*) FROM redeliveries r
@@ -37,9 +37,9 @@ UPDATE partition_consumers pc SET
     cursor_seq        = u.cursor_seq,
     lease_expires_at  = CASE WHEN u.release THEN NULL ELSE pc.lease_expires_at END,
     batch_retry_count = u.retries,
-    retry_after       = CASE WHEN u.delay_ms > 0 THEN now() + u.delay_ms * interval '1 millisecond' ELSE pc.retry_after END,
+    retry_after       = CASE WHEN u.delay_ms > 0 THEN coalesce($8::timestamptz, now()) + u.delay_ms * interval '1 millisecond' ELSE pc.retry_after END,
     total_consumed    = pc.total_consumed + u.consumed,
-    last_consumed_at  = CASE WHEN u.consumed > 0 THEN now() ELSE pc.last_consumed_at END
+    last_consumed_at  = CASE WHEN u.consumed > 0 THEN coalesce($8::timestamptz, now()) ELSE pc.last_consumed_at END
 FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
     AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
 WHERE pc.partition_id = u.partition_id AND pc.consumer_group = u.consumer_group

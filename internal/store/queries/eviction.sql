@@ -8,8 +8,8 @@ WITH exp AS (
     JOIN partition_consumers pc ON pc.partition_id = p.id
     JOIN messages m ON m.partition_id = p.id AND m.seq > pc.cursor_seq
     WHERE q.max_wait_time_seconds > 0
-      AND m.created_at < now() - make_interval(secs => q.max_wait_time_seconds)
-      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+      AND m.created_at < coalesce($2::timestamptz, now()) - make_interval(secs => q.max_wait_time_seconds)
+      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($2::timestamptz, now()))
     ORDER BY pc.partition_id, pc.consumer_group, m.seq
     LIMIT $1
 ), dl AS (
@@ -22,6 +22,6 @@ WITH exp AS (
     UPDATE partition_consumers pc SET cursor_seq = greatest(pc.cursor_seq, e.seq)
     FROM (SELECT partition_id, consumer_group, max(seq) AS seq FROM exp GROUP BY 1, 2) e
     WHERE pc.partition_id = e.partition_id AND pc.consumer_group = e.consumer_group
-      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($2::timestamptz, now()))
 )
 SELECT count(*) FROM exp

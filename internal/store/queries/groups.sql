@@ -9,7 +9,7 @@ WITH q AS (
     SELECT id FROM queues WHERE name = $1
 ), ins AS (
     INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, subscription_ts)
-    SELECT $2, q.id, $3, CASE WHEN $3 = 'new' THEN now() ELSE $4::timestamptz END FROM q
+    SELECT $2, q.id, $3, CASE WHEN $3 = 'new' THEN coalesce($6::timestamptz, now()) ELSE $4::timestamptz END FROM q
     WHERE $2 <> $5::text
     ON CONFLICT (consumer_group, queue_id) DO NOTHING
     RETURNING queue_id, mode, subscription_ts
@@ -36,7 +36,7 @@ WITH q AS (
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
 ), pend AS (
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-    SELECT st.id, $2, st.queue_id, now()
+    SELECT st.id, $2, st.queue_id, coalesce($6::timestamptz, now())
     FROM start st
     LEFT JOIN partition_consumers pc ON pc.partition_id = st.id AND pc.consumer_group = $2
     WHERE st.last_seq > coalesce(pc.cursor_seq, st.seq)
@@ -131,7 +131,7 @@ WHERE s.consumer_group = $1 AND s.mode <> 'all' AND ($2::text IS NULL OR q.name 
 ORDER BY p.id
 ON CONFLICT (partition_id, consumer_group) DO UPDATE
     SET cursor_seq = EXCLUDED.cursor_seq, claim_cursor_seq = EXCLUDED.claim_cursor_seq
-    WHERE pc.total_consumed = 0 AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+    WHERE pc.total_consumed = 0 AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($3::timestamptz, now()))
 
 -- name: SubscriptionUpdate :one
 WITH upd AS (

@@ -24,6 +24,6 @@ WITH qs AS (
     WHERE pp.partition_id = parts.id AND pp.consumer_group = $1 AND NOT parts.has_work
 )
 INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-SELECT id, $1, queue_id, now() FROM parts WHERE has_work
+SELECT id, $1, queue_id, coalesce($4::timestamptz, now()) FROM parts WHERE has_work
 ORDER BY id
 ON CONFLICT (partition_id, consumer_group) DO NOTHING
