@@ -197,18 +197,29 @@ func TestRetriesAndDLQ(t *testing.T) {
 
 	t.Run("RetryDelay", func(t *testing.T) {
 		t.Parallel()
-		a := srv.rawFor(t)
+		b := setupClock(t, pollEnv(nil))
+		a := b.raw
 		q := uniqueName("rdelay")
-		a.configure(q, "", map[string]any{"retryLimit": 3, "retryDelay": 1500})
+		a.configure(q, "", map[string]any{"retryLimit": 3, "retryDelay": 600_000})
 		a.pushTxs(q, "", "r1")
 		m := a.popOne(popPath(q, ""))
-		failedAt := time.Now()
+		failedAt := b.clock.Now()
 		r := a.ackOK(m, "failed", "transient")
 		require.False(t, r.DLQ)
 		require.True(t, r.LeaseReleased)
 		a.popNone(popPath(q, ""))
-		again := a.popOne(popPath(q, "", "wait", "true", "timeout", "10000"))
-		require.GreaterOrEqual(t, time.Since(failedAt), 1500*time.Millisecond, "redelivered before retryDelay")
+		b.clock.Advance(500 * time.Second)
+		a.popNone(popPath(q, ""))
+		a.popNone(popPath(q, "Default"))
+		// A long-poll parked inside the retry delay is answered by the re-check once it has passed.
+		got := a.popLater(popPath(q, "", "wait", "true", "timeout", "30000"))
+		b.waitParked(t, 0)
+		b.clock.Advance(101 * time.Second)
+		res := <-got
+		require.NotNil(t, res, "the parked pop was not answered once the retry delay passed")
+		require.Len(t, res.Messages, 1)
+		again := res.Messages[0]
+		require.GreaterOrEqual(t, b.clock.Now().Sub(failedAt), 600*time.Second, "redelivered before retryDelay")
 		require.Equal(t, "r1", again.TransactionID)
 		require.Equal(t, 1, again.RetryCount)
 		a.ackOK(again, "completed", "")
