@@ -53,8 +53,9 @@ type Broker struct {
 
 // Options are what a broker takes besides its configuration: hooks for tests, zero in production.
 type Options struct {
-	// Clock replaces the database clock in the queue's time decisions (store.Options.Clock), so that
-	// tests make leases expire and delays pass without waiting. nil: the database clock.
+	// Clock replaces the database clock in the queue's time decisions (store.Options.Clock), and the
+	// retention pass's clock, so that tests make leases expire and delays pass without waiting. nil:
+	// the database clock (retention: this process's clock).
 	Clock func() time.Time
 }
 
@@ -154,7 +155,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 		maintenance.NewSpoolReplay(b.eng, log, cfg.Durability.FlushInterval),
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
+			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays, NowFunc: opt.Clock}),
 		maintenance.NewEviction(b.st, log, cfg.EvictionInterval),
 		maintenance.NewSamples(b.st, b.eng, log, maintenance.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port),
 			KeepDays: cfg.Jobs.MetricsRetentionDays})}
