@@ -4,7 +4,7 @@
 -- there; partitions created later start from their beginning. It also seeds the group's pending-work
 -- records (0006_pending_partitions.sql); the partitions are share-locked first, so a push in flight
 -- either committed before (and is counted here) or waits and then sees the subscription.
--- $5 is the queue-mode group. Returns whether the queue exists.
+-- $5 is the queue-mode group, $6 now (NULL: the database clock). Returns whether the queue exists.
 WITH q AS (
     SELECT id FROM queues WHERE name = $1
 ), ins AS (

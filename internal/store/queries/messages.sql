@@ -1,6 +1,7 @@
 -- name: MessageList :many
 -- $1 queue, $2 partition, $5 namespace, $6 task (NULL = any); $3 the consumer group the status is
--- relative to; $4 status filter (NULL = any); $7 limit, $8 offset. Newest first, no payloads.
+-- relative to; $4 status filter (NULL = any); $7 limit, $8 offset; $9 now (NULL: the database clock).
+-- Newest first, no payloads.
 SELECT m.id, m.transaction_id, m.partition_id, q.name, p.name, q.namespace, q.task, m.trace_id, m.producer_sub,
        q.priority, m.created_at, st.status,
        CASE WHEN st.status = 'processing' THEN pc.lease_expires_at END

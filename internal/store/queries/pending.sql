@@ -2,6 +2,7 @@
 -- Rebuilds group $1's pending-work records (0006_pending_partitions.sql) on queue $2 (every queue when
 -- NULL) after its cursors moved other than by consuming: seek, reset, subscription change. $3 is the
 -- queue-mode group, which every queue has; a named group keeps records only where it is subscribed.
+-- $4 is now (NULL: the database clock).
 -- Partitions are share-locked, so pushes in flight finish first and are counted.
 WITH qs AS (
     SELECT q.id,

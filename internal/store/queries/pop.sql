@@ -1,7 +1,7 @@
 -- name: Pop :many
 -- One statement claims up to $4 partitions of queue $1 for group $2 and reads up to $5 messages (a global
 -- budget, in claim order) after each partition's cursor.
---   $3 partition name, NULL for any; $6 lease id; $7 autoAck.
+--   $3 partition name, NULL for any; $6 lease id; $7 autoAck; $8 now (NULL: the database clock).
 -- Candidates of a wildcard pop come from the group's line of partitions with pending work
 -- (pending_partitions, 0006_pending_partitions.sql), front first; those leased, in a retry delay or inside
 -- the window buffer are skipped, and the walk stops as soon as $4 partitions are locked, so its cost
