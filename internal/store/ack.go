@@ -199,7 +199,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			for i, d := range dead {
 				dp[i], ds[i], dg[i], de[i], dr[i] = d.PartitionID, d.Seq, d.Group, d.Error, d.Retries
 			}
-			b.Queue(q("DeadLetterInsert"), dp, ds, dg, de, dr)
+			b.Queue(q("DeadLetterInsert"), dp, ds, dg, de, dr, now)
 		}
 		if n := len(eff.Redelivered); n > 0 {
 			rp := make([]uuid.UUID, n)

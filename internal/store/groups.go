@@ -45,7 +45,7 @@ func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) 
 	return collect(ctx, s, "ConsumerGroupList", func(r pgx.Rows) (g GroupSummary, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Members, &g.Behind, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
 		return g, err
-	})
+	}, s.now())
 }
 
 // GroupPartition is one cursor of a group.
@@ -65,7 +65,7 @@ func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupParti
 	return collect(ctx, s, "ConsumerGroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
 		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive)
 		return g, err
-	}, group)
+	}, group, s.now())
 }
 
 // LaggingPartition is a cursor whose oldest unconsumed message is older than a threshold.
@@ -84,7 +84,7 @@ func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]
 	return collect(ctx, s, "PartitionListLagging", func(r pgx.Rows) (g LaggingPartition, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt)
 		return g, err
-	}, minLag.Seconds())
+	}, minLag.Seconds(), s.now())
 }
 
 // DeleteGroup removes group's cursors on queue (every queue when queue is ""). Without deleteMetadata

@@ -51,7 +51,7 @@ SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consu
 FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[]) AS t(partition_id, seq, consumer_group, error, retries)
 JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
 ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
-    SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = now()
+    SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = coalesce($6::timestamptz, now())
 
 -- name: RedeliveryDelete :exec
 DELETE FROM redeliveries r

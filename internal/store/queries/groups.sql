@@ -50,7 +50,7 @@ SELECT EXISTS (SELECT 1 FROM q)
 -- One row per (group, queue): cursors, partitions behind, the oldest unconsumed message's age.
 SELECT pc.consumer_group, q.name, count(*) AS members,
        count(*) FILTER (WHERE p.last_seq > pc.cursor_seq) AS behind,
-       coalesce(max(extract(epoch FROM now() - om.created_at)), 0)::float8 AS max_lag_seconds,
+       coalesce(max(extract(epoch FROM coalesce($1::timestamptz, now()) - om.created_at)), 0)::float8 AS max_lag_seconds,
        coalesce(sum(pc.total_consumed), 0)::bigint AS consumed,
        s.mode, s.subscription_ts, s.created_at
 FROM partition_consumers pc
@@ -67,10 +67,10 @@ ORDER BY pc.consumer_group, q.name
 
 -- name: ConsumerGroupPartitions :many
 -- The partitions of one group: cursor position, lag, lease.
-SELECT q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
+SELECT q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
        pc.last_consumed_at, pc.total_consumed, greatest(p.last_seq - pc.cursor_seq, 0),
-       coalesce(extract(epoch FROM now() - om.created_at), 0)::float8,
-       coalesce(pc.lease_expires_at > now(), false)
+       coalesce(extract(epoch FROM coalesce($2::timestamptz, now()) - om.created_at), 0)::float8,
+       coalesce(pc.lease_expires_at > coalesce($2::timestamptz, now()), false)
 FROM partition_consumers pc
 JOIN partitions p ON p.id = pc.partition_id
 JOIN queues q ON q.id = p.queue_id
@@ -83,8 +83,8 @@ WHERE pc.consumer_group = $1
 ORDER BY q.name, p.name
 
 -- name: PartitionListLagging :many
-SELECT pc.consumer_group, q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
-       greatest(p.last_seq - pc.cursor_seq, 0), extract(epoch FROM now() - om.created_at)::float8,
+SELECT pc.consumer_group, q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
+       greatest(p.last_seq - pc.cursor_seq, 0), extract(epoch FROM coalesce($2::timestamptz, now()) - om.created_at)::float8,
        om.created_at, pc.last_consumed_at
 FROM partition_consumers pc
 JOIN partitions p ON p.id = pc.partition_id
@@ -94,7 +94,7 @@ JOIN LATERAL (
     WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
     ORDER BY m.seq LIMIT 1
 ) om ON true
-WHERE om.created_at < now() - make_interval(secs => $1)
+WHERE om.created_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1)
 ORDER BY om.created_at
 
 -- name: ConsumerGroupDeleteCursors :one
