@@ -44,7 +44,7 @@ func (a *api) dlq(kv ...string) dlqPage {
 
 func TestRetriesAndDLQ(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, pollEnv(nil))
+	srv := setupClock(t, pollEnv(nil))
 
 	t.Run("ExhaustedRetriesRetryAndDelete", func(t *testing.T) {
 		t.Parallel()
@@ -143,7 +143,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 		dead(q1, "pa", g1, "e-a")
 		dead(q1, "pb", g1, "e-b")
 		dead(q2, "", g1, "e-x")
-		mid := instant()
+		mid := srv.instant()
 		dead(q1, "pa", g2, "e-c")
 
 		errs := func(p dlqPage) []string {

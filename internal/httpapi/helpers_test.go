@@ -54,7 +54,7 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 
 // setupClock is setup with a broker that decides leases, delays and waits by the bundle's clock, which
 // the test advances instead of waiting for time to pass. The clock is the whole broker's, so a test
-// that advances it has its broker to itself.
+// that advances it far enough to end a lease or a delay has its broker to itself.
 func setupClock(t *testing.T, env map[string]string) *testBundle {
 	t.Helper()
 	clk := testenv.NewClock()
@@ -388,12 +388,13 @@ func (a *api) errorText(method, path string, body any, status int) string {
 	return env.Error
 }
 
-// instant returns a timestamp strictly between what was pushed before and what is pushed after the
-// call (a scenario pause on both sides keeps the database's and our clock readings apart).
-func instant() string {
-	time.Sleep(50 * time.Millisecond)
-	ts := time.Now().UTC().Format(time.RFC3339Nano)
-	time.Sleep(50 * time.Millisecond)
+// instant returns a timestamp strictly between what was stored before and what is stored after the
+// call, on the clock of a bundle from setupClock: a millisecond's advance on each side keeps the
+// readings apart (too little to end any lease or delay of the tests sharing the broker).
+func (b *testBundle) instant() string {
+	b.clock.Advance(time.Millisecond)
+	ts := b.clock.Now().UTC().Format(time.RFC3339Nano)
+	b.clock.Advance(time.Millisecond)
 	return ts
 }
 
