@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -192,7 +191,8 @@ func TestPopPeekAck(t *testing.T) {
 
 func TestPopScenarios(t *testing.T) {
 	t.Parallel()
-	c := newCLI(t, startBroker(t, nil))
+	rb := startRunning(t, nil)
+	c := newCLI(t, rb.URL)
 
 	// long poll: a pop waiting with --wait gets a message pushed after it started
 	q := uniq(t, "longpoll")
@@ -201,7 +201,7 @@ func TestPopScenarios(t *testing.T) {
 	var res result
 	wg.Add(1)
 	go func() { defer wg.Done(); res = c.run("pop", q, "--wait", "--timeout", "10s", "--auto-ack") }()
-	time.Sleep(500 * time.Millisecond)
+	waitParked(t, rb)
 	c.ok("push", q, `{"late":true}`)
 	wg.Wait()
 	require.Equal(t, 0, res.code, res.err)
@@ -261,7 +261,8 @@ func TestPopScenarios(t *testing.T) {
 
 func TestConsume(t *testing.T) {
 	t.Parallel()
-	c := newCLI(t, startBroker(t, nil))
+	rb := startRunning(t, nil)
+	c := newCLI(t, rb.URL)
 	q := uniq(t, "consume")
 	c.fails(ctl.ExitNotFound, "queues", "get", q)
 	var b strings.Builder
@@ -286,7 +287,7 @@ func TestConsume(t *testing.T) {
 	fq := uniq(t, "follow")
 	c.ok("queues", "configure", fq)
 	go func() { defer wg.Done(); res = c.run("consume", fq, "-f", "--max-messages", "3", "-o", "table") }()
-	time.Sleep(700 * time.Millisecond) // usually the consumer is waiting by now; if not, it still finds them
+	waitParked(t, rb) // the push arrives while the consumer waits
 	c.ok("push", fq, `{"f":1}`, `{"f":2}`, `{"f":3}`)
 	wg.Wait()
 	require.Equal(t, 0, res.code, res.err)
