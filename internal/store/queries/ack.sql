@@ -46,8 +46,9 @@ WHERE pc.partition_id = u.partition_id AND pc.consumer_group = u.consumer_group
 
 -- name: DeadLetterInsert :exec
 INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
-                          error_message, retry_count, original_created_at)
-SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at
+                          error_message, retry_count, original_created_at, failed_at)
+SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at,
+       coalesce($6::timestamptz, now())
 FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[]) AS t(partition_id, seq, consumer_group, error, retries)
 JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
 ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE

@@ -14,8 +14,9 @@ WITH exp AS (
     LIMIT $1
 ), dl AS (
     INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
-                              error_message, retry_count, original_created_at)
-    SELECT gen_random_uuid(), partition_id, seq, id, transaction_id, consumer_group, 'max wait time exceeded', 0, created_at
+                              error_message, retry_count, original_created_at, failed_at)
+    SELECT gen_random_uuid(), partition_id, seq, id, transaction_id, consumer_group, 'max wait time exceeded', 0, created_at,
+           coalesce($2::timestamptz, now())
     FROM exp
     ON CONFLICT (partition_id, transaction_id, consumer_group) DO NOTHING
 ), mv AS (
