@@ -79,7 +79,7 @@ func (b *testBundle) freshQueue(t testing.TB, prefix string, opts map[string]any
 
 func TestAck(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	b := setupClock(t, nil)
 
 	t.Run("single ack, lease release, repeated completion is a noop", func(t *testing.T) {
 		t.Parallel()
@@ -196,8 +196,7 @@ func TestAck(t *testing.T) {
 	})
 
 	t.Run("invalid or expired lease: the cursor does not move and the message redelivers", func(t *testing.T) {
-		t.Parallel()
-		b := setupClock(t, nil)
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
 		q, _ := b.freshQueue(t, "lease", map[string]any{"leaseTime": 60})
 		b.push(t, newItem(q, "", "l1", 1), newItem(q, "", "l2", 2))
 		p := b.pop(t, q, "")

@@ -196,9 +196,9 @@ func TestRetriesAndDLQ(t *testing.T) {
 	})
 
 	t.Run("RetryDelay", func(t *testing.T) {
-		t.Parallel()
-		b := setupClock(t, pollEnv(nil))
-		a := b.raw
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		b := srv
+		a := b.rawFor(t)
 		q := uniqueName("rdelay")
 		a.configure(q, "", map[string]any{"retryLimit": 3, "retryDelay": 600_000})
 		a.pushTxs(q, "", "r1")

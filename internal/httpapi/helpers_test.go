@@ -54,7 +54,8 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 
 // setupClock is setup with a broker that decides leases, delays and waits by the bundle's clock, which
 // the test advances instead of waiting for time to pass. The clock is the whole broker's, so a test
-// that advances it far enough to end a lease or a delay has its broker to itself.
+// that advances it far enough to end a lease or a delay has the broker to itself: its own, or a
+// shared one as a subtest without t.Parallel, which runs before the parallel subtests start.
 func setupClock(t *testing.T, env map[string]string) *testBundle {
 	t.Helper()
 	clk := testenv.NewClock()

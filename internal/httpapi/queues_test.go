@@ -94,12 +94,12 @@ func TestConfigure(t *testing.T) {
 
 func TestQueueOptions(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, pollEnv(map[string]string{"EVICTION_INTERVAL": "200"}))
+	srv := setupClock(t, pollEnv(map[string]string{"EVICTION_INTERVAL": "200"}))
 
 	t.Run("DelayedProcessing", func(t *testing.T) {
-		t.Parallel()
-		b := setupClock(t, pollEnv(nil))
-		a := b.raw
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		b := srv
+		a := b.rawFor(t)
 		q := uniqueName("delay")
 		a.configure(q, "", map[string]any{"delayedProcessing": 600})
 		pushedAt := b.clock.Now()
@@ -122,9 +122,9 @@ func TestQueueOptions(t *testing.T) {
 	})
 
 	t.Run("WindowBuffer", func(t *testing.T) {
-		t.Parallel()
-		b := setupClock(t, pollEnv(nil))
-		a := b.raw
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		b := srv
+		a := b.rawFor(t)
 		q := uniqueName("window")
 		a.configure(q, "", map[string]any{"windowBuffer": 600})
 		a.pushTxs(q, "", "w1")
@@ -210,14 +210,14 @@ func TestQueueOptions(t *testing.T) {
 	})
 
 	t.Run("MaxWaitTimeSeconds", func(t *testing.T) {
-		t.Parallel()
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
 		// The sweep dead-letters, per existing cursor (partition x group), the messages after the
 		// cursor that are older than maxWaitTimeSeconds. A cursor is created by a pop that delivered
 		// something (an empty pop on a queue without partitions creates none) or by a named group's
 		// "new"/timestamp subscription on existing partitions. So queue mode first pops and acks one
 		// message, and group gw subscribes with "new", before the message that must expire is pushed.
-		b := setupClock(t, map[string]string{"EVICTION_INTERVAL": "200"})
-		a := b.raw
+		b := srv
+		a := b.rawFor(t)
 		q, gw := uniqueName("maxwait"), uniqueName("gw")
 		a.configure(q, "", map[string]any{"maxWaitTimeSeconds": 600})
 		a.pushTxs(q, "", "first")

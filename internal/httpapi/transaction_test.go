@@ -41,12 +41,12 @@ func txPush(q string, txs ...string) map[string]any {
 
 func TestTransaction(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, pollEnv(nil))
+	srv := setupClock(t, pollEnv(nil))
 
 	t.Run("AckAndPushCommitTogether", func(t *testing.T) {
-		t.Parallel()
-		b := setupClock(t, nil)
-		a := b.raw
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		b := srv
+		a := b.rawFor(t)
 		in, out := uniqueName("txin"), uniqueName("txout")
 		a.configure(in, "", map[string]any{"leaseTime": 60})
 		a.pushTxs(in, "", "input")
