@@ -33,6 +33,7 @@ type Result struct {
 	Notes       []string         `json:"notes,omitempty"`
 	Profile     string           `json:"cpu_profile,omitempty"`
 	TopSQL      []StatementStat  `json:"top_statements,omitempty"`
+	SQLTotals   *StatementTotals `json:"statement_totals,omitempty"`
 	Target      string           `json:"-"` // the Report's
 	stats       []*scenarioStats // merged into the fields above by finish
 }
@@ -65,9 +66,11 @@ type runner struct {
 	baseline *baseliner // nil without a PostgreSQL URL or with -baseline=false
 	db       *baseliner // the broker's PostgreSQL, nil without a URL
 	pgStats  bool       // pg_stat_statements is available on db
-	pprofURL string     // the broker's pprof listener, "" when unknown
-	label    string     // target label
-	out      io.Writer
+	// stmtTotals: the last window's sums over all statements (set by topStatements)
+	stmtTotals StatementTotals
+	pprofURL   string // the broker's pprof listener, "" when unknown
+	label      string // target label
+	out        io.Writer
 }
 
 func (r *runner) queue(name string) string { return "bench-" + r.tag + "-" + name }
@@ -144,7 +147,14 @@ wait:
 	pushed, consumed := st.pushed.Load(), st.consumed.Load()
 	cpu := r.cpu.read().sub(cpu0)
 	close(prodStop)
+	r.stmtTotals = StatementTotals{}
 	res.TopSQL = r.topStatements(ctx)
+	if t := r.stmtTotals; t.Calls > 0 && pushed+consumed > 0 {
+		res.SQLTotals = &t
+		n := float64(pushed + consumed)
+		fmt.Fprintf(r.out, "all statements: %d calls, %d blocks, %.1f MB WAL; per message pushed or consumed: %.2f statements, %.1f blocks, %.0f WAL bytes\n",
+			t.Calls, t.Blocks, float64(t.WALBytes)/1e6, float64(t.Calls)/n, float64(t.Blocks)/n, float64(t.WALBytes)/n)
+	}
 	res.Profile = prof.wait()
 	pg.wait()
 	res.Seconds = elapsed.Seconds()
