@@ -359,7 +359,7 @@ func (x *pushSQLRun) once(ctx context.Context, kind, stmt, lock string, mine []u
 		b.Queue("BEGIN")
 		b.Queue("SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)")
 		b.Queue(lock, order)
-		b.Queue(stmt, idx, pids, ks, txids, ids, traces, payloads, subs, enc, probe, "__QUEUE_MODE__")
+		b.Queue(stmt, idx, pids, ks, txids, ids, traces, payloads, subs, enc, probe, "__QUEUE_MODE__", pgtype.Timestamptz{})
 		b.Queue("COMMIT")
 	case "lean":
 		ns := make([]int32, len(order))

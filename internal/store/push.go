@@ -91,7 +91,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 		return nil, err
 	}
 	defer c.Release() // a connection left inside a transaction is discarded by the pool
-	out, err := push(ctx, c, rows, true)
+	out, err := push(ctx, c, rows, true, s.now())
 	if err != nil && !c.Conn().IsClosed() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 	}
@@ -105,7 +105,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 			r.Minted = false
 			again[i] = r
 		}
-		out, err = push(ctx, c, again, true)
+		out, err = push(ctx, c, again, true, s.now())
 		if err != nil && !c.Conn().IsClosed() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 		}
@@ -125,7 +125,7 @@ func minted(rows []PushRow) bool {
 // Push inserts rows inside the transaction; see [Store.Push]. The partitions stay locked until the
 // transaction ends, which is what keeps later pushes to them behind these rows.
 func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
-	return push(ctx, t.tx, rows, false)
+	return push(ctx, t.tx, rows, false, t.s.now())
 }
 
 // batcher is what push needs of a connection or a transaction.
@@ -136,7 +136,7 @@ type batcher interface {
 
 // push runs the push statements on db; with own it opens and commits the transaction itself, inside
 // its one pipelined batch (one batch per segment when the payloads exceed segmentBytes).
-func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutcome, error) {
+func push(ctx context.Context, db batcher, rows []PushRow, own bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
 	out := make([]PushOutcome, len(rows))
 	// A row repeating the (partition, transactionId) of an earlier row is left out (answered as a
 	// duplicate of that first row below); minted ids cannot repeat, so only the clients' are checked.
@@ -178,7 +178,7 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutc
 			b.Queue(q("PushPlanSettings"), true)
 			b.Queue(q("PartitionLock"), lock)
 		}
-		b.Queue(q("MessageInsert"), insertArgs(rows, at)...).Query(func(rs pgx.Rows) error {
+		b.Queue(q("MessageInsert"), insertArgs(rows, at, now)...).Query(func(rs pgx.Rows) error {
 			for _, i := range at {
 				out[i].Inserted = true
 			}
@@ -235,7 +235,7 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutc
 
 // insertArgs builds MessageInsert's parameters for the rows at the given indices, numbering each
 // partition's rows 1, 2, … in slice order.
-func insertArgs(rows []PushRow, at []int32) []any {
+func insertArgs(rows []PushRow, at []int32, now pgtype.Timestamptz) []any {
 	n := len(at)
 	idx := make([]int32, n)
 	pids := make([]pgtype.UUID, n) // not uuid.UUID: the driver encodes these without wrapping
@@ -255,5 +255,5 @@ func insertArgs(rows []PushRow, at []int32) []any {
 		pids[j], ids[j] = pgtype.UUID{Bytes: r.PartitionID, Valid: true}, pgtype.UUID{Bytes: r.ID, Valid: true}
 		traces[j], payloads[j], subs[j], enc[j], probe[j] = pgUUID(r.TraceID), r.Payload, pgText(r.ProducerSub), r.Encrypted, !r.Minted
 	}
-	return []any{idx, pids, ks, txids, ids, traces, payloads, subs, enc, probe, QueueMode}
+	return []any{idx, pids, ks, txids, ids, traces, payloads, subs, enc, probe, QueueMode, now}
 }

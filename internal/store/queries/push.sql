@@ -22,7 +22,8 @@ SELECT set_config('enable_seqscan', CASE WHEN $1::bool THEN 'off' ELSE (SELECT r
 -- this statement's snapshot is taken after the locks were granted); rows with an id the broker minted
 -- skip the probe. Skipped rows leave a gap in the numbering, as dropped duplicates always did. A row
 -- carries the clock of its partition's bump, taken under the lock, so created_at never decreases along
--- a partition. Returns the request indices of the rows NOT inserted: duplicates, and rows of a partition
+-- a partition ($12: the broker's clock when it has one, docs/decisions.md "One clock"; NULL: the
+-- database's). Returns the request indices of the rows NOT inserted: duplicates, and rows of a partition
 -- that no longer exists (its queue was deleted).
 -- Costs per row (bench -push-sql, docs/performance.md): no sort, window function or RETURNING join,
 -- and no ON CONFLICT (whose speculative insertion writes a second WAL record per row).
@@ -40,7 +41,7 @@ WITH input AS MATERIALIZED (
 ), counts AS (
     SELECT partition_id, max(k) AS top, count(*) AS n FROM input WHERE NOT dup GROUP BY partition_id
 ), bump AS (
-    UPDATE partitions p SET last_seq = p.last_seq + c.top, last_push_at = clock_timestamp(), message_count = p.message_count + c.n
+    UPDATE partitions p SET last_seq = p.last_seq + c.top, last_push_at = coalesce($12::timestamptz, clock_timestamp()), message_count = p.message_count + c.n
     FROM counts c
     WHERE p.id = c.partition_id
     RETURNING p.id, p.queue_id, p.last_seq - c.top AS base, p.last_push_at AS at
@@ -54,7 +55,7 @@ WITH input AS MATERIALIZED (
     -- subscribed to their queue (0006_pending_partitions.sql). An existing row keeps its place in line
     -- and is not locked.
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-    SELECT b.id, g.consumer_group, b.queue_id, now() + make_interval(secs => q.delayed_processing)
+    SELECT b.id, g.consumer_group, b.queue_id, coalesce($12::timestamptz, now()) + make_interval(secs => q.delayed_processing)
     FROM bump b
     JOIN queues q ON q.id = b.queue_id
     CROSS JOIN LATERAL (
