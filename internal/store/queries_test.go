@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +16,28 @@ import (
 	"github.com/queen-go/queen/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) {
+	code := testenv.Main(m)
+	if code == 0 && wholePackageRan() {
+		if missing := store.UnexercisedQueries(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "store: %d named queries have no store test (none of the package's tests ran them): %s\n",
+				len(missing), strings.Join(missing, ", "))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// wholePackageRan tells whether this run included every test, so that the named queries it did not
+// execute are missing tests rather than tests left out by -run or -skip.
+func wholePackageRan() bool {
+	for _, f := range []string{"test.run", "test.skip", "test.list"} {
+		if fl := flag.Lookup(f); fl != nil && fl.Value.String() != "" {
+			return false
+		}
+	}
+	return true
+}
 
 // TestQueries prepares every named query against the migrated schema, and fails on a query no Go code
 // uses or a name the code uses that no .sql file defines (style rule 3).

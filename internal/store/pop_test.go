@@ -1,0 +1,162 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// TestPop covers queries/pop.sql: what one Pop claims and delivers, and what it leaves claimable.
+func TestPop(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := t.Context()
+	const g = store.QueueMode
+
+	popWith := func(t *testing.T, p store.PopParams) []store.PoppedMessage {
+		t.Helper()
+		if p.LeaseID == uuid.Nil {
+			p.LeaseID = uuid.Must(uuid.NewV7())
+		}
+		if p.Group == "" {
+			p.Group = g
+		}
+		got, err := st.Pop(ctx, p)
+		require.NoError(t, err)
+		return got
+	}
+
+	t.Run("Pop/batch in seq order under a lease", func(t *testing.T) {
+		q := uniq("pop")
+		p := partition(t, st, q, "Default")
+		push(t, st, p, "a", "b", "c")
+		got, lease := pop(t, st, q, g, "", 2)
+		require.Equal(t, []string{"a", "b"}, txids(got))
+		require.Equal(t, "Default", got[0].Partition)
+		require.Equal(t, p, got[0].PartitionID)
+		require.JSONEq(t, `{"tx":"a"}`, string(got[0].Payload))
+		require.Equal(t, lease, scalar[uuid.UUID](t, st, `SELECT lease_id FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g))
+		require.True(t, scalar[bool](t, st, `SELECT lease_expires_at > now() + interval '50 seconds' FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g))
+		// Leased: nothing more for the same group; another (subscribed) group reads the partition
+		// independently.
+		again, _ := pop(t, st, q, g, "", 10)
+		require.Empty(t, again)
+		ok, err := st.EnsureSubscription(ctx, q, "other", store.SubscribeAll, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok)
+		other, _ := pop(t, st, q, "other", "", 10)
+		require.Equal(t, []string{"a", "b", "c"}, txids(other))
+		// Once the lease expires, the same messages are delivered again.
+		exec(t, st, `UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second' WHERE partition_id = $1 AND consumer_group = $2`, p, g)
+		again, _ = pop(t, st, q, g, "", 10)
+		require.Equal(t, []string{"a", "b", "c"}, txids(again))
+	})
+
+	t.Run("Pop/empty", func(t *testing.T) {
+		got, _ := pop(t, st, uniq("pop-none"), g, "", 10)
+		require.Empty(t, got, "unknown queue")
+		q := uniq("pop-empty")
+		partition(t, st, q, "Default")
+		got, _ = pop(t, st, q, g, "", 10)
+		require.Empty(t, got, "queue without messages")
+		got, _ = pop(t, st, q, g, "nope", 10)
+		require.Empty(t, got, "unknown partition")
+	})
+
+	t.Run("Pop/named partition and maxPartitions", func(t *testing.T) {
+		q := uniq("pop-parts")
+		pa, pb, pc := partition(t, st, q, "a"), partition(t, st, q, "b"), partition(t, st, q, "c")
+		push(t, st, pa, "a1", "a2")
+		push(t, st, pb, "b1")
+		push(t, st, pc, "c1")
+		got, _ := pop(t, st, q, g, "b", 10)
+		require.Equal(t, []string{"b1"}, txids(got))
+		// Two partitions at most; the batch is a budget over them, in claim order (the line's front first).
+		got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 2, Batch: 2})
+		require.Equal(t, []string{"a1", "a2"}, txids(got))
+		got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 2, Batch: 10})
+		require.Equal(t, []string{"c1"}, txids(got), "a and b are leased")
+	})
+
+	t.Run("Pop/autoAck and rotation", func(t *testing.T) {
+		q := uniq("pop-auto")
+		pa, pb := partition(t, st, q, "a"), partition(t, st, q, "b")
+		push(t, st, pa, "a1", "a2")
+		push(t, st, pb, "b1", "b2")
+		// A claimed partition goes to the back of the line, so the partitions take turns.
+		var order []string
+		for range 4 {
+			got := popWith(t, store.PopParams{Queue: q, MaxPartitions: 1, Batch: 1, AutoAck: true})
+			require.Len(t, got, 1)
+			order = append(order, got[0].TransactionID)
+		}
+		require.Equal(t, []string{"a1", "b1", "a2", "b2"}, order)
+		// autoAck moved the cursor without a lease and, at the end of the partition, dropped its record.
+		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, pa, g))
+		require.Nil(t, scalar[*time.Time](t, st, `SELECT lease_expires_at FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, pa, g))
+		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT total_consumed FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, pa, g))
+		require.Empty(t, pending(t, st, pa))
+		require.Empty(t, popWith(t, store.PopParams{Queue: q, MaxPartitions: 2, Batch: 10, AutoAck: true}))
+	})
+
+	t.Run("Pop/not claimable", func(t *testing.T) {
+		for _, c := range []struct {
+			name string
+			opts store.QueueOptions
+			set  string // applied to the group's cursor row after a first pop, "" for none
+		}{
+			{name: "window buffer", opts: store.QueueOptions{WindowBuffer: 3600}},
+			{name: "delayed processing", opts: store.QueueOptions{DelayedProcessing: 3600}},
+			{name: "retry delay", set: `retry_after = now() + interval '1 hour', lease_expires_at = NULL`},
+			{name: "live lease", set: `lease_expires_at = now() + interval '1 hour'`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				q := uniq("pop-wait")
+				p := configure(t, st, q, c.opts)
+				push(t, st, p, "1")
+				if c.set != "" {
+					push(t, st, partition(t, st, q, "other"), "x")
+					exec(t, st, `INSERT INTO partition_consumers (partition_id, consumer_group) VALUES ($1, $2)`, p, g)
+					exec(t, st, `UPDATE partition_consumers SET `+c.set+` WHERE partition_id = $1 AND consumer_group = $2`, p, g)
+				}
+				got, _ := pop(t, st, q, g, "Default", 10)
+				require.Empty(t, got, "named partition")
+				if c.set != "" {
+					got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 5, Batch: 10})
+					require.Equal(t, []string{"x"}, txids(got), "wildcard skips the partition")
+					return
+				}
+				got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 5, Batch: 10})
+				require.Empty(t, got, "wildcard")
+				// Once the messages are old enough they are served.
+				backdate(t, st, p, 2*time.Hour)
+				exec(t, st, `UPDATE partitions SET last_push_at = last_push_at - interval '2 hours' WHERE id = $1`, p)
+				exec(t, st, `UPDATE pending_partitions SET ready_at = now() WHERE partition_id = $1`, p)
+				got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 5, Batch: 10})
+				require.Equal(t, []string{"1"}, txids(got))
+			})
+		}
+	})
+
+	t.Run("Pop/redelivery of a retried dead letter", func(t *testing.T) {
+		q := uniq("pop-redeliver")
+		p := partition(t, st, q, "Default")
+		push(t, st, p, "1", "2")
+		got, _ := pop(t, st, q, g, "", 10)
+		require.Len(t, got, 2)
+		deadLetter(t, st, p, g, "1", "boom")
+		ackDone(t, st, p, g, "1", "2")
+		n, err := st.RetryDeadLetters(ctx, p, "1", "")
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		// Behind the cursor, but served again to the group it was dead-lettered for.
+		got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 1, Batch: 10, AutoAck: true})
+		require.Equal(t, []string{"1"}, txids(got))
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM redeliveries WHERE partition_id = $1`, p), "autoAck settles it")
+		require.Empty(t, popWith(t, store.PopParams{Queue: q, MaxPartitions: 1, Batch: 10, AutoAck: true}))
+	})
+}
