@@ -105,3 +105,9 @@ func UnexercisedQueries() []string {
 	sort.Strings(out)
 	return out
 }
+
+// The advisory lock keys of the background jobs, for tests that hold one as another broker would.
+const (
+	StatsLockKey     = statsLockKey
+	RetentionLockKey = retentionLockKey
+)
