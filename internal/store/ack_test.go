@@ -13,7 +13,7 @@ import (
 // TestAck covers queries/ack.sql: what an ack batch reads and locks, and how it applies a decision.
 func TestAck(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 	const g = store.QueueMode
 

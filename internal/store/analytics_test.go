@@ -12,7 +12,7 @@ import (
 // TestAnalytics covers queries/analytics.sql: the bucketed operation counters and retention history.
 func TestAnalytics(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 	base := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 

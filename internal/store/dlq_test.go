@@ -13,11 +13,10 @@ import (
 // TestDLQ covers queries/dlq.sql: listing, reading, deleting and retrying dead letters.
 func TestDLQ(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 
 	t.Run("DeadLetterCountByQueue", func(t *testing.T) {
-		// First, on an empty database: the count is global.
 		a, b := uniq("count-a"), uniq("count-b")
 		pa, pb := partition(t, st, a, "Default"), partition(t, st, b, "Default")
 		push(t, st, pa, "1", "2")
@@ -27,7 +26,8 @@ func TestDLQ(t *testing.T) {
 		deadLetter(t, st, pa, "g1", "2", "x")
 		got, err := st.DLQByQueue(ctx)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int64{a: 3}, got)
+		require.Equal(t, int64(3), got[a])
+		require.NotContains(t, got, b, "a queue without dead letters has no entry")
 	})
 
 	t.Run("DeadLetterList+DeadLetterCount", func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // TestGroups covers queries/groups.sql: subscriptions, the group listings and the cursor moves.
 func TestGroups(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 
 	cursors := func(t *testing.T, group string, pids ...uuid.UUID) []int64 {

@@ -14,11 +14,23 @@ import (
 	"github.com/queen-go/queen/internal/testenv"
 )
 
-// newStore opens a store on a fresh database of its own, for the tests of one query file; the
-// subtests share it and keep apart by using queues, groups and partitions of their own (uniq).
+// sharedStore opens a store on the database the package's tests share; they keep apart by using
+// queues, groups and partitions of their own (uniq), so they run in parallel.
+func sharedStore(t *testing.T) *store.Store {
+	t.Helper()
+	return openStore(t, testenv.SharedDatabase(t, "store"))
+}
+
+// newStore opens a store on a fresh database of its own, for tests whose queries read or change the
+// whole database (global listings and totals, the background passes).
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t), PoolSize: 4})
+	return openStore(t, testenv.NewDatabase(t))
+}
+
+func openStore(t *testing.T, url string) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), store.Options{URL: url, PoolSize: 4})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	return st

@@ -13,7 +13,7 @@ import (
 // TestLease covers queries/lease.sql: extending the leases of a pop.
 func TestLease(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 
 	expiry := func(t *testing.T, p uuid.UUID) *time.Time {

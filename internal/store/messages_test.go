@@ -14,7 +14,7 @@ import (
 // of it, and deleting one.
 func TestMessages(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 	const g = store.QueueMode
 

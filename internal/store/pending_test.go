@@ -13,7 +13,7 @@ import (
 // moved other than by consuming (here: seeks, which call it).
 func TestPending(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 
 	t.Run("PendingRefresh", func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // to the store's database and schema.
 func TestPgStats(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 	got, err := st.PostgresStats(ctx)
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 // TestPop covers queries/pop.sql: what one Pop claims and delivers, and what it leaves claimable.
 func TestPop(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 	const g = store.QueueMode
 

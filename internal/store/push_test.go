@@ -16,7 +16,7 @@ import (
 // TestPush covers queries/push.sql.
 func TestPush(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 
 	// seqs reads the transaction ids of partition pid in sequence order, with their sequence numbers.
 	seqs := func(t *testing.T, pid uuid.UUID) map[string]int64 {
@@ -99,7 +99,8 @@ func TestPush(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() { push(t, st, p, "second") })
 		require.Eventually(t, func() bool {
-			return scalar[bool](t, st, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')`)
+			return scalar[bool](t, st, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+				AND query LIKE 'SELECT id FROM partitions WHERE id = ANY%')`)
 		}, 10*time.Second, 5*time.Millisecond, "the second push never waited for the first")
 		require.NoError(t, tx.Commit(t.Context()))
 		wg.Wait()

@@ -9,7 +9,7 @@ import (
 // TestState covers queries/state.sql: the shared flags of system_state.
 func TestState(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 
 	t.Run("StateSet+StateGet", func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // TestStats covers queries/stats.sql: the rolled-up queue counts and the per-broker operation counters.
 func TestStats(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 
 	t.Run("StatsRefresh", func(t *testing.T) {

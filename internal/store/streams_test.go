@@ -17,7 +17,7 @@ import (
 // reads and writes.
 func TestStreams(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := sharedStore(t)
 	ctx := t.Context()
 
 	// inTx runs fn in an explicit transaction and commits it.
