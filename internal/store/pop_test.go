@@ -157,6 +157,9 @@ func TestPop(t *testing.T) {
 		got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 1, Batch: 10, AutoAck: true})
 		require.Equal(t, []string{"1"}, txids(got))
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM redeliveries WHERE partition_id = $1`, p), "autoAck settles it")
+		// The partition's cursor was already at its end: the pop consumed it to the end, so its
+		// pending-work record goes (no later pop claims it to drop it).
+		require.Empty(t, pending(t, st, p))
 		require.Empty(t, popWith(t, store.PopParams{Queue: q, MaxPartitions: 1, Batch: 10, AutoAck: true}))
 	})
 }
