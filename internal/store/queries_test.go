@@ -110,3 +110,30 @@ func TestMigrateConcurrently(t *testing.T) {
 	require.Equal(t, distinct, n)
 	require.Positive(t, n)
 }
+
+// TestQueriesHaveTests: every queries/X.sql has its X_test.go, with a test or subtest named after each
+// of its queries ("A+B" and "A/case" name A). That the tests do run each query, TestMain checks.
+func TestQueriesHaveTests(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("queries/*.sql")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	named := regexp.MustCompile(`(?m)^-- name: (\w+)`)
+	runs := regexp.MustCompile(`t\.Run\("([^"]+)"`)
+	for _, f := range files {
+		sql, err := os.ReadFile(f)
+		require.NoError(t, err)
+		domain := strings.TrimSuffix(filepath.Base(f), ".sql")
+		src, err := os.ReadFile(domain + "_test.go")
+		require.NoError(t, err, "queries/%s.sql has no %s_test.go", domain, domain)
+		tested := map[string]bool{}
+		for _, m := range runs.FindAllStringSubmatch(string(src), -1) {
+			for _, part := range strings.FieldsFunc(m[1], func(r rune) bool { return r == '+' || r == '/' }) {
+				tested[part] = true
+			}
+		}
+		for _, m := range named.FindAllStringSubmatch(string(sql), -1) {
+			require.True(t, tested[m[1]], "query %s of queries/%s.sql has no subtest named after it in %s_test.go", m[1], domain, domain)
+		}
+	}
+}
