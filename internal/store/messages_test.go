@@ -19,8 +19,8 @@ func TestMessages(t *testing.T) {
 	const g = store.QueueMode
 
 	t.Run("MessageList", func(t *testing.T) {
-		name := uniq("msgs.task")
-		p := configure(t, st, name, store.QueueOptions{Namespace: "msgs", Task: "task", Priority: 4})
+		name, ns := uniq("msgs"), uniq("ns")
+		p := configure(t, st, name, store.QueueOptions{Namespace: ns, Task: "task", Priority: 4})
 		other := partition(t, st, name, "other")
 		push(t, st, p, "done", "dead", "leased", "waiting")
 		push(t, st, other, "elsewhere")
@@ -60,7 +60,7 @@ func TestMessages(t *testing.T) {
 			{store.ListMessagesParams{Group: g, Partition: "other"}, []string{"elsewhere:pending"}},
 			{store.ListMessagesParams{Group: g, Limit: 2, Offset: 1}, []string{"waiting:pending", "leased:processing"}},
 			{store.ListMessagesParams{Group: "fresh"}, []string{"elsewhere:pending", "waiting:pending", "leased:pending", "dead:pending", "done:pending"}},
-			{store.ListMessagesParams{Group: g, Namespace: "msgs", Task: "task", Partition: "other"}, []string{"elsewhere:pending"}},
+			{store.ListMessagesParams{Group: g, Namespace: ns, Task: "task", Partition: "other"}, []string{"elsewhere:pending"}},
 			{store.ListMessagesParams{Group: g, Namespace: uniq("nobody")}, []string{}},
 		} {
 			require.Equal(t, c.want, list(c.p), "%+v", c.p)
@@ -69,7 +69,7 @@ func TestMessages(t *testing.T) {
 		require.NoError(t, err)
 		r := rows[0]
 		require.NotNil(t, r.LeaseExpiresAt)
-		require.Equal(t, []any{name, "Default", "msgs", "task", int32(4), p}, []any{r.Queue, r.Partition, r.Namespace, r.Task, r.Priority, r.PartitionID})
+		require.Equal(t, []any{name, "Default", ns, "task", int32(4), p}, []any{r.Queue, r.Partition, r.Namespace, r.Task, r.Priority, r.PartitionID})
 	})
 
 	t.Run("MessageGet+MessageConsumerList", func(t *testing.T) {
