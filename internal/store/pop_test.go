@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,6 +141,44 @@ func TestPop(t *testing.T) {
 				got = popWith(t, store.PopParams{Queue: q, MaxPartitions: 5, Batch: 10})
 				require.Equal(t, []string{"1"}, txids(got))
 			})
+		}
+	})
+
+	t.Run("Pop/concurrent pops share nothing", func(t *testing.T) {
+		// Pops racing for the same partitions: each partition goes to one of them under one lease.
+		q := uniq("pop-race")
+		const parts, pops = 3, 8
+		for i := range parts {
+			push(t, st, partition(t, st, q, fmt.Sprint("p", i)), "1", "2")
+		}
+		results := make([][]store.PoppedMessage, pops)
+		var wg sync.WaitGroup
+		for i := range pops {
+			wg.Go(func() {
+				got, err := st.Pop(ctx, store.PopParams{Queue: q, Group: g, MaxPartitions: 2, Batch: 10, LeaseID: uuid.Must(uuid.NewV7())})
+				if err == nil {
+					results[i] = got
+				}
+			})
+		}
+		wg.Wait()
+		seen := map[string]int{}
+		for _, r := range results {
+			for _, m := range r {
+				seen[m.Partition+"/"+m.TransactionID]++
+			}
+		}
+		for k, n := range seen {
+			require.Equal(t, 1, n, "%s delivered %d times", k, n)
+		}
+		// Whatever the race left unclaimed is claimable now; nothing is delivered twice.
+		rest := popWith(t, store.PopParams{Queue: q, MaxPartitions: parts, Batch: 10})
+		for _, m := range rest {
+			seen[m.Partition+"/"+m.TransactionID]++
+		}
+		require.Len(t, seen, 2*parts)
+		for k, n := range seen {
+			require.Equal(t, 1, n, "%s delivered %d times", k, n)
 		}
 	})
 
