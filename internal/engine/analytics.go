@@ -177,7 +177,6 @@ func (e *Engine) QueueOps(ctx context.Context, from, to time.Time, queue string)
 	}
 	secs := float64(bm * 60)
 	out := &QueueOpsReport{Window: w, Series: make([]QueueOpsPoint, len(series))}
-	seen := map[string]bool{}
 	for i, p := range series {
 		out.Series[i] = QueueOpsPoint{Bucket: isoMillis(p.Bucket), QueueName: p.Queue, PushRequests: p.PushRequests,
 			PushMessages: p.PushMessages, PopRequests: p.PopRequests, PopMessages: p.PopMessages, PopEmpty: p.PopEmpty,
@@ -185,11 +184,8 @@ func (e *Engine) QueueOps(ctx context.Context, from, to time.Time, queue string)
 			AvgLagMs: ratio(p.LagSumMs, p.LagCount), MaxLagMs: p.LagMaxMs,
 			PushPerSecond: float64(p.PushMessages) / secs, PopPerSecond: float64(p.PopMessages) / secs,
 			AckPerSecond: float64(p.AckSuccess+p.AckFailed) / secs, EmptyPerSecond: float64(p.PopEmpty) / secs}
-		if !seen[p.Queue] {
-			seen[p.Queue] = true
-			out.Queues = append(out.Queues, p.Queue)
-		}
 	}
+	out.Queues = distinct(series, func(p store.QueueOpsPoint) string { return p.Queue })
 	sort.Strings(out.Queues)
 	return out, nil
 }

@@ -93,3 +93,33 @@ func (c *ttlCache[K, V]) len() int {
 	defer c.mu.RUnlock()
 	return len(c.m)
 }
+
+// readThrough answers each key from the cache c, fetching the missing ones in one call and caching what
+// the fetch returns; fetch must return every key it is given (or an error).
+func readThrough[K comparable, V any](c interface {
+	get(K) (V, bool)
+	putAll(map[K]V)
+}, keys []K, fetch func(missing []K) (map[K]V, error)) ([]V, error) {
+	out := make([]V, len(keys))
+	var missing []K
+	var at []int
+	for i, k := range keys {
+		if v, ok := c.get(k); ok {
+			out[i] = v
+			continue
+		}
+		missing, at = append(missing, k), append(at, i)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	got, err := fetch(missing)
+	if err != nil {
+		return nil, err
+	}
+	c.putAll(got)
+	for j, i := range at {
+		out[i] = got[missing[j]]
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -59,4 +60,35 @@ func TestTTLCache(t *testing.T) {
 	v2, ok := forever.get(1)
 	require.True(t, ok, "ttl 0 never expires")
 	require.Equal(t, "one", v2)
+}
+
+// TestReadThrough answers cached keys from the cache, fetches only the missing ones (repeats included,
+// in order), caches what was fetched, and caches nothing when the fetch fails.
+func TestReadThrough(t *testing.T) {
+	t.Parallel()
+	c := newTTLCache[string, int](time.Minute, 100, func() time.Time { return time.Time{} }) // a clock that stands still
+	c.put("a", 1)
+	var asked [][]string
+	fetch := func(missing []string) (map[string]int, error) {
+		asked = append(asked, missing)
+		out := map[string]int{}
+		for _, k := range missing {
+			out[k] = len(k) * 10
+		}
+		return out, nil
+	}
+	got, err := readThrough(c, []string{"a", "bb", "a", "bb"}, fetch)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 20, 1, 20}, got)
+	require.Equal(t, [][]string{{"bb", "bb"}}, asked)
+
+	got, err = readThrough(c, []string{"bb", "a"}, fetch)
+	require.NoError(t, err)
+	require.Equal(t, []int{20, 1}, got)
+	require.Len(t, asked, 1, "every key was cached: no fetch")
+
+	_, err = readThrough(c, []string{"ccc"}, func([]string) (map[string]int, error) { return nil, errors.New("down") })
+	require.EqualError(t, err, "down")
+	_, ok := c.get("ccc")
+	require.False(t, ok, "a failed fetch caches nothing")
 }

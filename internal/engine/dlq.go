@@ -90,26 +90,28 @@ func (e *Engine) GetDLQ(ctx context.Context, partitionID uuid.UUID, txID, group 
 
 // DeleteDLQ discards the dead letters of one message (the given group's, or every group's).
 func (e *Engine) DeleteDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	n, err := e.st.DeleteDeadLetters(ctx, partitionID, txID, group)
-	if err != nil {
-		return 0, opErr("dlq delete", err)
-	}
-	if n == 0 {
-		return 0, dlqNotFound(partitionID, txID, group)
-	}
-	return n, nil
+	return dlqChange(ctx, "dlq delete", e.st.DeleteDeadLetters, partitionID, txID, group)
 }
 
 // RetryDLQ serves a dead-lettered message again to the group(s) it failed for, and only to them.
 func (e *Engine) RetryDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	n, err := e.st.RetryDeadLetters(ctx, partitionID, txID, group)
+	n, err := dlqChange(ctx, "dlq retry", e.st.RetryDeadLetters, partitionID, txID, group)
+	if err == nil {
+		e.hub.WakeAll()
+	}
+	return n, err
+}
+
+// dlqChange applies change to the dead letters of one message; changing none of them is not found.
+func dlqChange(ctx context.Context, op string, change func(context.Context, uuid.UUID, string, string) (int64, error),
+	partitionID uuid.UUID, txID, group string) (int64, error) {
+	n, err := change(ctx, partitionID, txID, group)
 	if err != nil {
-		return 0, opErr("dlq retry", err)
+		return 0, opErr(op, err)
 	}
 	if n == 0 {
 		return 0, dlqNotFound(partitionID, txID, group)
 	}
-	e.hub.WakeAll()
 	return n, nil
 }
 

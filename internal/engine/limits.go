@@ -13,34 +13,33 @@ const limitTTL = 5 * time.Second
 
 // limits returns the maxSize of each queue (0 = none, also for queues that do not exist yet).
 func (e *Engine) limits(ctx context.Context, queues []string) (map[string]int32, error) {
-	out := make(map[string]int32, len(queues))
-	var missing []string
-	for _, q := range queues {
-		if max, ok := e.lim.get(q); ok {
-			out[q] = max
-		} else {
-			missing = append(missing, q)
+	max, err := readThrough(e.lim, queues, func(missing []string) (map[string]int32, error) {
+		got, err := e.st.QueueLimits(ctx, missing)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	got, err := e.st.QueueLimits(ctx, missing)
+		for _, q := range missing {
+			if _, ok := got[q]; !ok {
+				got[q] = 0 // a queue without a row has no limit, and that is worth caching too
+			}
+		}
+		return got, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	fetched := make(map[string]int32, len(missing))
-	for _, q := range missing {
-		out[q], fetched[q] = got[q], got[q]
+	out := make(map[string]int32, len(queues))
+	for i, q := range queues {
+		out[q] = max[i]
 	}
-	e.lim.putAll(fetched)
 	return out, nil
 }
 
 // admit decides which items fit their queue's maxSize: it returns, per item, "" when it may be pushed
 // or the refusal text. The backlog counts every message not yet consumed by every cursor of the queue;
 // concurrent pushes may overshoot the limit by what they push together.
-func (e *Engine) admit(ctx context.Context, items []PushItem, queues []string) ([]string, error) {
+func (e *Engine) admit(ctx context.Context, items []PushItem) ([]string, error) {
+	queues := distinct(items, func(it PushItem) string { return it.Queue })
 	lim, err := e.limits(ctx, queues)
 	if err != nil {
 		return nil, err
@@ -76,4 +75,17 @@ func (e *Engine) admit(ctx context.Context, items []PushItem, queues []string) (
 		room[it.Queue] = r - 1
 	}
 	return refused, nil
+}
+
+// distinct lists the keys of xs once each, in the order they first appear.
+func distinct[T any, K comparable](xs []T, key func(T) K) []K {
+	var out []K
+	seen := map[K]bool{}
+	for _, x := range xs {
+		if k := key(x); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -71,10 +71,10 @@ func (e *Engine) MaintenanceStatus(ctx context.Context) MaintenanceStatus {
 
 // SwitchMaintenance turns push maintenance on or off for every broker.
 func (e *Engine) SwitchMaintenance(ctx context.Context, on bool) (MaintenanceSwitched, error) {
-	if err := e.SetMaintenance(ctx, MaintenancePush, on); err != nil {
+	push, _, err := e.switchMaintenance(ctx, MaintenancePush, on)
+	if err != nil {
 		return MaintenanceSwitched{}, err
 	}
-	push, _ := e.freshMaintenance(ctx)
 	msg := "Maintenance mode DISABLED. Background processor will drain buffer to DB."
 	if push {
 		msg = "Maintenance mode ENABLED. All PUSHes routing to file buffer."
@@ -87,24 +87,36 @@ func (e *Engine) SwitchMaintenance(ctx context.Context, on bool) (MaintenanceSwi
 // PopMaintenanceStatus reads the pop maintenance flag fresh.
 func (e *Engine) PopMaintenanceStatus(ctx context.Context) PopMaintenanceStatus {
 	_, pop := e.freshMaintenance(ctx)
-	msg := "Pop maintenance mode is OFF. Normal operation."
-	if pop {
-		msg = "Pop maintenance mode is ON. All POP operations return empty arrays."
-	}
-	return PopMaintenanceStatus{PopMaintenanceMode: pop, Message: msg}
+	return popMaintenance(pop, "Pop maintenance mode is ON. All POP operations return empty arrays.",
+		"Pop maintenance mode is OFF. Normal operation.")
 }
 
 // SwitchPopMaintenance turns pop maintenance on or off for every broker.
 func (e *Engine) SwitchPopMaintenance(ctx context.Context, on bool) (PopMaintenanceStatus, error) {
-	if err := e.SetMaintenance(ctx, MaintenancePop, on); err != nil {
+	_, pop, err := e.switchMaintenance(ctx, MaintenancePop, on)
+	if err != nil {
 		return PopMaintenanceStatus{}, err
 	}
-	_, pop := e.freshMaintenance(ctx)
-	msg := "Pop maintenance mode DISABLED. Normal operation resumed."
-	if pop {
-		msg = "Pop maintenance mode ENABLED. All POP operations will return empty arrays."
+	return popMaintenance(pop, "Pop maintenance mode ENABLED. All POP operations will return empty arrays.",
+		"Pop maintenance mode DISABLED. Normal operation resumed."), nil
+}
+
+// switchMaintenance sets one flag and answers with both as the database now holds them, so that a
+// concurrent switch by another broker shows in the answer.
+func (e *Engine) switchMaintenance(ctx context.Context, flag string, on bool) (push, pop bool, err error) {
+	if err := e.SetMaintenance(ctx, flag, on); err != nil {
+		return false, false, err
 	}
-	return PopMaintenanceStatus{PopMaintenanceMode: pop, Message: msg}, nil
+	push, pop = e.freshMaintenance(ctx)
+	return push, pop, nil
+}
+
+// popMaintenance words the pop flag's answer: ifOn when it is set, ifOff when not.
+func popMaintenance(on bool, ifOn, ifOff string) PopMaintenanceStatus {
+	if on {
+		return PopMaintenanceStatus{PopMaintenanceMode: true, Message: ifOn}
+	}
+	return PopMaintenanceStatus{Message: ifOff}
 }
 
 // freshMaintenance drops the cached flags first: an operator asking sees another broker's switch at once.

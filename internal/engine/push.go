@@ -75,15 +75,7 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 	if e.divert(ctx) {
 		return e.spoolPush(ctx, items)
 	}
-	var queues []string
-	seen := map[string]bool{}
-	for _, it := range items {
-		if !seen[it.Queue] {
-			seen[it.Queue] = true
-			queues = append(queues, it.Queue)
-		}
-	}
-	refused, err := e.admit(ctx, items, queues)
+	refused, err := e.admit(ctx, items)
 	if err != nil {
 		return e.pushFailed(ctx, items, err)
 	}
@@ -207,34 +199,22 @@ func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult
 
 // partitionIDs resolves every item's partition, creating missing queues and partitions.
 func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUID, error) {
-	out := make([]uuid.UUID, len(items))
-	var missing []store.PartitionKey
+	keys := make([]store.PartitionKey, len(items))
 	for i, it := range items {
-		k := store.PartitionKey{Queue: it.Queue, Partition: it.Partition}
-		if id, ok := e.parts.get(k); ok {
-			out[i] = id
-			continue
+		keys[i] = store.PartitionKey{Queue: it.Queue, Partition: it.Partition}
+	}
+	return readThrough(e.parts, keys, func(missing []store.PartitionKey) (map[store.PartitionKey]uuid.UUID, error) {
+		ids, err := e.st.EnsurePartitions(ctx, missing)
+		if err != nil {
+			return nil, err
 		}
-		missing = append(missing, k)
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	ids, err := e.st.EnsurePartitions(ctx, missing)
-	if err != nil {
-		return nil, err
-	}
-	e.parts.putAll(ids)
-	for i, it := range items {
-		if out[i] == uuid.Nil {
-			id, ok := ids[store.PartitionKey{Queue: it.Queue, Partition: it.Partition}]
-			if !ok {
+		for _, k := range missing {
+			if _, ok := ids[k]; !ok {
 				return nil, errors.New("partition not created")
 			}
-			out[i] = id
 		}
-	}
-	return out, nil
+		return ids, nil
+	})
 }
 
 type pushJob struct {

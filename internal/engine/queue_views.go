@@ -147,11 +147,11 @@ type TaskTotals struct {
 	GroupTotals
 }
 
-// rollUp groups every queue by key, in key order.
-func (e *Engine) rollUp(ctx context.Context, key func(store.QueueSummary) string) ([]string, map[string]*GroupTotals, error) {
+// rollUp groups every queue by key and makes one row of each group, in key order.
+func rollUp[T any](ctx context.Context, e *Engine, key func(store.QueueSummary) string, row func(string, GroupTotals) T) ([]T, error) {
 	qs, err := e.listQueues(ctx, QueueFilter{Limit: allRows})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	m := map[string]*GroupTotals{}
 	var keys []string
@@ -169,33 +169,23 @@ func (e *Engine) rollUp(ctx context.Context, key func(store.QueueSummary) string
 		g.Messages.Pending += q.Pending
 	}
 	sort.Strings(keys)
-	return keys, m, nil
+	out := make([]T, len(keys))
+	for i, k := range keys {
+		out[i] = row(k, *m[k])
+	}
+	return out, nil
 }
 
 // Namespaces rolls the queues up by namespace.
 func (e *Engine) Namespaces(ctx context.Context) ([]NamespaceTotals, error) {
-	keys, m, err := e.rollUp(ctx, func(q store.QueueSummary) string { return q.Namespace })
-	if err != nil {
-		return nil, err
-	}
-	out := make([]NamespaceTotals, len(keys))
-	for i, k := range keys {
-		out[i] = NamespaceTotals{Namespace: k, GroupTotals: *m[k]}
-	}
-	return out, nil
+	return rollUp(ctx, e, func(q store.QueueSummary) string { return q.Namespace },
+		func(k string, g GroupTotals) NamespaceTotals { return NamespaceTotals{Namespace: k, GroupTotals: g} })
 }
 
 // Tasks rolls the queues up by task.
 func (e *Engine) Tasks(ctx context.Context) ([]TaskTotals, error) {
-	keys, m, err := e.rollUp(ctx, func(q store.QueueSummary) string { return q.Task })
-	if err != nil {
-		return nil, err
-	}
-	out := make([]TaskTotals, len(keys))
-	for i, k := range keys {
-		out[i] = TaskTotals{Task: k, GroupTotals: *m[k]}
-	}
-	return out, nil
+	return rollUp(ctx, e, func(q store.QueueSummary) string { return q.Task },
+		func(k string, g GroupTotals) TaskTotals { return TaskTotals{Task: k, GroupTotals: g} })
 }
 
 // QueueConfig is a queue's configuration as the status routes show it.

@@ -229,8 +229,6 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		}
 	}
 	pushes := make([]PushItem, len(req.PushItems))
-	var queues []string
-	seenQ := map[string]bool{}
 	for i, p := range req.PushItems {
 		if p.Queue == "" {
 			return fail("push_items[%d]: queue is required", i)
@@ -241,10 +239,6 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		}
 		p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
 		pushes[i] = p
-		if !seenQ[p.Queue] {
-			seenQ[p.Queue] = true
-			queues = append(queues, p.Queue)
-		}
 	}
 	var ack *CycleAck
 	if req.Ack != nil {
@@ -269,7 +263,7 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 	var pids []uuid.UUID
 	rows := make([]store.PushRow, len(pushes))
 	if len(pushes) > 0 {
-		refused, err := e.admit(ctx, pushes, queues)
+		refused, err := e.admit(ctx, pushes)
 		if err != nil {
 			return err
 		}

@@ -98,15 +98,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 
 func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem, pushes []PushItem) (*TxResult, error) {
 	res := &TxResult{TransactionID: uuid.Must(uuid.NewV7()).String(), Results: []any{}}
-	var queues []string
-	seenQ := map[string]bool{}
-	for _, p := range pushes {
-		if !seenQ[p.Queue] {
-			seenQ[p.Queue] = true
-			queues = append(queues, p.Queue)
-		}
-	}
-	refused, err := e.admit(ctx, pushes, queues)
+	refused, err := e.admit(ctx, pushes)
 	if err != nil {
 		return nil, err
 	}

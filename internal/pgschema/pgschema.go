@@ -22,11 +22,24 @@ var bootstrapFiles embed.FS
 
 var bootstrap = MustQueries(bootstrapFiles, "sql")
 
+// Queries maps each `-- name: X` header of a store's .sql files to the statement below it.
+type Queries map[string]string
+
+// Get returns the named statement. An unknown name panics: names are constants in the code and
+// every one is checked against the files by the stores' query tests, so a miss is a programming error.
+func (qs Queries) Get(name string) string {
+	s, ok := qs[name]
+	if !ok {
+		panic("pgschema: unknown query " + name)
+	}
+	return s
+}
+
 // MustQueries reads every `-- name: X` block of the .sql files in dir. Whole-line comments are left
 // out (they are for readers, and some bodies go through fmt.Sprintf). A duplicate name panics: this
 // runs at package initialisation, on files compiled into the binary.
-func MustQueries(fsys fs.FS, dir string) map[string]string {
-	out := map[string]string{}
+func MustQueries(fsys fs.FS, dir string) Queries {
+	out := Queries{}
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		panic(err)

@@ -118,15 +118,7 @@ func (s *Server) countPush(ctx context.Context, req *request) {
 		s.log.ErrorContext(ctx, "proxy usage update failed", slog.String("cluster", c.Name), slog.Any("error", err))
 	}
 	if c.Plan.MaxQueues > 0 || c.Plan.MaxPartitionsPerQueue > 0 {
-		var ps []proxystore.QueuePartition
-		for _, it := range req.push.Items {
-			p := it.Partition
-			if p == "" {
-				p = "Default"
-			}
-			ps = append(ps, proxystore.QueuePartition{Queue: it.Queue, Partition: p})
-		}
-		if err := s.o.Store.RecordPartitions(ctx, c.ID, ps); err != nil {
+		if err := s.o.Store.RecordPartitions(ctx, c.ID, req.push.partitions()); err != nil {
 			s.log.ErrorContext(ctx, "proxy partition record failed", slog.String("cluster", c.Name), slog.Any("error", err))
 		}
 	}

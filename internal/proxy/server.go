@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -289,6 +290,15 @@ type pushBody struct {
 	bytes int64      // sum of payload sizes
 }
 
+// partitions names the (queue, partition) of every item, the broker's default partition where none is given.
+func (b *pushBody) partitions() []proxystore.QueuePartition {
+	ps := make([]proxystore.QueuePartition, len(b.Items))
+	for i, it := range b.Items {
+		ps[i] = proxystore.QueuePartition{Queue: it.Queue, Partition: cmp.Or(it.Partition, "Default")}
+	}
+	return ps
+}
+
 // Routes whose bodies push messages.
 const (
 	pushPath  = "/api/v1/push"
@@ -423,15 +433,7 @@ func (s *Server) checkQuotas(ctx context.Context, r *http.Request, req *request)
 		}
 	}
 	if plan.MaxQueues > 0 || plan.MaxPartitionsPerQueue > 0 {
-		var ps []proxystore.QueuePartition
-		for _, it := range req.push.Items {
-			p := it.Partition
-			if p == "" {
-				p = "Default"
-			}
-			ps = append(ps, proxystore.QueuePartition{Queue: it.Queue, Partition: p})
-		}
-		return s.checkCeilings(ctx, req, ps)
+		return s.checkCeilings(ctx, req, req.push.partitions())
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,20 +15,11 @@ type QueueOpsPoint struct {
 
 // QueueOpsSeries reads the counters between from and to in buckets of bucketMinutes; queue "" = all.
 func (s *Store) QueueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]QueueOpsPoint, error) {
-	rows, err := s.pool.Query(ctx, q("QueueOpsSeries"), from, to, nullText(queue), bucketMinutes)
-	if err != nil {
-		return nil, fmt.Errorf("store: queue ops: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueueOpsPoint, error) {
-		var p QueueOpsPoint
-		err := r.Scan(&p.Bucket, &p.Queue, &p.PushRequests, &p.PushMessages, &p.PopRequests, &p.PopMessages,
+	return collect(ctx, s, "QueueOpsSeries", func(r pgx.Rows) (p QueueOpsPoint, err error) {
+		err = r.Scan(&p.Bucket, &p.Queue, &p.PushRequests, &p.PushMessages, &p.PopRequests, &p.PopMessages,
 			&p.PopEmpty, &p.AckSuccess, &p.AckFailed, &p.DLQ, &p.LagSumMs, &p.LagCount, &p.LagMaxMs)
 		return p, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: queue ops: %w", interpret(err))
-	}
-	return out, nil
+	}, from, to, nullText(queue), bucketMinutes)
 }
 
 // RetentionPoint is one bucket of deletions of one kind on one queue.
@@ -42,17 +32,8 @@ type RetentionPoint struct {
 
 // RetentionSeries reads the retention history between from and to in buckets of bucketMinutes.
 func (s *Store) RetentionSeries(ctx context.Context, from, to time.Time, bucketMinutes int) ([]RetentionPoint, error) {
-	rows, err := s.pool.Query(ctx, q("RetentionSeries"), from, to, bucketMinutes)
-	if err != nil {
-		return nil, fmt.Errorf("store: retention series: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RetentionPoint, error) {
-		var p RetentionPoint
-		err := r.Scan(&p.Bucket, &p.Queue, &p.Kind, &p.Deleted)
+	return collect(ctx, s, "RetentionSeries", func(r pgx.Rows) (p RetentionPoint, err error) {
+		err = r.Scan(&p.Bucket, &p.Queue, &p.Kind, &p.Deleted)
 		return p, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: retention series: %w", interpret(err))
-	}
-	return out, nil
+	}, from, to, bucketMinutes)
 }

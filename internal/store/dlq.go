@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // DLQFilter selects dead letters; zero fields do not filter.
@@ -35,10 +34,6 @@ type DeadLetterRow struct {
 	FailedAt      time.Time
 }
 
-func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
-
-func tstz(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()} }
-
 func scanDeadLetter(r pgx.Rows, total *int64) (d DeadLetterRow, err error) {
 	err = r.Scan(&d.MessageID, &d.TransactionID, &d.PartitionID, &d.Queue, &d.Partition, &d.Group, &d.Error,
 		&d.RetryCount, &d.Payload, &d.Encrypted, &d.ProducerSub, &d.TraceID, &d.CreatedAt, &d.FailedAt, total)
@@ -48,7 +43,7 @@ func scanDeadLetter(r pgx.Rows, total *int64) (d DeadLetterRow, err error) {
 // ListDeadLetters returns one page of dead letters, newest failure first, and the filtered total, both
 // read from one snapshot.
 func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterRow, int64, error) {
-	args := []any{text(f.Queue), text(f.Group), text(f.Partition), tstz(f.From), tstz(f.To)}
+	args := []any{nullText(f.Queue), nullText(f.Group), nullText(f.Partition), nullTime(f.From), nullTime(f.To)}
 	var out []DeadLetterRow
 	var total int64
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -73,18 +68,18 @@ func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterR
 func (s *Store) GetDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) ([]DeadLetterRow, error) {
 	var ignored int64
 	return collect(ctx, s, "DeadLetterGet", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) },
-		partitionID, txID, text(group))
+		partitionID, txID, nullText(group))
 }
 
 // DeleteDeadLetters removes the dead letters of one message and reports how many there were.
 func (s *Store) DeleteDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	return s.countQuery(ctx, "DeadLetterDelete", partitionID, txID, text(group))
+	return s.countQuery(ctx, "DeadLetterDelete", partitionID, txID, nullText(group))
 }
 
 // RetryDeadLetters serves the message again to each group it was dead-lettered for and removes the
 // dead letters; it reports how many there were.
 func (s *Store) RetryDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	return s.countQuery(ctx, "DeadLetterRetry", partitionID, txID, text(group))
+	return s.countQuery(ctx, "DeadLetterRetry", partitionID, txID, nullText(group))
 }
 
 func (s *Store) countQuery(ctx context.Context, name string, args ...any) (int64, error) {

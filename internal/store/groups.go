@@ -90,7 +90,7 @@ func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]
 // DeleteGroup removes group's cursors on queue (every queue when queue is ""). Without deleteMetadata
 // the cursors restart at the recorded subscription point; with it, the next pop subscribes anew.
 func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMetadata bool) (cursors, metadata int64, err error) {
-	qn := pgtype.Text{String: queue, Valid: queue != ""}
+	qn := nullText(queue)
 	err = s.withTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, q("ConsumerGroupDeleteCursors"), group, qn, deleteMetadata).Scan(&cursors, &metadata); err != nil {
 			return err

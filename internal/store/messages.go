@@ -34,21 +34,12 @@ type MessageRow struct {
 
 // ListMessages lists messages newest first with their status for one consumer group.
 func (s *Store) ListMessages(ctx context.Context, p ListMessagesParams) ([]MessageRow, error) {
-	rows, err := s.pool.Query(ctx, q("MessageList"), nullText(p.Queue), nullText(p.Partition), p.Group,
-		nullText(p.Status), nullText(p.Namespace), nullText(p.Task), p.Limit, p.Offset)
-	if err != nil {
-		return nil, fmt.Errorf("store: list messages: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MessageRow, error) {
-		var x MessageRow
-		err := r.Scan(&x.ID, &x.TransactionID, &x.PartitionID, &x.Queue, &x.Partition, &x.Namespace, &x.Task,
+	return collect(ctx, s, "MessageList", func(r pgx.Rows) (x MessageRow, err error) {
+		err = r.Scan(&x.ID, &x.TransactionID, &x.PartitionID, &x.Queue, &x.Partition, &x.Namespace, &x.Task,
 			&x.TraceID, &x.ProducerSub, &x.Priority, &x.CreatedAt, &x.Status, &x.LeaseExpiresAt)
 		return x, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: list messages: %w", interpret(err))
-	}
-	return out, nil
+	}, nullText(p.Queue), nullText(p.Partition), p.Group, nullText(p.Status), nullText(p.Namespace),
+		nullText(p.Task), p.Limit, p.Offset)
 }
 
 // MessageDetail is one stored message with its queue configuration.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // QueueOptions is the full configuration of a queue (configure replaces all of it).
@@ -66,24 +65,13 @@ type ListQueuesParams struct {
 	Limit, Offset   int
 }
 
-func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
-
 // ListQueues lists queues newest first with their rolled-up counts.
 func (s *Store) ListQueues(ctx context.Context, p ListQueuesParams) ([]QueueSummary, error) {
-	rows, err := s.pool.Query(ctx, q("QueueList"), nullText(p.Namespace), nullText(p.Task), p.Limit, p.Offset)
-	if err != nil {
-		return nil, fmt.Errorf("store: list queues: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueueSummary, error) {
-		var x QueueSummary
-		err := r.Scan(&x.ID, &x.Name, &x.Namespace, &x.Task, &x.Priority, &x.CreatedAt, &x.Partitions, &x.Total,
+	return collect(ctx, s, "QueueList", func(r pgx.Rows) (x QueueSummary, err error) {
+		err = r.Scan(&x.ID, &x.Name, &x.Namespace, &x.Task, &x.Priority, &x.CreatedAt, &x.Partitions, &x.Total,
 			&x.Pending, &x.Processing, &x.Completed, &x.DeadLetter, &x.OldestPendingAt, &x.StatsAt, &x.TotalConsumed)
 		return x, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: list queues: %w", interpret(err))
-	}
-	return out, nil
+	}, nullText(p.Namespace), nullText(p.Task), p.Limit, p.Offset)
 }
 
 // QueueInfo is a queue's identity and configuration.
@@ -130,33 +118,19 @@ type PartitionCounts struct {
 
 // PartitionCounts counts the messages of each partition of a queue exactly.
 func (s *Store) PartitionCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionCounts, error) {
-	rows, err := s.pool.Query(ctx, q("PartitionCounts"), queueID)
-	if err != nil {
-		return nil, fmt.Errorf("store: partition counts: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PartitionCounts, error) {
-		var x PartitionCounts
-		err := r.Scan(&x.ID, &x.Name, &x.CreatedAt, &x.LastPushAt, &x.Total, &x.Consumed, &x.Processing, &x.DeadLetter,
+	return collect(ctx, s, "PartitionCounts", func(r pgx.Rows) (x PartitionCounts, err error) {
+		err = r.Scan(&x.ID, &x.Name, &x.CreatedAt, &x.LastPushAt, &x.Total, &x.Consumed, &x.Processing, &x.DeadLetter,
 			&x.DLQConsumed, &x.Oldest, &x.Newest, &x.OldestPending, &x.TotalConsumed, &x.LastConsumedAt)
 		return x, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: partition counts: %w", interpret(err))
-	}
-	return out, nil
+	}, queueID)
 }
 
 // QueueGroups names the consumer groups that exist on a queue.
 func (s *Store) QueueGroups(ctx context.Context, queue string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, q("QueueGroupList"), queue)
-	if err != nil {
-		return nil, fmt.Errorf("store: queue groups: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("store: queue groups: %w", interpret(err))
-	}
-	return out, nil
+	return collect(ctx, s, "QueueGroupList", func(r pgx.Rows) (g string, err error) {
+		err = r.Scan(&g)
+		return g, err
+	}, queue)
 }
 
 // QueueEncrypted reports whether a queue stores its payloads encrypted; ErrNotFound for no queue.
@@ -190,7 +164,7 @@ func (s *Store) QueuesByNamespaceTask(ctx context.Context, namespace, task strin
 	return collect(ctx, s, "QueueListByNamespaceTask", func(r pgx.Rows) (n string, err error) {
 		err = r.Scan(&n)
 		return n, err
-	}, text(namespace), text(task))
+	}, nullText(namespace), nullText(task))
 }
 
 // Backlog is a queue's capacity and how many messages it holds unconsumed.
@@ -201,42 +175,18 @@ type Backlog struct {
 
 // QueueBacklogs reports the backlog of those of queues that have a maxSize.
 func (s *Store) QueueBacklogs(ctx context.Context, queues []string) (map[string]Backlog, error) {
-	type row struct {
-		name string
-		b    Backlog
-	}
-	rows, err := collect(ctx, s, "QueueBacklog", func(r pgx.Rows) (x row, err error) {
+	return collectMap(ctx, s, "QueueBacklog", func(r pgx.Rows) (name string, b Backlog, err error) {
 		var max int32
-		err = r.Scan(&x.name, &max, &x.b.Pending)
-		x.b.MaxSize = int64(max)
-		return x, err
+		err = r.Scan(&name, &max, &b.Pending)
+		b.MaxSize = int64(max)
+		return name, b, err
 	}, queues)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]Backlog, len(rows))
-	for _, r := range rows {
-		out[r.name] = r.b
-	}
-	return out, nil
 }
 
 // QueueLimits returns the maxSize of each named queue that exists.
 func (s *Store) QueueLimits(ctx context.Context, queues []string) (map[string]int32, error) {
-	type row struct {
-		name string
-		max  int32
-	}
-	rows, err := collect(ctx, s, "QueueLimits", func(r pgx.Rows) (x row, err error) {
-		err = r.Scan(&x.name, &x.max)
-		return x, err
+	return collectMap(ctx, s, "QueueLimits", func(r pgx.Rows) (name string, max int32, err error) {
+		err = r.Scan(&name, &max)
+		return name, max, err
 	}, queues)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]int32, len(rows))
-	for _, r := range rows {
-		out[r.name] = r.max
-	}
-	return out, nil
 }

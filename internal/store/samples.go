@@ -40,21 +40,12 @@ func (s *Store) AddBrokerSample(ctx context.Context, b BrokerSample, keepDays in
 // BrokerSamples reads the samples between from and to, oldest first; hostname and brokerID filter
 // when not empty.
 func (s *Store) BrokerSamples(ctx context.Context, from, to time.Time, hostname, brokerID string) ([]BrokerSample, error) {
-	rows, err := s.pool.Query(ctx, q("BrokerSampleList"), from, to, nullText(hostname), nullText(brokerID))
-	if err != nil {
-		return nil, fmt.Errorf("store: broker samples: %w", interpret(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (BrokerSample, error) {
-		var b BrokerSample
-		err := r.Scan(&b.At, &b.BrokerID, &b.Hostname, &b.Port, &b.PID, &b.CPUUserPct, &b.CPUSysPct, &b.RSSMB,
+	return collect(ctx, s, "BrokerSampleList", func(r pgx.Rows) (b BrokerSample, err error) {
+		err = r.Scan(&b.At, &b.BrokerID, &b.Hostname, &b.Port, &b.PID, &b.CPUUserPct, &b.CPUSysPct, &b.RSSMB,
 			&b.Goroutines, &b.SchedLagAvgMs, &b.SchedLagMaxMs, &b.PoolSize, &b.PoolIdle, &b.PoolActive,
 			&b.PoolWaiting, &b.Parked, &b.ParkedByQueue)
 		return b, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: broker samples: %w", interpret(err))
-	}
-	return out, nil
+	}, from, to, nullText(hostname), nullText(brokerID))
 }
 
 // PoolSnapshot reports this broker's connection pool: its maximum size, idle and in-use connections,

@@ -9,22 +9,10 @@ import (
 
 // States reads shared flags of system_state in one round-trip (false for a flag never set).
 func (s *Store) States(ctx context.Context, keys ...string) (map[string]bool, error) {
-	type row struct {
-		key string
-		v   bool
-	}
-	rows, err := collect(ctx, s, "StateGet", func(r pgx.Rows) (x row, err error) {
-		err = r.Scan(&x.key, &x.v)
-		return x, err
+	return collectMap(ctx, s, "StateGet", func(r pgx.Rows) (key string, v bool, err error) {
+		err = r.Scan(&key, &v)
+		return key, v, err
 	}, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]bool, len(keys))
-	for _, r := range rows {
-		out[r.key] = r.v
-	}
-	return out, nil
 }
 
 // SetState writes a shared flag of system_state, seen by every broker on the database.

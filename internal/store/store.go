@@ -20,13 +20,8 @@ var queryFiles embed.FS
 // queries holds every named query of queries/*.sql, keyed by its `-- name:` header.
 var queries = pgschema.MustQueries(queryFiles, "queries")
 
-func q(name string) string {
-	s, ok := queries[name]
-	if !ok {
-		panic("store: unknown query " + name)
-	}
-	return s
-}
+// q is the named statement of queries/*.sql.
+var q = queries.Get
 
 // queryTracer, when set, traces every statement of the stores opened afterwards. Only this package's
 // tests set it (to check that every named query is exercised); unset, Open leaves the driver untraced.
@@ -198,8 +193,34 @@ func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Ro
 	return out, nil
 }
 
+// collectMap runs a named query whose rows are (key, value) pairs and returns them keyed.
+func collectMap[K comparable, V any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (K, V, error), args ...any) (map[K]V, error) {
+	type pair struct {
+		k K
+		v V
+	}
+	rows, err := collect(ctx, s, name, func(r pgx.Rows) (p pair, err error) {
+		p.k, p.v, err = scan(r)
+		return p, err
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[K]V, len(rows))
+	for _, p := range rows {
+		out[p.k] = p.v
+	}
+	return out, nil
+}
+
 // The driver's nullable types stay inside this package: rows carry plain Go values (nil = NULL), and
-// these convert the few that travel in array parameters.
+// these convert the parameters that may be NULL.
+
+// nullText is NULL for "", the SQL's "no filter".
+func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+// nullTime is NULL for the zero time, the SQL's "no bound".
+func nullTime(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()} }
 
 func pgUUID(u *uuid.UUID) pgtype.UUID {
 	if u == nil {

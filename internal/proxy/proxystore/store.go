@@ -25,13 +25,8 @@ var queryFiles embed.FS
 // queries holds every named query of queries/*.sql, keyed by its `-- name:` header.
 var queries = pgschema.MustQueries(queryFiles, "queries")
 
-func q(name string) string {
-	s, ok := queries[name]
-	if !ok {
-		panic("proxystore: unknown query " + name)
-	}
-	return s
-}
+// q is the named statement of queries/*.sql.
+var q = queries.Get
 
 // Sentinel errors; every driver error is translated by interpret.
 var (
@@ -319,16 +314,21 @@ func (s *Store) ActiveKey(ctx context.Context, clusterID int64, hash []byte) (Cr
 
 // RevokeKey revokes a key; it takes effect on the next request.
 func (s *Store) RevokeKey(ctx context.Context, id string) error {
+	return s.revoke(ctx, q("RevokeKey"), "key", id)
+}
+
+// revoke runs a statement that revokes the credential (what: key or session) with this id.
+func (s *Store) revoke(ctx context.Context, stmt, what, id string) error {
 	uid, err := uuid.Parse(id)
 	if err != nil {
-		return fmt.Errorf("proxystore: key id %q: %w", id, ErrInvalid)
+		return fmt.Errorf("proxystore: %s id %q: %w", what, id, ErrInvalid)
 	}
-	tag, err := s.pool.Exec(ctx, q("RevokeKey"), uid)
+	tag, err := s.pool.Exec(ctx, stmt, uid)
 	if err != nil {
-		return fmt.Errorf("proxystore: revoke key %s: %w", id, interpret(err))
+		return fmt.Errorf("proxystore: revoke %s %s: %w", what, id, interpret(err))
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("proxystore: key %s: %w", id, ErrNotFound)
+		return fmt.Errorf("proxystore: %s %s: %w", what, id, ErrNotFound)
 	}
 	return nil
 }
@@ -360,18 +360,7 @@ func (s *Store) ActiveSession(ctx context.Context, clusterID int64, hash []byte,
 
 // RevokeSession invalidates a session at once.
 func (s *Store) RevokeSession(ctx context.Context, id string) error {
-	uid, err := uuid.Parse(id)
-	if err != nil {
-		return fmt.Errorf("proxystore: session id %q: %w", id, ErrInvalid)
-	}
-	tag, err := s.pool.Exec(ctx, q("RevokeSession"), uid)
-	if err != nil {
-		return fmt.Errorf("proxystore: revoke session %s: %w", id, interpret(err))
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("proxystore: session %s: %w", id, ErrNotFound)
-	}
-	return nil
+	return s.revoke(ctx, q("RevokeSession"), "session", id)
 }
 
 // Month is the usage period key of t (UTC, YYYY-MM).
