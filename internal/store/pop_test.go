@@ -42,7 +42,17 @@ func TestPop(t *testing.T) {
 		require.Equal(t, p, got[0].PartitionID)
 		require.JSONEq(t, `{"tx":"a"}`, string(got[0].Payload))
 		require.Equal(t, lease, scalar[uuid.UUID](t, st, `SELECT lease_id FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g))
-		require.True(t, scalar[bool](t, st, `SELECT lease_expires_at > now() + interval '50 seconds' FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g))
+		leaseSeconds := func(p uuid.UUID) float64 {
+			return scalar[float64](t, st, `SELECT extract(epoch FROM lease_expires_at - last_claimed_at)::float8 FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g)
+		}
+		require.Equal(t, 300.0, leaseSeconds(p), "an auto-created queue's lease time")
+		for lt, want := range map[int32]float64{30: 30, 0: 60} { // no lease time: 60 seconds
+			q := uniq("pop-lease")
+			p := configure(t, st, q, store.QueueOptions{LeaseTime: lt})
+			push(t, st, p, "a")
+			pop(t, st, q, g, "", 1)
+			require.Equal(t, want, leaseSeconds(p), "lease time %d", lt)
+		}
 		// Leased: nothing more for the same group; another (subscribed) group reads the partition
 		// independently.
 		again, _ := pop(t, st, q, g, "", 10)

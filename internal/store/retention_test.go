@@ -73,7 +73,7 @@ func TestRetention(t *testing.T) {
 
 	t.Run("RetentionDeleteCompleted", func(t *testing.T) {
 		name := uniq("completed")
-		p := configure(t, st, name, store.QueueOptions{RetentionEnabled: true, CompletedRetentionSeconds: 60})
+		p := configure(t, st, name, store.QueueOptions{RetentionEnabled: true, CompletedRetentionSeconds: 3600})
 		p2 := partition(t, st, name, "other")
 		push(t, st, p, "1", "2", "3")
 		push(t, st, p2, "x")
@@ -83,7 +83,7 @@ func TestRetention(t *testing.T) {
 		ackDone(t, st, p2, store.QueueMode, "x")
 		res := run(t, store.RetentionParams{Now: time.Now()})
 		require.Zero(t, res.Completed[name], "not old enough yet")
-		res = run(t, store.RetentionParams{Now: time.Now().Add(time.Hour)})
+		res = run(t, store.RetentionParams{Now: time.Now().Add(2 * time.Hour)})
 		require.Equal(t, int64(1), res.Completed[name])
 		require.Equal(t, []string{"2", "3"}, left(t, p))
 		require.Equal(t, []string{"x"}, left(t, p2))
