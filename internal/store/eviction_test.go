@@ -13,7 +13,7 @@ import (
 // maxWaitTimeSeconds become dead letters of the groups still waiting for them.
 func TestEviction(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := schemaStore(t)
 	ctx := t.Context()
 	const key = 737003
 

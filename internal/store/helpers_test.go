@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,19 +19,28 @@ import (
 // queues, groups and partitions of their own (uniq), so they run in parallel.
 func sharedStore(t *testing.T) *store.Store {
 	t.Helper()
-	return openStore(t, testenv.SharedDatabase(t, "store"))
+	return openStore(t, testenv.SharedDatabase(t, "store"), "")
 }
 
-// newStore opens a store on a fresh database of its own, for tests whose queries read or change the
-// whole database (global listings and totals, the background passes).
+// schemaStore opens a store on a schema of its own in the shared database, for tests whose queries
+// read or change every queue (global listings and totals, retention and eviction passes): the broker's
+// statements only see their own schema.
+func schemaStore(t *testing.T) *store.Store {
+	t.Helper()
+	return openStore(t, testenv.SharedDatabase(t, "store"), strings.ReplaceAll("t_"+uuid.NewString(), "-", ""))
+}
+
+// newStore opens a store on a fresh database of its own, for tests of what a schema does not
+// separate: the background jobs' advisory locks are the database's.
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	return openStore(t, testenv.NewDatabase(t))
+	return openStore(t, testenv.NewDatabase(t), "")
 }
 
-func openStore(t *testing.T, url string) *store.Store {
+// openStore opens a store on url in schema ("" = the default one), closed at the test's end.
+func openStore(t *testing.T, url, schema string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), store.Options{URL: url, PoolSize: 4})
+	st, err := store.Open(t.Context(), store.Options{URL: url, Schema: schema, PoolSize: 4})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	return st
@@ -174,4 +184,15 @@ func pending(t *testing.T, st *store.Store, pid uuid.UUID) []string {
 	}
 	require.NoError(t, rows.Err())
 	return out
+}
+
+// refreshStats runs the stats refresh until it is this store's turn: the job's advisory lock is the
+// database's, and another test's store may hold it for its own pass.
+func refreshStats(t *testing.T, st *store.Store) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		ran, err := st.RefreshQueueStats(context.Background())
+		require.NoError(t, err)
+		return ran
+	}, 10*time.Second, time.Millisecond)
 }

@@ -43,9 +43,7 @@ func wholePackageRan() bool {
 // uses or a name the code uses that no .sql file defines (style rule 3).
 func TestQueries(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
+	st := sharedStore(t)
 
 	var src strings.Builder
 	files, err := filepath.Glob("*.go")

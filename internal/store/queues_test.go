@@ -14,7 +14,7 @@ import (
 // counts.
 func TestQueues(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := schemaStore(t)
 	ctx := t.Context()
 
 	t.Run("QueueAnyEncrypted", func(t *testing.T) {
@@ -178,8 +178,7 @@ func TestQueues(t *testing.T) {
 		require.Equal(t, int64(1), o.TotalConsumed, "read live")
 		require.Zero(t, o.Total, "counts wait for the stats refresh")
 		require.Nil(t, o.StatsAt)
-		_, err = st.RefreshQueueStats(ctx)
-		require.NoError(t, err)
+		refreshStats(t, st)
 		got, err = st.ListQueues(ctx, store.ListQueuesParams{Namespace: ns, Task: "t", Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, got, 1)

@@ -13,7 +13,7 @@ import (
 // TestRetention covers queries/retention.sql: one retention pass, each rule driven by the pass's Now.
 func TestRetention(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := schemaStore(t)
 	ctx := t.Context()
 
 	run := func(t *testing.T, p store.RetentionParams) store.RetentionResult {

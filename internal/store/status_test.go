@@ -8,11 +8,11 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// TestStatus covers queries/status.sql: the live lease and dead-letter summaries. They are global, so
-// this test's database holds only what it sets up.
+// TestStatus covers queries/status.sql: the live lease and dead-letter summaries. They count the whole
+// schema, so this test has one of its own.
 func TestStatus(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := schemaStore(t)
 	ctx := t.Context()
 
 	t.Run("LeaseSummary+DeadLetterTotals+DeadLetterTopErrors", func(t *testing.T) {

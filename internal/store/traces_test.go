@@ -11,10 +11,10 @@ import (
 )
 
 // TestTraces covers queries/traces.sql: trace events on messages and their names. The name listings
-// are global, so this test's database holds only what it records.
+// cover the whole schema, so this test has one of its own.
 func TestTraces(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := schemaStore(t)
 	ctx := t.Context()
 	name := uniq("traces")
 	p := partition(t, st, name, "Default")
