@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -195,4 +196,15 @@ func refreshStats(t *testing.T, st *store.Store) {
 		require.NoError(t, err)
 		return ran
 	}, 10*time.Second, time.Millisecond)
+}
+
+// only keeps the names of got that are in want, in got's order (for listings of a shared database).
+func only(got, want []string) []string {
+	var out []string
+	for _, g := range got {
+		if slices.Contains(want, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }

@@ -231,16 +231,3 @@ func TestQueues(t *testing.T) {
 	})
 
 }
-
-// only keeps the names of got that are in want, in got's order (for listings over a shared database).
-func only(got, want []string) []string {
-	var out []string
-	for _, g := range got {
-		for _, w := range want {
-			if g == w {
-				out = append(out, g)
-			}
-		}
-	}
-	return out
-}
