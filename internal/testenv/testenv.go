@@ -1,6 +1,7 @@
-// Package testenv gives tests an isolated PostgreSQL database each: either on
-// the server named by QUEEN_TEST_DATABASE_URL or on one private cluster
-// started lazily per test binary.
+// Package testenv gives tests an isolated PostgreSQL database each (or one
+// shared by the tests that ask for the same key): either on the server named by
+// QUEEN_TEST_DATABASE_URL or on one private cluster started lazily per test
+// binary.
 package testenv
 
 import (
