@@ -12,11 +12,6 @@ type EncryptionConfig struct {
 	keyText string
 }
 
-var encryptionVars = []Var{
-	{"QUEEN_ENCRYPTION_KEY", "", "64 hex characters (AES-256-GCM key) for queues with encryptionEnabled; a malformed value is a startup error", true,
-		strVar(func(c *Config) *string { return &c.Encryption.keyText })},
-}
-
 func (c *Config) validateEncryption() error {
 	k, err := crypto.ParseKey(c.Encryption.keyText)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -324,10 +325,26 @@ func (a *app) configCmd() *cobra.Command {
 	sf.BoolVar(&set.Insecure, "insecure", false, "skip TLS verification for this context")
 	sf.StringVar(&set.ProxyServer, "proxy-server", "", "queen-proxy URL for 'queenctl proxy' commands")
 	sf.StringVar(&set.ProxyTokenRef, "proxy-token-ref", "", "queen-proxy admin token reference (same forms as --token-ref)")
-	use := &cobra.Command{
-		Use:               "use-context NAME",
-		Short:             "Make a context current",
-		Example:           `  queenctl config use-context prod`,
+	use := a.contextCmd("use-context NAME", "Make a context current", `  queenctl config use-context prod`,
+		func(cf *configFile, name string) { cf.CurrentContext = name })
+	del := a.contextCmd("delete-context NAME", "Remove a context", `  queenctl config delete-context old`,
+		func(cf *configFile, name string) {
+			cf.Contexts = slices.DeleteFunc(cf.Contexts, func(c contextSpec) bool { return c.Name == name })
+			if cf.CurrentContext == name {
+				cf.CurrentContext = ""
+			}
+		})
+	cmd.AddCommand(viewCmd, current, list, setCmd, use, del)
+	return cmd
+}
+
+// contextCmd is a config command that changes one named context of the file: load, refuse an
+// unknown name (exit 5), edit, save.
+func (a *app) contextCmd(use, short, example string, edit func(cf *configFile, name string)) *cobra.Command {
+	return &cobra.Command{
+		Use:               use,
+		Short:             short,
+		Example:           example,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeContexts,
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -338,42 +355,10 @@ func (a *app) configCmd() *cobra.Command {
 			if cf.find(args[0]) == nil {
 				return &exitError{code: ExitNotFound, err: fmt.Errorf("context %q not found", args[0])}
 			}
-			cf.CurrentContext = args[0]
+			edit(cf, args[0])
 			return cf.save()
 		},
 	}
-	del := &cobra.Command{
-		Use:               "delete-context NAME",
-		Short:             "Remove a context",
-		Example:           `  queenctl config delete-context old`,
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: a.completeContexts,
-		RunE: func(_ *cobra.Command, args []string) error {
-			cf, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			out := cf.Contexts[:0]
-			found := false
-			for _, c := range cf.Contexts {
-				if c.Name == args[0] {
-					found = true
-					continue
-				}
-				out = append(out, c)
-			}
-			if !found {
-				return &exitError{code: ExitNotFound, err: fmt.Errorf("context %q not found", args[0])}
-			}
-			cf.Contexts = out
-			if cf.CurrentContext == args[0] {
-				cf.CurrentContext = ""
-			}
-			return cf.save()
-		},
-	}
-	cmd.AddCommand(viewCmd, current, list, setCmd, use, del)
-	return cmd
 }
 
 func refKind(ref string) string {

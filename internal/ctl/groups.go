@@ -38,16 +38,8 @@ func (a *app) groupsCmd() *cobra.Command {
 		Example: "  queenctl groups list -o wide\n  queenctl groups list --watch",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			return a.watch(cmd.Context(), w, func(ctx context.Context) error {
-				gs, err := c.ConsumerGroups(ctx)
-				if err != nil {
-					return err
-				}
-				return a.print(view{data: gs, columns: groupColumns, name: func(r map[string]any) string { return "cg/" + str(r["name"]) }})
+			return a.showWatched(cmd.Context(), w, view{columns: groupColumns, name: func(r map[string]any) string { return "cg/" + str(r["name"]) }}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.ConsumerGroups(ctx)
 			})
 		},
 	}
@@ -239,19 +231,11 @@ func (a *app) lagCmd() *cobra.Command {
 			if minSecs < 0 {
 				return usageErr("--min-seconds must not be negative")
 			}
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			return a.watch(cmd.Context(), w, func(ctx context.Context) error {
-				l, err := c.LaggingPartitions(ctx, time.Duration(minSecs)*time.Second)
-				if err != nil {
-					return err
-				}
-				return a.print(view{data: l, columns: lagColumns,
-					name: func(r map[string]any) string {
-						return str(r["consumer_group"]) + "/" + str(r["queue_name"]) + "/" + str(r["partition_name"])
-					}})
+			return a.showWatched(cmd.Context(), w, view{columns: lagColumns,
+				name: func(r map[string]any) string {
+					return str(r["consumer_group"]) + "/" + str(r["queue_name"]) + "/" + str(r["partition_name"])
+				}}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.LaggingPartitions(ctx, time.Duration(minSecs)*time.Second)
 			})
 		},
 	}

@@ -36,16 +36,8 @@ func (a *app) messagesCmd() *cobra.Command {
   queenctl messages list --queue orders -o jsonpath='{.messages[*].transactionId}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			return a.watch(cmd.Context(), w, func(ctx context.Context) error {
-				raw, err := c.Messages(ctx, f)
-				if err != nil {
-					return err
-				}
-				return a.print(view{data: raw, items: "messages", columns: messageColumns, name: msgName})
+			return a.showWatched(cmd.Context(), w, view{items: "messages", columns: messageColumns, name: msgName}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Messages(ctx, f)
 			})
 		},
 	}
@@ -64,15 +56,9 @@ func (a *app) messagesCmd() *cobra.Command {
 		Example: "  queenctl messages get 3f2e… 0a1b…\n  queenctl messages get 3f2e… 0a1b… -o jsonpath='{.payload}'",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			raw, err := c.Message(cmd.Context(), args[0], args[1])
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: raw, columns: append(messageColumns[:5:5], column{"DATA", "payload", false}), name: msgName})
+			return a.show(cmd.Context(), view{columns: append(messageColumns[:5:5], column{"DATA", "payload", false}), name: msgName}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Message(ctx, args[0], args[1])
+			})
 		},
 	}
 	var yes bool
@@ -86,15 +72,9 @@ func (a *app) messagesCmd() *cobra.Command {
 			if err := a.confirm(yes, "delete message "+args[1]); err != nil {
 				return err
 			}
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			raw, err := c.DeleteMessage(cmd.Context(), args[0], args[1])
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: raw, columns: []column{{"TX", "transactionId", false}, {"PARTITIONID", "partitionId", false}, {"SUCCESS", "success", false}}, name: msgName})
+			return a.show(cmd.Context(), view{columns: []column{{"TX", "transactionId", false}, {"PARTITIONID", "partitionId", false}, {"SUCCESS", "success", false}}, name: msgName}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.DeleteMessage(ctx, args[0], args[1])
+			})
 		},
 	}
 	del.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
@@ -115,15 +95,9 @@ var traceColumns = []column{{"AT", "created_at", false}, {"EVENT", "event_type",
 	{"DATA", "data", false}, {"TX", "transaction_id", true}, {"PARTITION", "partition_name", true}, {"CG", "consumer_group", true}}
 
 func (a *app) messageTraces(ctx context.Context, pid, tx string) error {
-	c, err := a.conn()
-	if err != nil {
-		return err
-	}
-	raw, err := c.MessageTraces(ctx, pid, tx)
-	if err != nil {
-		return err
-	}
-	return a.print(view{data: raw, items: "traces", columns: traceColumns, name: func(r map[string]any) string { return str(r["id"]) }})
+	return a.show(ctx, view{items: "traces", columns: traceColumns, name: func(r map[string]any) string { return str(r["id"]) }}, func(ctx context.Context, c *client.Client) (any, error) {
+		return c.MessageTraces(ctx, pid, tx)
+	})
 }
 
 // ---- dead letters ----
@@ -212,15 +186,9 @@ func (a *app) dlqCmd() *cobra.Command {
 		Example: "  queenctl dlq get 3f2e… 0a1b… -o yaml",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			m, err := c.DLQMessage(cmd.Context(), args[0], args[1])
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: m, columns: append(dlqColumns[:7:7], column{"DATA", "data", false}), name: msgName})
+			return a.show(cmd.Context(), view{columns: append(dlqColumns[:7:7], column{"DATA", "data", false}), name: msgName}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.DLQMessage(ctx, args[0], args[1])
+			})
 		},
 	}
 	cmd.AddCommand(list, get,

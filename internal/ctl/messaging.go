@@ -65,7 +65,11 @@ func (f *popFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.since, "since", "", "a new consumer group starts after this time (10m ago, RFC 3339, …)")
 }
 
-func (f *popFlags) queue(c *client.Client, args []string) (*client.Queue, error) {
+func (f *popFlags) queue(a *app, args []string) (*client.Queue, error) {
+	c, err := a.conn()
+	if err != nil {
+		return nil, err
+	}
 	var q *client.Queue
 	switch {
 	case len(args) == 1:
@@ -118,11 +122,7 @@ object per message (NDJSON) unless -o says otherwise.`,
 			if f.limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			q, err := f.queue(c, args)
+			q, err := f.queue(a, args)
 			if err != nil {
 				return err
 			}
@@ -160,11 +160,7 @@ their payloads. Nothing is leased or acknowledged.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			info, err := c.Queue(args[0]).Info(cmd.Context())
+			c, info, err := a.queueInfo(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -472,11 +468,7 @@ drained; with -f it waits for new messages until interrupted or --max-messages.`
 			if !cmd.Flags().Changed("cg") {
 				f.group = "queenctl-tail"
 			}
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			q, err := f.queue(c, args)
+			q, err := f.queue(a, args)
 			if err != nil {
 				return err
 			}

@@ -50,18 +50,11 @@ func (a *app) queuesListCmd() *cobra.Command {
   queenctl queues list --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			return a.watch(cmd.Context(), w, func(ctx context.Context) error {
-				qs, err := c.Queues(ctx)
-				if err != nil {
-					return err
-				}
-				out := filterQueues(qs, ns, task)
-				return a.print(view{data: out, columns: queueColumns, name: func(r map[string]any) string { return "queue/" + str(r["name"]) }})
-			})
+			return a.showWatched(cmd.Context(), w, view{columns: queueColumns, name: func(r map[string]any) string { return "queue/" + str(r["name"]) }},
+				func(ctx context.Context, c *client.Client) (any, error) {
+					qs, err := c.Queues(ctx)
+					return filterQueues(qs, ns, task), err
+				})
 		},
 	}
 	cmd.Flags().StringVar(&ns, "namespace", "", "only queues of this namespace")
@@ -78,11 +71,7 @@ func (a *app) queuesGetCmd() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			d, err := c.Queue(args[0]).Info(cmd.Context())
+			_, d, err := a.queueInfo(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -91,6 +80,17 @@ func (a *app) queuesGetCmd() *cobra.Command {
 			return a.print(view{data: d, columns: queueColumns, name: func(map[string]any) string { return "queue/" + d.Name }}.withRows(row))
 		},
 	}
+}
+
+// queueInfo connects and reads one queue's details: the start of the commands that show a queue
+// or work from its counts.
+func (a *app) queueInfo(ctx context.Context, name string) (*client.Client, client.QueueDetail, error) {
+	c, err := a.conn()
+	if err != nil {
+		return nil, client.QueueDetail{}, err
+	}
+	d, err := c.Queue(name).Info(ctx)
+	return c, d, err
 }
 
 // withRows makes table, name and ndjson output use rows while json and yaml print data.
@@ -503,19 +503,18 @@ func (a *app) partitionsCmd() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			d, err := c.Queue(args[0]).Info(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: d.Partitions, columns: []column{{"PARTITION", "name", false},
+			return a.show(cmd.Context(), view{columns: []column{{"PARTITION", "name", false},
 				{"PENDING", "stats.pending", false}, {"PROCESSING", "stats.processing", false},
 				{"COMPLETED", "stats.completed", false}, {"DLQ", "stats.deadLetter", false}, {"TOTAL", "stats.total", false},
 				{"ID", "id", true}, {"CREATED", "createdAt", true}},
-				name: func(r map[string]any) string { return "partition/" + str(r["name"]) }})
+				name: func(r map[string]any) string { return "partition/" + str(r["name"]) }},
+				func(ctx context.Context, c *client.Client) (any, error) {
+					d, err := c.Queue(args[0]).Info(ctx)
+					if err != nil {
+						return nil, err
+					}
+					return d.Partitions, nil
+				})
 		},
 	}
 	cmd.AddCommand(list)

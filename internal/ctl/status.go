@@ -101,15 +101,9 @@ func (a *app) analyticsCmd() *cobra.Command {
 				if queue != "" {
 					v.Set("queue", queue)
 				}
-				c, err := a.conn()
-				if err != nil {
-					return err
-				}
-				raw, err := c.GetRaw(cmd.Context(), r.path, v)
-				if err != nil {
-					return err
-				}
-				return a.print(view{data: raw})
+				return a.show(cmd.Context(), view{}, func(ctx context.Context, c *client.Client) (any, error) {
+					return c.GetRaw(ctx, r.path, v)
+				})
 			},
 		}
 		sub.Flags().StringVar(&from, "from", "", "start of the window (1h ago, RFC 3339, …)")
@@ -182,17 +176,11 @@ func (a *app) tracesCmd() *cobra.Command {
 		Example: "  queenctl traces names --limit 20",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			raw, err := c.TraceNames(cmd.Context(), limit, offset)
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: raw, items: "trace_names", columns: []column{{"NAME", "trace_name", false},
+			return a.show(cmd.Context(), view{items: "trace_names", columns: []column{{"NAME", "trace_name", false},
 				{"EVENTS", "trace_count", false}, {"MESSAGES", "message_count", false}, {"LAST", "last_seen", false}},
-				name: func(r map[string]any) string { return str(r["trace_name"]) }})
+				name: func(r map[string]any) string { return str(r["trace_name"]) }}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.TraceNames(ctx, limit, offset)
+			})
 		},
 	}
 	names.Flags().IntVar(&limit, "limit", 100, "page size")
@@ -204,15 +192,9 @@ func (a *app) tracesCmd() *cobra.Command {
 		Example: "  queenctl traces by-name checkout-42 -o wide",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			raw, err := c.TracesByName(cmd.Context(), args[0], blimit, boffset)
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: raw, items: "traces", columns: traceColumns, name: func(r map[string]any) string { return str(r["id"]) }})
+			return a.show(cmd.Context(), view{items: "traces", columns: traceColumns, name: func(r map[string]any) string { return str(r["id"]) }}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.TracesByName(ctx, args[0], blimit, boffset)
+			})
 		},
 	}
 	byName.Flags().IntVar(&blimit, "limit", 100, "page size")

@@ -1,11 +1,14 @@
 package ctl
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/spf13/cobra"
+
+	"github.com/queen-go/queen/client"
 )
 
 // The streams routes (/streams/v1/*, spec streams.md §3) are called through client.Do: the typed
@@ -33,17 +36,12 @@ hash is refused with 409 (exit 1) unless --reset, which wipes the query's state.
 			if name == "" || source == "" || hash == "" {
 				return usageErr("--name, --source and --config-hash are required")
 			}
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			raw, err := c.Do(cmd.Context(), http.MethodPost, "/streams/v1/queries", nil,
-				map[string]any{"name": name, "source_queue": source, "sink_queue": sink, "config_hash": hash, "reset": reset})
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: raw, columns: []column{{"QUERY-ID", "query_id", false}, {"NAME", "name", false},
-				{"FRESH", "fresh", false}, {"RESET", "reset", false}}, name: func(r map[string]any) string { return str(r["query_id"]) }})
+			body := map[string]any{"name": name, "source_queue": source, "sink_queue": sink, "config_hash": hash, "reset": reset}
+			return a.show(cmd.Context(), view{columns: []column{{"QUERY-ID", "query_id", false}, {"NAME", "name", false},
+				{"FRESH", "fresh", false}, {"RESET", "reset", false}}, name: func(r map[string]any) string { return str(r["query_id"]) }},
+				func(ctx context.Context, c *client.Client) (any, error) {
+					return c.Do(ctx, http.MethodPost, "/streams/v1/queries", nil, body)
+				})
 		},
 	}
 	rf := reg.Flags()
@@ -72,16 +70,11 @@ hash is refused with 409 (exit 1) unless --reset, which wipes the query's state.
 			if cmd.Flags().Changed("ripe-before") {
 				body["ripe_at_or_before"] = ripe
 			}
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
-			raw, err := c.Do(cmd.Context(), http.MethodPost, "/streams/v1/state/get", nil, body)
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: raw, items: "rows", columns: []column{{"KEY", "key", false}, {"VALUE", "value", false},
-				{"UPDATED", "updated_at", false}}, name: func(r map[string]any) string { return str(r["key"]) }})
+			return a.show(cmd.Context(), view{items: "rows", columns: []column{{"KEY", "key", false}, {"VALUE", "value", false},
+				{"UPDATED", "updated_at", false}}, name: func(r map[string]any) string { return str(r["key"]) }},
+				func(ctx context.Context, c *client.Client) (any, error) {
+					return c.Do(ctx, http.MethodPost, "/streams/v1/state/get", nil, body)
+				})
 		},
 	}
 	state.Flags().StringArrayVar(&keys, "key", nil, "exact key (repeatable)")

@@ -1,11 +1,14 @@
 package ctl
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/queen-go/queen/client"
 )
 
 func (a *app) maintenanceCmd() *cobra.Command {
@@ -33,22 +36,14 @@ func (a *app) maintenanceCmd() *cobra.Command {
 		Example: "  queenctl maintenance get -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.conn()
-			if err != nil {
-				return err
-			}
 			if pop {
-				s, err := c.PopMaintenance(cmd.Context())
-				if err != nil {
-					return err
-				}
-				return a.print(view{data: s, columns: popCols})
+				return a.show(cmd.Context(), view{columns: popCols}, func(ctx context.Context, c *client.Client) (any, error) {
+					return c.PopMaintenance(ctx)
+				})
 			}
-			s, err := c.Maintenance(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.print(view{data: s, columns: cols})
+			return a.show(cmd.Context(), view{columns: cols}, func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Maintenance(ctx)
+			})
 		},
 	}
 	set := func(on bool) *cobra.Command {
@@ -72,22 +67,14 @@ func (a *app) maintenanceCmd() *cobra.Command {
 						return err
 					}
 				}
-				cl, err := a.conn()
-				if err != nil {
-					return err
-				}
 				if pop {
-					s, err := cl.SetPopMaintenance(cmd.Context(), on)
-					if err != nil {
-						return err
-					}
-					return a.print(view{data: s, columns: popCols})
+					return a.show(cmd.Context(), view{columns: popCols}, func(ctx context.Context, c *client.Client) (any, error) {
+						return c.SetPopMaintenance(ctx, on)
+					})
 				}
-				s, err := cl.SetMaintenance(cmd.Context(), on)
-				if err != nil {
-					return err
-				}
-				return a.print(view{data: s, columns: setCols})
+				return a.show(cmd.Context(), view{columns: setCols}, func(ctx context.Context, c *client.Client) (any, error) {
+					return c.SetMaintenance(ctx, on)
+				})
 			},
 		}
 		if on {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/queen-go/queen/client"
 )
 
 // watchFlags add --watch to a listing: it is printed again every --interval until interrupted (or
@@ -48,4 +50,30 @@ func (a *app) watch(ctx context.Context, w watchFlags, once func(context.Context
 		case <-t.C:
 		}
 	}
+}
+
+// fetch is the broker call of a command: what it returns is printed through the command's view.
+type fetch func(ctx context.Context, c *client.Client) (any, error)
+
+// show is the body of a command that reads or changes one thing on the broker: connect, call,
+// print the answer through v (its columns and names; the data is the answer).
+func (a *app) show(ctx context.Context, v view, call fetch) error {
+	return a.showWatched(ctx, watchFlags{}, v, call)
+}
+
+// showWatched is show under --watch: one connection, the call and the print repeated every
+// --interval.
+func (a *app) showWatched(ctx context.Context, w watchFlags, v view, call fetch) error {
+	c, err := a.conn()
+	if err != nil {
+		return err
+	}
+	return a.watch(ctx, w, func(ctx context.Context) error {
+		data, err := call(ctx, c)
+		if err != nil {
+			return err
+		}
+		v.data = data
+		return a.print(v)
+	})
 }

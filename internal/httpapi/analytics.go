@@ -1,58 +1,25 @@
 package httpapi
 
 import (
-	"net/http"
-	"time"
+	"context"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleStatusAnalytics(w http.ResponseWriter, r *http.Request) error {
-	from, to, err := timeRange(r, 24*time.Hour)
-	if err != nil {
-		return err
-	}
-	rep, err := s.eng.Ingest(r.Context(), from, to, r.URL.Query().Get("queue"), r.URL.Query().Get("interval"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rep)
-	return nil
+// The analytics series. Each runs through series (handler.go), which reads the window and the filters.
+
+func (s *Server) handleStatusAnalytics(ctx context.Context, f readFilter) (*engine.IngestReport, error) {
+	return s.eng.Ingest(ctx, f.From, f.To, f.Queue, f.Interval)
 }
 
-func (s *Server) handleQueueLag(w http.ResponseWriter, r *http.Request) error {
-	from, to, err := timeRange(r, time.Hour)
-	if err != nil {
-		return err
-	}
-	pts, err := s.eng.QueueLag(r.Context(), from, to, r.URL.Query().Get("queue"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, pts)
-	return nil
+func (s *Server) handleQueueLag(ctx context.Context, f readFilter) ([]engine.LagPoint, error) {
+	return s.eng.QueueLag(ctx, f.From, f.To, f.Queue)
 }
 
-func (s *Server) handleQueueOps(w http.ResponseWriter, r *http.Request) error {
-	from, to, err := timeRange(r, time.Hour)
-	if err != nil {
-		return err
-	}
-	rep, err := s.eng.QueueOps(r.Context(), from, to, r.URL.Query().Get("queue"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rep)
-	return nil
+func (s *Server) handleQueueOps(ctx context.Context, f readFilter) (*engine.QueueOpsReport, error) {
+	return s.eng.QueueOps(ctx, f.From, f.To, f.Queue)
 }
 
-func (s *Server) handleRetentionAnalytics(w http.ResponseWriter, r *http.Request) error {
-	from, to, err := timeRange(r, 24*time.Hour)
-	if err != nil {
-		return err
-	}
-	rep, err := s.eng.Retention(r.Context(), from, to)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rep)
-	return nil
+func (s *Server) handleRetentionAnalytics(ctx context.Context, f readFilter) (*engine.RetentionReport, error) {
+	return s.eng.Retention(ctx, f.From, f.To)
 }

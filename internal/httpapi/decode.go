@@ -86,6 +86,53 @@ func optString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// rawArray splits a body field that must be a JSON array into its elements; anything else (absent,
+// null, not an array) is a 400 with the text missing.
+func rawArray(raw json.RawMessage, missing string) ([]json.RawMessage, error) {
+	var elems []json.RawMessage
+	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		return nil, badRequest(missing)
+	}
+	return elems, nil
+}
+
+// decodeElement decodes element i of the body's array named array into v; it must be an object.
+func decodeElement(raw json.RawMessage, v any, array string, i int) error {
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, v) != nil {
+		return badRequest(fmt.Sprintf("bad body: %s[%d] must be an object", array, i))
+	}
+	return nil
+}
+
+// strField is a string field of a request body: its raw value, where the string goes, and the 400
+// text when it is not a string (or, for a required field, when it is absent or empty).
+type strField struct {
+	raw      json.RawMessage
+	dst      *string
+	bad      string
+	required bool
+}
+
+func optional(raw json.RawMessage, dst *string, bad string) strField {
+	return strField{raw, dst, bad, false}
+}
+
+func required(raw json.RawMessage, dst *string, bad string) strField {
+	return strField{raw, dst, bad, true}
+}
+
+// readStrings reads string fields in order (absent or null: ""); the first bad one is the error.
+func readStrings(fields ...strField) error {
+	for _, f := range fields {
+		v, ok := optString(f.raw)
+		if !ok || (f.required && v == "") {
+			return badRequest(f.bad)
+		}
+		*f.dst = v
+	}
+	return nil
+}
+
 // pathUUID reads a UUID path parameter. A value that is not a UUID cannot name anything, so it is
 // answered like an unknown one: a not-found error with the text missing.
 func pathUUID(r *http.Request, name, missing string) (uuid.UUID, error) {
@@ -117,16 +164,21 @@ func queryInt(r *http.Request, name string, def, lowest int) (int, error) {
 	return n, nil
 }
 
-// queryPage reads the limit (at least 1, defLimit when absent) and offset (at least 0) of a listing.
-func queryPage(r *http.Request, defLimit int) (limit, offset int, err error) {
-	if limit, err = queryInt(r, "limit", defLimit, 1); err != nil {
-		return 0, 0, err
+// pageOf reads the limit (at least 1, defLimit when absent) and offset (at least 0) of a listing.
+func pageOf(r *http.Request, defLimit int) (page, error) {
+	limit, err := queryInt(r, "limit", defLimit, 1)
+	if err != nil {
+		return page{}, err
 	}
-	if offset, err = queryInt(r, "offset", 0, 0); err != nil {
-		return 0, 0, err
+	offset, err := queryInt(r, "offset", 0, 0)
+	if err != nil {
+		return page{}, err
 	}
-	return limit, offset, nil
+	return page{limit, offset}, nil
 }
+
+// capped is the limit a listing queries with: at most 10 000 rows, whatever was asked.
+func (p page) capped() int { return min(p.Limit, 10_000) }
 
 // queryBool reads an optional boolean query parameter: true/1 and false/0.
 func queryBool(r *http.Request, name string) (bool, error) {

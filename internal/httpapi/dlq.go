@@ -1,81 +1,63 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
-	"net/http"
+
+	"github.com/google/uuid"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	f := engine.DLQFilter{Queue: q.Get("queue"), Group: q.Get("consumerGroup"), Partition: q.Get("partition")}
+func (s *Server) handleDLQList(q request) (*engine.DLQPage, error) {
+	rf := filterOf(q.Request)
+	f := engine.DLQFilter{Queue: rf.Queue, Group: rf.Group, Partition: rf.Partition}
 	var err error
-	if f.From, err = queryTime(r, "from"); err != nil {
-		return err
+	if f.From, err = queryTime(q.Request, "from"); err != nil {
+		return nil, err
 	}
-	if f.To, err = queryTime(r, "to"); err != nil {
-		return err
+	if f.To, err = queryTime(q.Request, "to"); err != nil {
+		return nil, err
 	}
-	if f.Limit, f.Offset, err = queryPage(r, 100); err != nil {
-		return err
-	}
-	res, err := s.eng.ListDLQ(r.Context(), f)
+	pg, err := pageOf(q.Request, 100)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	f.Limit, f.Offset = pg.Limit, pg.Offset
+	return s.eng.ListDLQ(q.Context(), f)
 }
 
 // dlqAddress reads the (partitionId, transactionId) a DLQ row route names; a non-UUID partition id
 // cannot name anything.
-func dlqAddress(r *http.Request) (engine.DLQAddress, error) {
-	pid, tx := r.PathValue("partitionId"), r.PathValue("transactionId")
-	id, err := pathUUID(r, "partitionId", fmt.Sprintf("dead letter %s/%s not found", pid, tx))
+func dlqAddress(q request) (engine.DLQAddress, error) {
+	pid, tx := q.PathValue("partitionId"), q.PathValue("transactionId")
+	id, err := pathUUID(q.Request, "partitionId", fmt.Sprintf("dead letter %s/%s not found", pid, tx))
 	if err != nil {
 		return engine.DLQAddress{}, err
 	}
-	return engine.DLQAddress{PartitionID: id, TransactionID: tx, Group: r.URL.Query().Get("consumerGroup")}, nil
+	return engine.DLQAddress{PartitionID: id, TransactionID: tx, Group: q.URL.Query().Get("consumerGroup")}, nil
 }
 
-func (s *Server) handleDLQGet(w http.ResponseWriter, r *http.Request) error {
-	a, err := dlqAddress(r)
+func (s *Server) handleDLQGet(q request) (*engine.DeadLetter, error) {
+	a, err := dlqAddress(q)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := s.eng.GetDLQ(r.Context(), a.PartitionID, a.TransactionID, a.Group)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.GetDLQ(q.Context(), a.PartitionID, a.TransactionID, a.Group)
 }
 
-func (s *Server) handleDLQDelete(w http.ResponseWriter, r *http.Request) error {
-	a, err := dlqAddress(r)
-	if err != nil {
-		return err
+// dlqAction is a route that acts on one dead letter (delete, retry): it answers with the address and
+// the count of rows touched under the name done.
+func dlqAction(done string, act func(e *engine.Engine, ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error)) call[map[string]any] {
+	return func(s *Server, q request) (map[string]any, error) {
+		a, err := dlqAddress(q)
+		if err != nil {
+			return nil, err
+		}
+		n, err := act(s.eng, q.Context(), a.PartitionID, a.TransactionID, a.Group)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"success": true, "partitionId": a.PartitionID.String(), "transactionId": a.TransactionID, done: n}, nil
 	}
-	n, err := s.eng.DeleteDLQ(r.Context(), a.PartitionID, a.TransactionID, a.Group)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "partitionId": a.PartitionID.String(),
-		"transactionId": a.TransactionID, "deleted": n})
-	return nil
-}
-
-func (s *Server) handleDLQRetry(w http.ResponseWriter, r *http.Request) error {
-	a, err := dlqAddress(r)
-	if err != nil {
-		return err
-	}
-	n, err := s.eng.RetryDLQ(r.Context(), a.PartitionID, a.TransactionID, a.Group)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "partitionId": a.PartitionID.String(),
-		"transactionId": a.TransactionID, "retried": n})
-	return nil
 }

@@ -2,89 +2,65 @@ package httpapi
 
 import (
 	"encoding/json"
-	"net/http"
 	"time"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.eng.ConsumerGroups(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (s *Server) handleGroups(q request) ([]engine.GroupQueue, error) {
+	return s.eng.ConsumerGroups(q.Context())
 }
 
-func (s *Server) handleLagging(w http.ResponseWriter, r *http.Request) error {
-	secs, err := queryInt(r, "minLagSeconds", 3600, 0)
+func (s *Server) handleLagging(q request) ([]engine.LaggingPartition, error) {
+	secs, err := queryInt(q.Request, "minLagSeconds", 3600, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := s.eng.LaggingPartitions(r.Context(), time.Duration(secs)*time.Second)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.LaggingPartitions(q.Context(), time.Duration(secs)*time.Second)
 }
 
-func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.eng.ConsumerGroup(r.Context(), r.PathValue("group"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (s *Server) handleGroup(q request) (engine.GroupDetails, error) {
+	return s.eng.ConsumerGroup(q.Context(), q.PathValue("group"))
 }
 
-func (s *Server) handleGroupDelete(w http.ResponseWriter, r *http.Request) error {
-	meta, err := queryBool(r, "deleteMetadata")
+func (s *Server) handleGroupDelete(q request) (*engine.DeleteGroupResult, error) {
+	meta, err := queryBool(q.Request, "deleteMetadata")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := s.eng.DeleteConsumerGroup(r.Context(), r.PathValue("group"), r.PathValue("queue"), meta)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.DeleteConsumerGroup(q.Context(), q.PathValue("group"), q.PathValue("queue"), meta)
 }
 
-func (s *Server) handleSubscription(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleSubscription(q request) (*engine.SubscriptionResult, error) {
 	var body struct {
 		SubscriptionTimestamp json.RawMessage `json:"subscriptionTimestamp"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
+	if err := q.decode(&body); err != nil {
+		return nil, err
 	}
-	v, ok := optString(body.SubscriptionTimestamp)
-	if !ok || v == "" {
-		return badRequest("Missing subscriptionTimestamp in request body")
+	var v string
+	if err := readStrings(required(body.SubscriptionTimestamp, &v, "Missing subscriptionTimestamp in request body")); err != nil {
+		return nil, err
 	}
 	ts, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return badRequest("subscriptionTimestamp must be an ISO-8601 timestamp")
+		return nil, badRequest("subscriptionTimestamp must be an ISO-8601 timestamp")
 	}
-	res, err := s.eng.UpdateSubscription(r.Context(), r.PathValue("group"), ts)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.UpdateSubscription(q.Context(), q.PathValue("group"), ts)
 }
 
-func (s *Server) handleSeek(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleSeek(q request) (*engine.SeekResult, error) {
 	var body struct {
 		ToEnd     *bool           `json:"toEnd"`
 		Timestamp json.RawMessage `json:"timestamp"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
+	if err := q.decode(&body); err != nil {
+		return nil, err
 	}
 	toEnd := body.ToEnd != nil && *body.ToEnd
 	v, ok := optString(body.Timestamp)
 	if !ok {
-		return badRequest("timestamp must be an ISO-8601 string")
+		return nil, badRequest("timestamp must be an ISO-8601 string")
 	}
 	var ts time.Time
 	switch {
@@ -94,24 +70,14 @@ func (s *Server) handleSeek(w http.ResponseWriter, r *http.Request) error {
 	case v != "":
 		var err error
 		if ts, err = time.Parse(time.RFC3339Nano, v); err != nil {
-			return badRequest("timestamp must be an ISO-8601 string")
+			return nil, badRequest("timestamp must be an ISO-8601 string")
 		}
 	default:
-		return badRequest("Must specify either 'toEnd': true or 'timestamp'")
+		return nil, badRequest("Must specify either 'toEnd': true or 'timestamp'")
 	}
-	res, err := s.eng.SeekQueue(r.Context(), r.PathValue("group"), r.PathValue("queue"), toEnd, ts)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.SeekQueue(q.Context(), q.PathValue("group"), q.PathValue("queue"), toEnd, ts)
 }
 
-func (s *Server) handleSeekPartition(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.eng.SeekPartition(r.Context(), r.PathValue("group"), r.PathValue("queue"), r.PathValue("partition"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (s *Server) handleSeekPartition(q request) (*engine.PartitionSeekResult, error) {
+	return s.eng.SeekPartition(q.Context(), q.PathValue("group"), q.PathValue("queue"), q.PathValue("partition"))
 }

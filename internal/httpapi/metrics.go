@@ -26,11 +26,17 @@ type processMetrics struct {
 		User   int `json:"user"`
 		System int `json:"system"`
 	} `json:"cpu"`
-	Goroutines int        `json:"goroutines"`
-	Parked     int        `json:"parked"`
-	Uptime     *int64     `json:"uptime,omitempty"`
-	Requests   *totalRate `json:"requests,omitempty"`
-	Messages   *totalRate `json:"messages,omitempty"`
+	Goroutines int `json:"goroutines"`
+	Parked     int `json:"parked"`
+	// The totals are there together, or not at all when request metrics are off (a nil embedded
+	// pointer adds no fields).
+	*processTotals
+}
+
+type processTotals struct {
+	Uptime   int64     `json:"uptime"`
+	Requests totalRate `json:"requests"`
+	Messages totalRate `json:"messages"`
 }
 
 type totalRate struct {
@@ -38,7 +44,7 @@ type totalRate struct {
 	Rate  float64 `json:"rate"`
 }
 
-func (s *Server) handleMetricsJSON(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleMetricsJSON(q request) (processMetrics, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	var body processMetrics
@@ -48,13 +54,11 @@ func (s *Server) handleMetricsJSON(w http.ResponseWriter, r *http.Request) error
 	if m := s.opt.Metrics; m != nil {
 		t := m.Totals()
 		up := t.Uptime.Seconds()
-		secs := int64(up)
-		body.Uptime = &secs
-		body.Requests = &totalRate{Total: t.Requests, Rate: float64(t.Requests) / max(up, 1)}
-		body.Messages = &totalRate{Total: t.Messages, Rate: float64(t.Messages) / max(up, 1)}
+		body.processTotals = &processTotals{Uptime: int64(up),
+			Requests: totalRate{Total: t.Requests, Rate: float64(t.Requests) / max(up, 1)},
+			Messages: totalRate{Total: t.Messages, Rate: float64(t.Messages) / max(up, 1)}}
 	}
-	writeJSON(w, http.StatusOK, body)
-	return nil
+	return body, nil
 }
 
 func (s *Server) handleMetricsPrometheus(w http.ResponseWriter, r *http.Request) error {

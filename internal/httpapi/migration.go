@@ -9,4 +9,8 @@ var errMigration = &apiError{kind: kindNotBuiltIn,
 	msg: "database migration is not built into this broker: turn on push and pop maintenance, copy the schema with " +
 		"pg_dump | pg_restore, repoint DATABASE_URL and turn maintenance off (see docs/dashboard.md)"}
 
-func (s *Server) handleMigration(w http.ResponseWriter, r *http.Request) error { return errMigration }
+// migrationRoute is one route of the migration wizard: admin only, answered 501 with errMigration.
+func migrationRoute(method, pattern string) Route {
+	return Route{method, pattern, Admin, "501: database migration is not built in (docs/dashboard.md)",
+		func(*Server, http.ResponseWriter, *http.Request) error { return errMigration }}
+}

@@ -43,7 +43,6 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) handleLivez(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "alive", "version": s.opt.Version})
-	return nil
+func (s *Server) handleLivez(request) (map[string]any, error) {
+	return map[string]any{"status": "alive", "version": s.opt.Version}, nil
 }

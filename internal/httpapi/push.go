@@ -3,11 +3,37 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
+func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
+	var body struct {
+		Items json.RawMessage `json:"items"`
+	}
+	if err := q.decode(&body); err != nil {
+		return nil, err
+	}
+	items, err := parsePushItems(body.Items, subject(q.Request))
+	if err != nil {
+		return nil, err
+	}
+	size := len(body.Items)
+	body.Items = nil // the items hold their own copies of the payloads
+	reclaim(size)
+	res, err := s.eng.Push(q.Context(), items)
+	if err != nil {
+		return nil, err
+	}
+	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
+	// while this body still holds its place in the body budget keeps the next large body from
+	// stacking on top of them.
+	items = nil
+	releaseMemory(size)
+	return res, nil
+}
+
+// rawPushItem is one pushed message as a body gives it; parsePushItems reads its fields.
 type rawPushItem struct {
 	Queue         json.RawMessage `json:"queue"`
 	Partition     json.RawMessage `json:"partition"`
@@ -22,14 +48,13 @@ func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem,
 	// item-by-item pass below only runs to word the error of a malformed array.
 	var its []*rawPushItem
 	if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &its) != nil {
-		var elems []json.RawMessage
-		if !present(raw) || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
-			return nil, badRequest("items array is required")
+		elems, err := rawArray(raw, "items array is required")
+		if err != nil {
+			return nil, err
 		}
 		for i, el := range elems {
-			var it rawPushItem
-			if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &it) != nil {
-				return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
+			if err := decodeElement(el, new(rawPushItem), "items", i); err != nil {
+				return nil, err
 			}
 		}
 		return nil, badRequest("items array is required")
@@ -39,6 +64,8 @@ func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem,
 		if it == nil {
 			return nil, badRequest(fmt.Sprintf("bad body: items[%d] must be an object", i))
 		}
+		// Field by field rather than through readStrings: this runs once per pushed message, and
+		// readStrings' argument list would put every item on the heap.
 		q, ok := optString(it.Queue)
 		if !ok || q == "" {
 			return nil, badRequest("Queue must be a string")
@@ -66,31 +93,4 @@ func parsePushItems(raw json.RawMessage, producerSub string) ([]engine.PushItem,
 		items[i] = item
 	}
 	return items, nil
-}
-
-func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Items json.RawMessage `json:"items"`
-	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
-	}
-	items, err := parsePushItems(body.Items, subject(r))
-	if err != nil {
-		return err
-	}
-	size := len(body.Items)
-	body.Items = nil // the items hold their own copies of the payloads
-	reclaim(size)
-	res, err := s.eng.Push(r.Context(), items)
-	if err != nil {
-		return err
-	}
-	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
-	// while this body still holds its place in the body budget keeps the next large body from
-	// stacking on top of them.
-	items = nil
-	releaseMemory(size)
-	writeJSON(w, http.StatusCreated, res)
-	return nil
 }

@@ -2,110 +2,75 @@ package httpapi
 
 import (
 	"encoding/json"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleResourceQueues(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.eng.Queues(r.Context(), engine.QueueFilter{})
+func (s *Server) handleResourceQueues(q request) (queueList, error) {
+	l, err := s.eng.Queues(q.Context(), engine.QueueFilter{})
 	if err != nil {
-		return err
+		return queueList{}, err
 	}
-	writeJSON(w, http.StatusOK, queueList{Queues: l.Queues, StatsAge: l.StatsAge})
-	return nil
+	return queueList{Queues: l.Queues, StatsAge: l.StatsAge}, nil
 }
 
-func (s *Server) handleResourceQueue(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.eng.Queue(r.Context(), r.PathValue("queue"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, q)
-	return nil
+func (s *Server) handleResourceQueue(q request) (*engine.QueueDetail, error) {
+	return s.eng.Queue(q.Context(), q.PathValue("queue"))
 }
 
-func (s *Server) handleNamespaces(w http.ResponseWriter, r *http.Request) error {
-	ns, err := s.eng.Namespaces(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Namespaces []engine.NamespaceTotals `json:"namespaces"`
-	}{ns})
-	return nil
+func (s *Server) handleNamespaces(q request) (namespaceList, error) {
+	ns, err := s.eng.Namespaces(q.Context())
+	return namespaceList{ns}, err
 }
 
-func (s *Server) handleTasks(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.eng.Tasks(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Tasks []engine.TaskTotals `json:"tasks"`
-	}{ts})
-	return nil
+func (s *Server) handleTasks(q request) (taskList, error) {
+	ts, err := s.eng.Tasks(q.Context())
+	return taskList{ts}, err
 }
 
-func (s *Server) handleStatusQueues(w http.ResponseWriter, r *http.Request) error {
-	limit, offset, err := queryPage(r, 100)
+func (s *Server) handleStatusQueues(q request) (queueList, error) {
+	p, err := pageOf(q.Request, 100)
 	if err != nil {
-		return err
+		return queueList{}, err
 	}
-	qf := r.URL.Query()
-	l, err := s.eng.Queues(r.Context(), engine.QueueFilter{Namespace: qf.Get("namespace"), Task: qf.Get("task"),
-		Limit: limit, Offset: offset})
+	f := filterOf(q.Request)
+	l, err := s.eng.Queues(q.Context(), engine.QueueFilter{Namespace: f.Namespace, Task: f.Task, Limit: p.Limit, Offset: p.Offset})
 	if err != nil {
-		return err
+		return queueList{}, err
 	}
-	writeJSON(w, http.StatusOK, queueList{Queues: l.Queues, Pagination: &page{limit, offset}, StatsAge: l.StatsAge})
-	return nil
+	return queueList{Queues: l.Queues, Pagination: &p, StatsAge: l.StatsAge}, nil
 }
 
-func (s *Server) handleStatusQueue(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.eng.Queue(r.Context(), r.PathValue("queue"))
+func (s *Server) handleStatusQueue(q request) (statusQueue, error) {
+	d, err := s.eng.Queue(q.Context(), q.PathValue("queue"))
 	if err != nil {
-		return err
+		return statusQueue{}, err
 	}
-	writeJSON(w, http.StatusOK, statusQueueOf(q))
-	return nil
+	return statusQueueOf(d), nil
 }
 
-func (s *Server) handleQueueDelete(w http.ResponseWriter, r *http.Request) error {
-	q := r.PathValue("queue")
-	if err := s.eng.DeleteQueue(r.Context(), q); err != nil {
-		return err
+func (s *Server) handleQueueDelete(q request) (map[string]any, error) {
+	name := q.PathValue("queue")
+	if err := s.eng.DeleteQueue(q.Context(), name); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "queue": q, "existed": true})
-	return nil
+	return map[string]any{"deleted": true, "queue": name, "existed": true}, nil
 }
 
-func (s *Server) handleConfigure(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleConfigure(q request) (*engine.ConfigureResult, error) {
 	var body struct {
 		Queue     json.RawMessage     `json:"queue"`
 		Namespace json.RawMessage     `json:"namespace"`
 		Task      json.RawMessage     `json:"task"`
 		Options   engine.QueueOptions `json:"options"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
+	if err := q.decode(&body); err != nil {
+		return nil, err
 	}
-	q, ok := optString(body.Queue)
-	if !ok || q == "" {
-		return badRequest("queue is required")
+	var name, ns, task string
+	if err := readStrings(required(body.Queue, &name, "queue is required"), optional(body.Namespace, &ns, "namespace must be a string"),
+		optional(body.Task, &task, "task must be a string")); err != nil {
+		return nil, err
 	}
-	ns, ok := optString(body.Namespace)
-	if !ok {
-		return badRequest("namespace must be a string")
-	}
-	task, ok := optString(body.Task)
-	if !ok {
-		return badRequest("task must be a string")
-	}
-	res, err := s.eng.Configure(r.Context(), q, ns, task, body.Options)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.Configure(q.Context(), name, ns, task, body.Options)
 }

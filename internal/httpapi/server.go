@@ -10,6 +10,7 @@ import (
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/httpx"
 	"github.com/queen-go/queen/internal/metrics"
 )
 
@@ -94,7 +95,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &httpx.StatusWriter{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -103,13 +104,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			id := requestID(r.Context())
 			s.log.ErrorContext(r.Context(), "handler panic", slog.Any("panic", p), slog.String("path", r.URL.Path),
 				slog.String("request_id", id))
-			if sw.status == 0 {
+			if sw.Status == 0 {
 				writeJSON(sw, http.StatusInternalServerError, envelope{Error: "internal error (request " + id + ")", RequestID: id})
 			}
 		}
 		s.log.DebugContext(r.Context(), "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
-		s.observeRequest(r, sw.status, time.Since(start))
+			slog.Int("status", sw.Status), slog.Duration("duration", time.Since(start)))
+		s.observeRequest(r, sw.Status, time.Since(start))
 	}()
 	if r.Method == http.MethodOptions {
 		h.Set("Access-Control-Max-Age", "86400")
@@ -118,24 +119,3 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mux.ServeHTTP(sw, r)
 }
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,37 +1,19 @@
 package httpapi
 
 import (
-	"net/http"
-	"time"
+	"context"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) error {
-	from, to, err := timeRange(r, time.Hour)
-	if err != nil {
-		return err
-	}
-	qf := r.URL.Query()
-	rep, err := s.eng.Status(r.Context(), engine.StatusFilter{From: from, To: to, Queue: qf.Get("queue"),
-		Namespace: qf.Get("namespace"), Task: qf.Get("task")})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rep)
-	return nil
+func (s *Server) handleStatus(ctx context.Context, f readFilter) (*engine.StatusReport, error) {
+	return s.eng.Status(ctx, engine.StatusFilter{From: f.From, To: f.To, Queue: f.Queue, Namespace: f.Namespace, Task: f.Task})
 }
 
-func (s *Server) handleStatusBuffers(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, s.eng.Buffers(r.Context()))
-	return nil
+func (s *Server) handleStatusBuffers(q request) (engine.BufferStatus, error) {
+	return s.eng.Buffers(q.Context()), nil
 }
 
-func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.eng.Overview(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, o)
-	return nil
+func (s *Server) handleOverview(q request) (*engine.Overview, error) {
+	return s.eng.Overview(q.Context())
 }

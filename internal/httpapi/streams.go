@@ -12,9 +12,9 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-// decodeObject reads a body that must be one JSON object into its raw fields.
-func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
-	b, err := readBody(w, r, s.opt.MaxBodyBytes)
+// object reads a body that must be one JSON object into its raw fields.
+func (q request) object() (map[string]json.RawMessage, error) {
+	b, err := readBody(q.w, q.Request, q.max)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.kind == kindBadRequest {
 		return nil, badRequest("request body must be a JSON object") // empty or unreadable
@@ -34,15 +34,6 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[strin
 	return m, nil
 }
 
-// requiredString reads a field that must be a non-empty string.
-func requiredString(m map[string]json.RawMessage, name string) (string, error) {
-	v, ok := optString(m[name])
-	if !ok || v == "" {
-		return "", badRequest(name + " is required")
-	}
-	return v, nil
-}
-
 // optBool reads an optional boolean field (absent or null: def).
 func optBool(raw json.RawMessage, def bool) (bool, bool) {
 	if !present(raw) {
@@ -55,25 +46,19 @@ func optBool(raw json.RawMessage, def bool) (bool, bool) {
 	return b, true
 }
 
+// handleStreamsRegister is a handler of its own: a config_hash conflict answers 409 with a body of
+// the contract's shape, not the error envelope.
 func (s *Server) handleStreamsRegister(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.decodeObject(w, r)
+	m, err := newRequest(s, w, r).object()
 	if err != nil {
 		return err
 	}
 	var q engine.StreamQuery
-	if q.Name, err = requiredString(m, "name"); err != nil {
-		return err
-	}
-	if q.SourceQueue, err = requiredString(m, "source_queue"); err != nil {
-		return err
-	}
-	if q.ConfigHash, err = requiredString(m, "config_hash"); err != nil {
+	if err := readStrings(required(m["name"], &q.Name, "name is required"), required(m["source_queue"], &q.SourceQueue, "source_queue is required"),
+		required(m["config_hash"], &q.ConfigHash, "config_hash is required"), optional(m["sink_queue"], &q.SinkQueue, "sink_queue must be a string")); err != nil {
 		return err
 	}
 	var ok bool
-	if q.SinkQueue, ok = optString(m["sink_queue"]); !ok {
-		return badRequest("sink_queue must be a string")
-	}
 	if q.Reset, ok = optBool(m["reset"], false); !ok {
 		return badRequest("reset must be a boolean")
 	}
@@ -89,17 +74,14 @@ func (s *Server) handleStreamsRegister(w http.ResponseWriter, r *http.Request) e
 	return nil
 }
 
-func (s *Server) handleStreamsCycle(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.decodeObject(w, r)
+func (s *Server) handleStreamsCycle(q request) (*engine.CycleResult, error) {
+	m, err := q.object()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var req engine.CycleRequest
-	if req.QueryID, err = requiredString(m, "query_id"); err != nil {
-		return err
-	}
-	if req.PartitionID, err = requiredString(m, "partition_id"); err != nil {
-		return err
+	if err := readStrings(required(m["query_id"], &req.QueryID, "query_id is required"), required(m["partition_id"], &req.PartitionID, "partition_id is required")); err != nil {
+		return nil, err
 	}
 	// Past the two ids, the body is the procedure's to judge: what it cannot read fails the cycle
 	// (200, success:false) like any other rolled-back cycle.
@@ -114,7 +96,7 @@ func (s *Server) handleStreamsCycle(w http.ResponseWriter, r *http.Request) erro
 		req.StateOps = ops
 	}
 	if raw := m["push_items"]; present(raw) {
-		items, err := parsePushItems(raw, subject(r))
+		items, err := parsePushItems(raw, subject(q.Request))
 		if err != nil {
 			req.Invalid = "push_items: " + err.Error()
 		}
@@ -127,12 +109,7 @@ func (s *Server) handleStreamsCycle(w http.ResponseWriter, r *http.Request) erro
 		}
 		req.Ack = a
 	}
-	res, err := s.eng.Cycle(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.Cycle(q.Context(), req)
 }
 
 func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
@@ -172,12 +149,10 @@ func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
 }
 
 func parseCycleAck(raw json.RawMessage) (*engine.CycleAck, string) {
+	// The cycle's ack is an acknowledgement with a count; it names no partition (the cycle does).
 	var a struct {
-		TransactionID json.RawMessage `json:"transactionId"`
-		LeaseID       json.RawMessage `json:"leaseId"`
-		Status        json.RawMessage `json:"status"`
-		Count         json.RawMessage `json:"count"`
-		Error         json.RawMessage `json:"error"`
+		rawAck
+		Count json.RawMessage `json:"count"`
 	}
 	if raw[0] != '{' || json.Unmarshal(raw, &a) != nil {
 		return nil, "ack must be an object"
@@ -206,34 +181,30 @@ func parseCycleAck(raw json.RawMessage) (*engine.CycleAck, string) {
 	return out, ""
 }
 
-func (s *Server) handleStreamsStateGet(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.decodeObject(w, r)
+func (s *Server) handleStreamsStateGet(q request) (map[string]any, error) {
+	m, err := q.object()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	qid, err := requiredString(m, "query_id")
-	if err != nil {
-		return err
-	}
-	pid, err := requiredString(m, "partition_id")
-	if err != nil {
-		return err
+	var qid, pid string
+	if err := readStrings(required(m["query_id"], &qid, "query_id is required"), required(m["partition_id"], &pid, "partition_id is required")); err != nil {
+		return nil, err
 	}
 	var f engine.StateQuery
 	var ok bool
 	if f.QueryID, ok = parseUUID(qid); !ok {
-		return badRequest(fmt.Sprintf("query_id must be a UUID (got %q)", qid))
+		return nil, badRequest(fmt.Sprintf("query_id must be a UUID (got %q)", qid))
 	}
 	if f.PartitionID, ok = parseUUID(pid); !ok {
-		return badRequest(fmt.Sprintf("partition_id must be a UUID (got %q)", pid))
+		return nil, badRequest(fmt.Sprintf("partition_id must be a UUID (got %q)", pid))
 	}
 	if raw := m["keys"]; present(raw) {
 		if raw[0] != '[' || json.Unmarshal(raw, &f.Keys) != nil {
-			return badRequest("keys must be an array of strings")
+			return nil, badRequest("keys must be an array of strings")
 		}
 	}
 	if f.KeyPrefix, ok = optString(m["key_prefix"]); !ok {
-		return badRequest("key_prefix must be a string")
+		return nil, badRequest("key_prefix must be a string")
 	}
 	// Only a JSON number filters by ripeness, as in the original; anything else is ignored.
 	if raw := m["ripe_at_or_before"]; present(raw) && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
@@ -242,10 +213,9 @@ func (s *Server) handleStreamsStateGet(w http.ResponseWriter, r *http.Request) e
 			f.RipeAtOrBefore = &n
 		}
 	}
-	rows, err := s.eng.StreamState(r.Context(), f)
+	rows, err := s.eng.StreamState(q.Context(), f)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "rows": rows})
-	return nil
+	return map[string]any{"success": true, "rows": rows}, nil
 }

@@ -1,56 +1,35 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
-	"net/http"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handlePushMaintenance(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodPost {
-		writeJSON(w, http.StatusOK, s.eng.MaintenanceStatus(r.Context()))
-		return nil
-	}
-	on, err := s.maintenanceSwitch(w, r)
-	if err != nil {
-		return err
-	}
-	v, err := s.eng.SwitchMaintenance(r.Context(), on)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
-}
+// Push and pop maintenance have the same two routes each, a read of the flag and a switch; they
+// differ only in the engine methods the route table hands these.
 
-func (s *Server) handlePopMaintenance(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodPost {
-		writeJSON(w, http.StatusOK, s.eng.PopMaintenanceStatus(r.Context()))
-		return nil
-	}
-	on, err := s.maintenanceSwitch(w, r)
-	if err != nil {
-		return err
-	}
-	v, err := s.eng.SwitchPopMaintenance(r.Context(), on)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+func maintenanceStatus[T any](read func(e *engine.Engine, ctx context.Context) T) call[T] {
+	return func(s *Server, q request) (T, error) { return read(s.eng, q.Context()), nil }
 }
 
 // maintenanceSwitch reads the {"enabled":bool} body both switches take; a missing or non-boolean
 // enabled gets the contract's one text.
-func (s *Server) maintenanceSwitch(w http.ResponseWriter, r *http.Request) (bool, error) {
-	var body struct {
-		Enabled json.RawMessage `json:"enabled"`
+func maintenanceSwitch[T any](flip func(e *engine.Engine, ctx context.Context, on bool) (T, error)) call[T] {
+	return func(s *Server, q request) (T, error) {
+		var body struct {
+			Enabled json.RawMessage `json:"enabled"`
+		}
+		var on bool
+		if err := q.decode(&body); err != nil {
+			var zero T
+			return zero, err
+		}
+		if !present(body.Enabled) || json.Unmarshal(body.Enabled, &on) != nil {
+			var zero T
+			return zero, badRequest("enabled (boolean) is required")
+		}
+		return flip(s.eng, q.Context(), on)
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return false, err
-	}
-	var on bool
-	if !present(body.Enabled) || json.Unmarshal(body.Enabled, &on) != nil {
-		return false, badRequest("enabled (boolean) is required")
-	}
-	return on, nil
 }

@@ -2,43 +2,31 @@ package httpapi
 
 import (
 	"encoding/json"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-type traceBody struct {
-	TransactionID json.RawMessage `json:"transactionId"`
-	PartitionID   json.RawMessage `json:"partitionId"`
-	ConsumerGroup json.RawMessage `json:"consumerGroup"`
-	EventType     json.RawMessage `json:"eventType"`
-	WorkerID      json.RawMessage `json:"workerId"`
-	Data          json.RawMessage `json:"data"`
-	TraceNames    json.RawMessage `json:"traceNames"`
-}
-
-func (s *Server) handleRecordTrace(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleRecordTrace(q request) (map[string]any, error) {
 	var b traceBody
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &b); err != nil {
-		return err
+	if err := q.decode(&b); err != nil {
+		return nil, err
 	}
-	tx, ok1 := optString(b.TransactionID)
-	pidS, ok2 := optString(b.PartitionID)
-	if !ok1 || !ok2 || tx == "" || pidS == "" {
-		return badRequest("transactionId and partitionId are required")
+	const missing = "transactionId and partitionId are required"
+	var tx, pidS, group, ev, worker string
+	if err := readStrings(required(b.TransactionID, &tx, missing), required(b.PartitionID, &pidS, missing)); err != nil {
+		return nil, err
 	}
 	pid, ok := parseUUID(pidS)
 	if !ok {
-		return badRequest("partitionId must be a UUID")
+		return nil, badRequest("partitionId must be a UUID")
 	}
 	if !present(b.Data) {
-		return badRequest("data is required")
+		return nil, badRequest("data is required")
 	}
-	group, ok1 := optString(b.ConsumerGroup)
-	ev, ok2 := optString(b.EventType)
-	worker, ok3 := optString(b.WorkerID)
-	if !ok1 || !ok2 || !ok3 {
-		return badRequest("consumerGroup, eventType and workerId must be strings")
+	const notStrings = "consumerGroup, eventType and workerId must be strings"
+	if err := readStrings(optional(b.ConsumerGroup, &group, notStrings), optional(b.EventType, &ev, notStrings),
+		optional(b.WorkerID, &worker, notStrings)); err != nil {
+		return nil, err
 	}
 	if ev == "" {
 		ev = "info"
@@ -48,63 +36,49 @@ func (s *Server) handleRecordTrace(w http.ResponseWriter, r *http.Request) error
 		if one, ok := optString(b.TraceNames); ok {
 			names = []string{one}
 		} else if json.Unmarshal(b.TraceNames, &names) != nil {
-			return badRequest("traceNames must be a string or an array of strings")
+			return nil, badRequest("traceNames must be a string or an array of strings")
 		}
 	}
-	id, err := s.eng.RecordTrace(r.Context(), engine.TraceRecord{PartitionID: pid, TransactionID: tx, EventType: ev,
+	id, err := s.eng.RecordTrace(q.Context(), engine.TraceRecord{PartitionID: pid, TransactionID: tx, EventType: ev,
 		Data: b.Data, ConsumerGroup: group, WorkerID: worker, Names: names})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "traceId": id.String()})
-	return nil
+	return map[string]any{"success": true, "traceId": id.String()}, nil
 }
 
-func (s *Server) handleMessageTraces(w http.ResponseWriter, r *http.Request) error {
-	pid, tx, err := messageAddress(r)
-	if err != nil {
-		return err
-	}
-	ts, err := s.eng.MessageTraces(r.Context(), pid, tx)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Traces []engine.TraceEvent `json:"traces"`
-	}{ts})
-	return nil
+// traceBody is a trace event recorded on a message (handleRecordTrace).
+type traceBody struct {
+	rawAddress
+	EventType  json.RawMessage `json:"eventType"`
+	WorkerID   json.RawMessage `json:"workerId"`
+	Data       json.RawMessage `json:"data"`
+	TraceNames json.RawMessage `json:"traceNames"`
 }
 
-func (s *Server) handleTracesByName(w http.ResponseWriter, r *http.Request) error {
-	limit, offset, err := queryPage(r, 100)
+func (s *Server) handleMessageTraces(q request) (traceList, error) {
+	pid, tx, err := messageAddress(q)
 	if err != nil {
-		return err
+		return traceList{}, err
 	}
-	ts, total, err := s.eng.TracesByName(r.Context(), r.PathValue("traceName"), min(limit, 10_000), offset)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Traces     []engine.NamedTraceEvent `json:"traces"`
-		Total      int64                    `json:"total"`
-		Pagination page                     `json:"pagination"`
-	}{ts, total, page{limit, offset}})
-	return nil
+	ts, err := s.eng.MessageTraces(q.Context(), pid, tx)
+	return traceList{ts}, err
 }
 
-func (s *Server) handleTraceNames(w http.ResponseWriter, r *http.Request) error {
-	limit, offset, err := queryPage(r, 50)
+func (s *Server) handleTracesByName(q request) (namedTracePage, error) {
+	p, err := pageOf(q.Request, 100)
 	if err != nil {
-		return err
+		return namedTracePage{}, err
 	}
-	ns, total, err := s.eng.TraceNames(r.Context(), min(limit, 10_000), offset)
+	ts, total, err := s.eng.TracesByName(q.Context(), q.PathValue("traceName"), p.capped(), p.Offset)
+	return namedTracePage{ts, total, p}, err
+}
+
+func (s *Server) handleTraceNames(q request) (traceNamePage, error) {
+	p, err := pageOf(q.Request, 50)
 	if err != nil {
-		return err
+		return traceNamePage{}, err
 	}
-	writeJSON(w, http.StatusOK, struct {
-		TraceNames []engine.TraceNameUsage `json:"trace_names"`
-		Total      int64                   `json:"total"`
-		Pagination page                    `json:"pagination"`
-	}{ns, total, page{limit, offset}})
-	return nil
+	ns, total, err := s.eng.TraceNames(q.Context(), p.capped(), p.Offset)
+	return traceNamePage{ns, total, p}, err
 }

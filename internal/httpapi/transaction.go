@@ -3,41 +3,31 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/queen-go/queen/internal/engine"
 )
 
-type rawTxOp struct {
-	Type  json.RawMessage `json:"type"`
-	Items json.RawMessage `json:"items"`
-	Data  json.RawMessage `json:"data"`
-}
-
-func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleTransaction(q request) (*engine.TxResult, error) {
 	var body struct {
 		Operations json.RawMessage `json:"operations"`
 	}
-	if err := decodeBody(w, r, s.opt.MaxBodyBytes, &body); err != nil {
-		return err
-	}
-	var raws []json.RawMessage
-	if !present(body.Operations) || body.Operations[0] != '[' || json.Unmarshal(body.Operations, &raws) != nil {
-		return badRequest("operations array required")
+	raws, err := q.batch(&body, &body.Operations, "operations array required")
+	if err != nil {
+		return nil, err
 	}
 	if len(raws) == 0 {
-		return badRequest("operations array cannot be empty")
+		return nil, badRequest("operations array cannot be empty")
 	}
-	sub := subject(r)
+	sub := subject(q.Request)
 	var ops []engine.TxOp
 	for i, raw := range raws {
 		var op rawTxOp
-		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &op) != nil {
-			return badRequest(fmt.Sprintf("bad body: operations[%d] must be an object", i))
+		if err := decodeElement(raw, &op, "operations", i); err != nil {
+			return nil, err
 		}
 		typ, ok := optString(op.Type)
 		if !ok {
-			return badRequest(fmt.Sprintf("operations[%d]: type must be a string", i))
+			return nil, badRequest(fmt.Sprintf("operations[%d]: type must be a string", i))
 		}
 		switch typ {
 		case "ack":
@@ -46,7 +36,7 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 			it, err := a.toItem(fmt.Sprintf("operations[%d]: transactionId is required", i),
 				fmt.Sprintf("operations[%d]: partitionId is required to ensure message uniqueness", i))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			ops = append(ops, engine.TxOp{Ack: &it})
 		case "push":
@@ -55,8 +45,7 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 			if present(op.Items) {
 				items, err = parsePushItems(op.Items, sub)
 			} else {
-				var single rawPushItem
-				_ = json.Unmarshal(raw, &single)
+				single := op.rawPushItem
 				if !present(single.Payload) {
 					single.Payload = op.Data
 				}
@@ -64,19 +53,24 @@ func (s *Server) handleTransaction(w http.ResponseWriter, r *http.Request) error
 				items, err = parsePushItems(b, sub)
 			}
 			if err != nil {
-				return badRequest(fmt.Sprintf("operations[%d]: %s", i, err.Error()))
+				return nil, badRequest(fmt.Sprintf("operations[%d]: %s", i, err.Error()))
 			}
 			for k := range items {
 				ops = append(ops, engine.TxOp{Push: &items[k]})
 			}
 		default:
-			return badRequest(fmt.Sprintf("operations[%d]: unsupported operation type %q (want ack or push)", i, typ))
+			return nil, badRequest(fmt.Sprintf("operations[%d]: unsupported operation type %q (want ack or push)", i, typ))
 		}
 	}
-	res, err := s.eng.Transaction(r.Context(), ops)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.eng.Transaction(q.Context(), ops)
+}
+
+// rawTxOp is one operation of a transaction as the body gives it. A push operation without items
+// is one message: its fields are the push item's, with data standing in for a missing payload. An
+// ack operation is read again as a rawAck (its transactionId would clash with the push item's).
+type rawTxOp struct {
+	rawPushItem
+	Type  json.RawMessage `json:"type"`
+	Items json.RawMessage `json:"items"`
+	Data  json.RawMessage `json:"data"`
 }

@@ -20,6 +20,35 @@ type queueList struct {
 	StatsAge   int64              `json:"statsAge"`
 }
 
+// namespaceList is /resources/namespaces.
+type namespaceList struct {
+	Namespaces []engine.NamespaceTotals `json:"namespaces"`
+}
+
+// taskList is /resources/tasks.
+type taskList struct {
+	Tasks []engine.TaskTotals `json:"tasks"`
+}
+
+// traceList is /traces/{partitionId}/{transactionId}.
+type traceList struct {
+	Traces []engine.TraceEvent `json:"traces"`
+}
+
+// namedTracePage is /traces/by-name/{traceName}.
+type namedTracePage struct {
+	Traces     []engine.NamedTraceEvent `json:"traces"`
+	Total      int64                    `json:"total"`
+	Pagination page                     `json:"pagination"`
+}
+
+// traceNamePage is /traces/names.
+type traceNamePage struct {
+	TraceNames []engine.TraceNameUsage `json:"trace_names"`
+	Total      int64                   `json:"total"`
+	Pagination page                    `json:"pagination"`
+}
+
 // messagePage is /messages; mode is present when the listing names a queue.
 type messagePage struct {
 	Messages      []engine.MessageItem    `json:"messages"`

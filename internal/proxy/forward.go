@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/queen-go/queen/internal/httpx"
 	"github.com/queen-go/queen/internal/proxy/proxystore"
 )
 
@@ -99,13 +100,13 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, req *request) e
 	out := r.WithContext(ctx)
 	out.Body = req.bodyReader()
 	out.ContentLength = int64(len(req.body))
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statusWriter{StatusWriter: httpx.StatusWriter{ResponseWriter: w}}
 	s.rp.ServeHTTP(sw, out)
 	if sw.failed != nil {
 		return sw.failed // nothing was written: ServeHTTP answers with the code
 	}
 	s.metrics.Decisions.WithLabelValues(req.cluster.Name, "forwarded").Inc()
-	if req.push != nil && (sw.status == http.StatusCreated || (req.push.txn && fi.txnCommitted)) {
+	if req.push != nil && (sw.Status == http.StatusCreated || (req.push.txn && fi.txnCommitted)) {
 		s.countPush(context.WithoutCancel(r.Context()), req)
 	}
 	return nil
@@ -159,33 +160,16 @@ func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error
 	default:
 		e = wrapError(CodeBadGateway, "upstream unreachable", err)
 	}
-	if sw, ok := w.(*statusWriter); ok && sw.status == 0 {
+	if sw, ok := w.(*statusWriter); ok && sw.Status == 0 {
 		sw.failed = e // reported and written by ServeHTTP
 		return
 	}
 	writeError(w, e)
 }
 
-// statusWriter remembers the status written and whether the round trip failed.
+// statusWriter is the forwarding's writer: the status written, and the failure of a round trip
+// that wrote nothing (reported and written by ServeHTTP).
 type statusWriter struct {
-	http.ResponseWriter
-	status int
+	httpx.StatusWriter
 	failed *Error
 }
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach Flush on the real writer (long-poll streaming).
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

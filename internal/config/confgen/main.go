@@ -3,18 +3,8 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"os"
-
 	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/gendoc"
 )
 
-func main() {
-	out := flag.String("o", config.ReferencePath, "file to write")
-	flag.Parse()
-	if err := os.WriteFile(*out, config.Reference(), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "confgen:", err)
-		os.Exit(1)
-	}
-}
+func main() { gendoc.Main("confgen", config.ReferencePath, config.Reference) }

@@ -2,17 +2,8 @@
 package main
 
 import (
-	"flag"
-	"log"
-	"os"
-
 	"github.com/queen-go/queen/internal/ctl"
+	"github.com/queen-go/queen/internal/gendoc"
 )
 
-func main() {
-	out := flag.String("o", "docs/cli.md", "output file")
-	flag.Parse()
-	if err := os.WriteFile(*out, ctl.Markdown(), 0o644); err != nil {
-		log.Fatal(err)
-	}
-}
+func main() { gendoc.Main("docgen", "docs/cli.md", ctl.Markdown) }

@@ -3,18 +3,8 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"os"
-
+	"github.com/queen-go/queen/internal/gendoc"
 	"github.com/queen-go/queen/internal/httpapi"
 )
 
-func main() {
-	out := flag.String("o", "docs/reference.md", "file to write")
-	flag.Parse()
-	if err := os.WriteFile(*out, httpapi.Reference(), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "refgen:", err)
-		os.Exit(1)
-	}
-}
+func main() { gendoc.Main("refgen", "docs/reference.md", httpapi.Reference) }

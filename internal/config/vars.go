@@ -1,0 +1,198 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Vars is the table of every variable, in documentation order, bound to a Config of its own (it
+// serves the reference and the usage text); Load builds the same table over the Config it fills.
+var Vars = varsOf(new(Config))
+
+// varsOf is the table bound to c: one row a variable, grouped by the part of Config it fills; each
+// part's file holds its struct and its validation.
+func varsOf(c *Config) []Var {
+	return []Var{
+		// The broker: listener, database, pool, pops, bodies, shutdown, logs.
+		{"HOST", "0.0.0.0", "address the HTTP API listens on", false, strVar(&c.Host)},
+		{"PORT", "6632", "port the HTTP API listens on", false, intVar(&c.Port)},
+		{"DATABASE_URL", "", "PostgreSQL URL; alternative to the PG_* set", true, c.pg.pgVar(&c.pg.url)},
+		{"PG_HOST", "localhost", "PostgreSQL host", false, c.pg.pgVar(&c.pg.host)},
+		{"PG_PORT", "5432", "PostgreSQL port", false, c.pg.pgVar(&c.pg.port)},
+		{"PG_USER", "postgres", "PostgreSQL user", false, c.pg.pgVar(&c.pg.user)},
+		{"PG_PASSWORD", "postgres", "PostgreSQL password", true, c.pg.pgVar(&c.pg.password)},
+		{"PG_DB", "postgres", "PostgreSQL database", false, c.pg.pgVar(&c.pg.db)},
+		{"PG_USE_SSL", "false", "connect to PostgreSQL over TLS (exactly `true`)", false, c.pg.pgVar(&c.pg.ssl)},
+		{"QUEEN_DATA_DIR", "./queen-data", "data directory of the embedded PostgreSQL started when no database is configured", false, strVar(&c.DataDir)},
+		{"QUEEN_SCHEMA", "queenmq", "PostgreSQL schema holding the broker's tables", false, strVar(&c.Schema)},
+		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker", false, intVar(&c.PoolSize)},
+		{"DB_CONNECTION_TIMEOUT", "2000", "ms a request waits for a free connection before answering 500 pool", false, msVar(&c.AcquireTimeout)},
+		{"DB_STATEMENT_TIMEOUT", "30000", "ms statement timeout of every broker query", false, msVar(&c.StatementTimeout)},
+		{"DEFAULT_TIMEOUT", "30000", "ms long-poll timeout of a pop that gives none", false, msVar(&c.DefaultTimeout)},
+		{"DEFAULT_BATCH_SIZE", "1", "messages per pop when the request gives no batch", false, intVar(&c.DefaultBatchSize)},
+		{"DEFAULT_SUBSCRIPTION_MODE", "", "where a new consumer group starts when a pop does not say: all (empty) or new", false, strVar(&c.DefaultSubscriptionMode)},
+		{"EVICTION_INTERVAL", "60000", "ms between maxWaitTimeSeconds sweeps", false, msVar(&c.EvictionInterval)},
+		{"POP_MAX_TIMEOUT_MS", "300000", "longest long-poll timeout honoured", false, msVar(&c.MaxPollTimeout)},
+		{"POP_WAIT_MAX_INTERVAL_MS", "1000", "safety re-check of parked long-polls (pushes wake them at once; this catches lease expiry and delays)", false, msVar(&c.PollRecheck)},
+		{"QUEEN_MAX_BODY_BYTES", "67108864", "largest request body; larger ones are answered 413 without being read", false, bytesVar(&c.MaxBodyBytes)},
+		{"SHUTDOWN_TIMEOUT_MS", "10000", "ms graceful shutdown may take", false, msVar(&c.ShutdownTimeout)},
+		{"LOG_LEVEL", "info", "debug, info, warn or error", false, strVar(&c.LogLevel)},
+		{"LOG_FORMAT", "text", "text or json", false, strVar(&c.LogFormat)},
+		{"PPROF_ADDR", "", "address of a separate net/http/pprof listener for CPU and heap profiles (empty = off); bind it to a private address", false, strVar(&c.PprofAddr)},
+
+		// HTTP connections (http.go).
+		{"QUEEN_BODY_BUDGET_BYTES", "67108864", "bytes of large request bodies (1 MiB or more, or of unknown length) handled at once; more wait their turn, bounding memory", false, bytesVar(&c.HTTP.BodyBudget)},
+		{"HTTP_READ_HEADER_TIMEOUT_MS", "10000", "ms a client may take to send a request's headers", false, msVar(&c.HTTP.ReadHeaderTimeout)},
+		{"HTTP_READ_TIMEOUT_MS", "120000", "ms a client may take to send a whole request, body included (0 = no limit)", false, msVar(&c.HTTP.ReadTimeout)},
+		{"HTTP_IDLE_TIMEOUT_MS", "60000", "ms an idle keep-alive connection stays open", false, msVar(&c.HTTP.IdleTimeout)},
+		{"QUEEN_DB_STOP_TIMEOUT_MS", "30000", "ms shutdown waits for the embedded PostgreSQL to stop (after SHUTDOWN_TIMEOUT_MS, whatever clients do); then it is stopped immediately", false, msVar(&c.HTTP.DBStopTimeout)},
+
+		// The disk spool (durability.go).
+		{"FILE_BUFFER_DIR", "./queen-spool", "directory of the disk spool that keeps pushes while PostgreSQL is unreachable or push maintenance is on (one per broker)", false, strVar(&c.Durability.SpoolDir)},
+		{"FILE_BUFFER_FLUSH_MS", "100", "ms between attempts to replay the spool into PostgreSQL", false, msVar(&c.Durability.FlushInterval)},
+		{"FILE_BUFFER_MAX_BATCH", "100", "spooled pushes replayed per database round-trip", false, intVar(&c.Durability.ReplayBatch)},
+
+		// Encryption at rest (encryption.go).
+		{"QUEEN_ENCRYPTION_KEY", "", "64 hex characters (AES-256-GCM key) for queues with encryptionEnabled; a malformed value is a startup error", true, strVar(&c.Encryption.keyText)},
+
+		// The background jobs (jobs.go).
+		{"METRICS_MAX_QUEUES", "1000", "distinct queues with Prometheus series of their own; later queues share the queue=\"__overflow__\" series", false, intVar(&c.Jobs.MetricsMaxQueues)},
+		{"STATS_INTERVAL_MS", "10000", "ms between refreshes of the rolled-up queue statistics (listing counts are at most this old)", false, msVar(&c.Jobs.StatsInterval)},
+		{"RETENTION_INTERVAL", "300000", "ms between retention passes (one broker per pass)", false, msVar(&c.Jobs.RetentionInterval)},
+		{"RETENTION_BATCH_SIZE", "1000", "messages deleted per partition per retention statement", false, intVar(&c.Jobs.RetentionBatchSize)},
+		{"PARTITION_CLEANUP_DAYS", "30", "days an empty partition (other than Default) may stay idle before it is deleted", false, intVar(&c.Jobs.PartitionCleanupDays)},
+		{"METRICS_RETENTION_DAYS", "90", "days of operation and retention history kept", false, intVar(&c.Jobs.MetricsRetentionDays)},
+
+		// Authentication (auth.go): read straight into what internal/auth takes.
+		{"JWT_ENABLED", "false", "require a JWT on every non-public route (exactly `true`)", false, flagVar(&c.Auth.Enabled)},
+		{"JWT_ALGORITHM", "HS256", "HS256, RS256, EdDSA, or auto (follow the token's alg header)", false, trimVar(&c.Auth.Algorithm)},
+		{"JWT_SECRET", "", "HS256 shared secret", true, strVar(&c.Auth.Secret)},
+		{"JWT_PUBLIC_KEY", "", "PEM public key (RSA or Ed25519) for RS256/EdDSA; literal \\n sequences are read as newlines", false, strVar(&c.Auth.PublicKey)},
+		{"JWT_JWKS_URL", "", "URL of a JWKS for RS256/EdDSA keys, cached by kid", false, trimVar(&c.Auth.JWKSURL)},
+		{"JWT_ISSUER", "", "required iss claim (unchecked when empty)", false, trimVar(&c.Auth.Issuer)},
+		{"JWT_AUDIENCE", "", "required aud claim (unchecked when empty)", false, trimVar(&c.Auth.Audience)},
+		{"JWT_REQUIRE_EXP", "true", "refuse tokens without an exp claim (401 Token has expired: exp claim is required); `false` accepts them", false, boolVar(&c.Auth.RequireExp)},
+		{"METRICS_REQUIRE_AUTH", "true", "with JWT on, /metrics and /metrics/prometheus need a token with read access (they are dropped from JWT_SKIP_PATHS); `false` leaves them to JWT_SKIP_PATHS", false, boolVar(&c.Auth.MetricsRequireAuth)},
+		{"JWT_CLOCK_SKEW", "30", "seconds of leeway on exp, nbf and iat", false, secondsVar(&c.Auth.ClockSkew)},
+		{"JWT_SKIP_PATHS", "/health,/metrics/prometheus,/metrics,/", "comma-separated paths that bypass auth: exact match, or prefix match for entries longer than one character ending in /", false, func(v string) error {
+			c.Auth.SkipPaths = nil
+			for p := range strings.SplitSeq(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					c.Auth.SkipPaths = append(c.Auth.SkipPaths, p)
+				}
+			}
+			return nil
+		}},
+		{"JWT_JWKS_REFRESH_INTERVAL", "3600", "seconds after which the cached JWKS is fetched again", false, secondsVar(&c.Auth.JWKSRefreshInterval)},
+		{"JWT_JWKS_TIMEOUT_MS", "5000", "ms timeout of one JWKS fetch", false, msVar(&c.Auth.JWKSTimeout)},
+		{"JWT_ROLES_CLAIM", "role", "claim holding one role as a string", false, trimVar(&c.Auth.RolesClaim)},
+		{"JWT_ROLES_ARRAY_CLAIM", "roles", "claim holding an array of roles", false, trimVar(&c.Auth.RolesArrayClaim)},
+		{"JWT_ROLE_ADMIN", "admin", "role name that passes every level", false, trimVar(&c.Auth.RoleAdmin)},
+		{"JWT_ROLE_READ_WRITE", "read-write", "role name that passes produce, consume and read", false, trimVar(&c.Auth.RoleReadWrite)},
+		{"JWT_ROLE_READ_ONLY", "read-only", "role name that passes read", false, trimVar(&c.Auth.RoleReadOnly)},
+		{"JWT_ROLE_WRITE_ONLY", "write-only", "role name that passes produce (push) only", false, trimVar(&c.Auth.RoleWriteOnly)},
+
+		// The dashboard (dashboard.go).
+		{"WEBAPP_ROOT", "", "directory served as the dashboard instead of the copy embedded in the binary (development)", false, strVar(&c.Dashboard.WebappRoot)},
+	}
+}
+
+// validators check each part after all variables are read.
+var validators = []func(*Config) error{(*Config).validate, (*Config).validateDurability, (*Config).validateEncryption, (*Config).validateJobs, (*Config).validateAuth}
+
+// Var is one environment variable of the table.
+type Var struct {
+	Name    string
+	Default string
+	Doc     string
+	Secret  bool
+	set     func(v string) error // parses v into the Config the table was built over (varsOf)
+}
+
+// The setters: each parses a variable's text into the field it is bound to.
+
+func strVar(dst *string) func(string) error {
+	return func(v string) error { *dst = v; return nil }
+}
+
+// trimVar is strVar without surrounding white space.
+func trimVar(dst *string) func(string) error {
+	return func(v string) error { *dst = strings.TrimSpace(v); return nil }
+}
+
+func intVar(dst *int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		if n < 0 {
+			return fmt.Errorf("must not be negative: %d", n)
+		}
+		*dst = n
+		return nil
+	}
+}
+
+func msVar(dst *time.Duration) func(string) error {
+	return durationVar(dst, time.Millisecond, "milliseconds")
+}
+
+func secondsVar(dst *time.Duration) func(string) error {
+	return durationVar(dst, time.Second, "seconds")
+}
+
+// durationVar reads a whole, non-negative number of units.
+func durationVar(dst *time.Duration, unit time.Duration, units string) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("not a number of %s: %q", units, v)
+		}
+		if n < 0 {
+			return fmt.Errorf("must not be negative: %d", n)
+		}
+		*dst = time.Duration(n) * unit
+		return nil
+	}
+}
+
+// bytesVar reads a positive byte count.
+func bytesVar(dst *int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("not a positive byte count: %q", v)
+		}
+		*dst = n
+		return nil
+	}
+}
+
+// boolVar reads true or false (strconv.ParseBool's spellings).
+func boolVar(dst *bool) func(string) error {
+	return func(v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		*dst = b
+		return nil
+	}
+}
+
+// flagVar is on for exactly "true" and off for anything else, as the original reads its switches.
+func flagVar(dst *bool) func(string) error {
+	return func(v string) error { *dst = v == "true"; return nil }
+}
+
+// pgVar sets one PG_* part; any of them set configures a database.
+func (p *pgParts) pgVar(dst *string) func(string) error {
+	return func(v string) error {
+		*dst = v
+		p.anySet = true
+		return nil
+	}
+}
