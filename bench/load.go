@@ -135,12 +135,13 @@ type consumer struct {
 	batch  int
 	parts  int // partitions claimed per pop (1 = the default)
 	wait   time.Duration
+	until  <-chan struct{} // closed: stop after the request in flight (nil = only stop counts)
 	handle func(ctx context.Context, msgs []popMessage, popped time.Time) []string
 }
 
 func (c consumer) run(ctx context.Context, stop <-chan struct{}) {
 	var sent []time.Time
-	for !stopped(stop) {
+	for !stopped(stop) && !stopped(c.until) {
 		start := time.Now()
 		msgs, err := c.cl.pop(ctx, c.queue, c.group, c.batch, c.parts, c.wait)
 		popped := time.Now()

@@ -40,7 +40,7 @@ type options struct {
 	pprofDir                         string
 	pgStats, explain                 bool
 	schema                           string
-	brokerEnv                        []string
+	brokerEnv, compareEnv            []string
 }
 
 func intList(flagName, s string) ([]int, error) {
@@ -68,7 +68,7 @@ func intList(flagName, s string) ([]int, error) {
 
 func parseFlags() (options, error) {
 	var o options
-	var batches, pcounts, gcounts, env string
+	var batches, pcounts, gcounts, env, cenv string
 	flag.StringVar(&o.url, "url", "", "broker base URL (e.g. http://127.0.0.1:6632); empty = build and start ./cmd/queen on a private PostgreSQL")
 	flag.StringVar(&o.pgURL, "pg-url", "", "with -url: PostgreSQL URL for the INSERT baseline and settings (optional)")
 	flag.IntVar(&o.brokerPID, "broker-pid", 0, "with -url: pid of the broker, to sample its RSS and CPU (optional)")
@@ -104,6 +104,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.compareURL, "compare", "", "also run every scenario against this Queen-compatible broker and print both and their ratio; \"local\" starts a second instance of ours on its own PostgreSQL")
 	flag.StringVar(&o.comparePGURL, "compare-pg-url", "", "with -compare URL: that broker's PostgreSQL (baseline, settings; optional)")
 	flag.StringVar(&o.compareBin, "compare-bin", "", "with -compare local: run this queen binary as the second broker (e.g. a build of another commit), instead of the same one")
+	flag.StringVar(&cenv, "compare-env", "", "with -compare local: extra environment of the second broker only (after -broker-env), comma-separated NAME=value")
 	flag.IntVar(&o.comparePID, "compare-pid", 0, "with -compare URL: that broker's pid (RSS, CPU; optional)")
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the broker per scenario window into this directory (local brokers; prints the top functions)")
 	flag.BoolVar(&o.explain, "explain-pop", false, "instead of load: EXPLAIN (ANALYZE, BUFFERS) of a wildcard pop on queues of -partition-counts partitions, in the broker's database")
@@ -123,6 +124,11 @@ func parseFlags() (options, error) {
 	for _, kv := range strings.Split(env, ",") {
 		if kv = strings.TrimSpace(kv); kv != "" {
 			o.brokerEnv = append(o.brokerEnv, kv)
+		}
+	}
+	for _, kv := range strings.Split(cenv, ",") {
+		if kv = strings.TrimSpace(kv); kv != "" {
+			o.compareEnv = append(o.compareEnv, kv)
 		}
 	}
 	if o.producers < 1 || o.consumers < 1 || o.conns < 1 || o.partitions < 1 || o.groupConsumers < 1 || o.popBatch < 1 || o.concBatch < 1 {

@@ -18,6 +18,15 @@ type StatementStat struct {
 	Blocks  int64   `json:"shared_blocks"` // hit + read
 }
 
+// StatementTotals sums every statement of a window: unlike times, counts of statements, buffers and WAL
+// bytes per message barely move with the load of the host, so they compare builds on a noisy machine.
+type StatementTotals struct {
+	Calls    int64   `json:"calls"`
+	Blocks   int64   `json:"shared_blocks"`
+	WALBytes int64   `json:"wal_bytes"`
+	ExecMS   float64 `json:"exec_ms"`
+}
+
 // enableStatements creates pg_stat_statements if the server preloads it; false when it cannot.
 func (b *baseliner) enableStatements(ctx context.Context) bool {
 	_, err := b.pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
@@ -53,6 +62,13 @@ func (r *runner) topStatements(ctx context.Context) []StatementStat {
 			break
 		}
 		out = append(out, s)
+	}
+	var tot StatementTotals
+	if err := r.db.pool.QueryRow(ctx, `
+		SELECT coalesce(sum(calls), 0)::bigint, coalesce(sum(shared_blks_hit + shared_blks_read), 0)::bigint,
+		       coalesce(sum(wal_bytes), 0)::bigint, coalesce(sum(total_exec_time), 0)::float8
+		FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'`).Scan(&tot.Calls, &tot.Blocks, &tot.WALBytes, &tot.ExecMS); err == nil {
+		r.stmtTotals = tot
 	}
 	fmt.Fprintln(r.out, "top statements (pg_stat_statements, window): exec ms | calls | mean ms | rows | blocks | plans | plan ms | query")
 	for _, s := range out {

@@ -51,6 +51,9 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 			settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on")
 		}
 		env := append([]string(nil), o.brokerEnv...)
+		if label == "compare" {
+			env = append(env, o.compareEnv...)
+		}
 		if o.pprofDir != "" {
 			port, err := freePort()
 			if err != nil {

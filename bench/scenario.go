@@ -33,6 +33,7 @@ type Result struct {
 	Notes       []string         `json:"notes,omitempty"`
 	Profile     string           `json:"cpu_profile,omitempty"`
 	TopSQL      []StatementStat  `json:"top_statements,omitempty"`
+	SQLTotals   *StatementTotals `json:"statement_totals,omitempty"`
 	Target      string           `json:"-"` // the Report's
 	stats       []*scenarioStats // merged into the fields above by finish
 }
@@ -65,9 +66,11 @@ type runner struct {
 	baseline *baseliner // nil without a PostgreSQL URL or with -baseline=false
 	db       *baseliner // the broker's PostgreSQL, nil without a URL
 	pgStats  bool       // pg_stat_statements is available on db
-	pprofURL string     // the broker's pprof listener, "" when unknown
-	label    string     // target label
-	out      io.Writer
+	// stmtTotals: the last window's sums over all statements (set by topStatements)
+	stmtTotals StatementTotals
+	pprofURL   string // the broker's pprof listener, "" when unknown
+	label      string // target label
+	out        io.Writer
 }
 
 func (r *runner) queue(name string) string { return "bench-" + r.tag + "-" + name }
@@ -144,7 +147,14 @@ wait:
 	pushed, consumed := st.pushed.Load(), st.consumed.Load()
 	cpu := r.cpu.read().sub(cpu0)
 	close(prodStop)
+	r.stmtTotals = StatementTotals{}
 	res.TopSQL = r.topStatements(ctx)
+	if t := r.stmtTotals; t.Calls > 0 && pushed+consumed > 0 {
+		res.SQLTotals = &t
+		n := float64(pushed + consumed)
+		fmt.Fprintf(r.out, "all statements: %d calls, %d blocks, %.1f MB WAL; per message pushed or consumed: %.2f statements, %.1f blocks, %.0f WAL bytes\n",
+			t.Calls, t.Blocks, float64(t.WALBytes)/1e6, float64(t.Calls)/n, float64(t.Blocks)/n, float64(t.WALBytes)/n)
+	}
 	res.Profile = prof.wait()
 	pg.wait()
 	res.Seconds = elapsed.Seconds()
@@ -324,7 +334,11 @@ func (r *runner) runPopAck(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// runFanout: producers push while every one of -groups consumer groups consumes everything.
+// runFanout: producers push as fast as they can while every one of ngroups consumer groups consumes
+// everything. Unlike the other concurrent scenarios the producers are not paused by consumer lag: the
+// question is what N subscribed, consuming groups cost the push path, and how many deliveries the groups
+// get through in the same window (docs/performance.md, "fanout"). The backlog left at the end of the
+// window is drained untimed, with larger pops, for the exactly-once verification.
 func (r *runner) runFanout(ctx context.Context, ngroups int) (*Result, error) {
 	name := fmt.Sprintf("fanout-g%d", ngroups)
 	q := r.queue(name)
@@ -336,16 +350,30 @@ func (r *runner) runFanout(ctx context.Context, ngroups int) (*Result, error) {
 	for i := range groups {
 		groups[i] = fmt.Sprintf("g%02d", i)
 	}
-	res.Setup = fmt.Sprintf("%d producers batch %d, %d groups x %d consumers (pop batch %d), %d partitions, backlog cap %d", r.opt.producers, r.opt.concBatch, ngroups, r.opt.groupConsumers, r.opt.popBatch, r.opt.partitions, r.opt.backlog)
+	res.Setup = fmt.Sprintf("%d producers batch %d (not paused by lag), %d groups x %d consumers (pop batch %d), %d partitions; drain pop batch %d", r.opt.producers, r.opt.concBatch, ngroups, r.opt.groupConsumers, r.opt.popBatch, r.opt.partitions, r.opt.drainBatch*r.opt.partitions)
 	st, tr := newStats(), newTracker(groups...)
 	res.stats = []*scenarioStats{st}
-	ps := r.producers(st, tr, q, r.opt.concBatch, roundRobin(r.partitionNames(r.opt.partitions)), nil, r.opt.backlog, name)
+	ps := r.producers(st, tr, q, r.opt.concBatch, roundRobin(r.partitionNames(r.opt.partitions)), nil, 0, name)
+	windowEnd := make(chan struct{})
 	var cs []consumer
 	for _, g := range groups {
-		cs = append(cs, r.consumers(r.opt.groupConsumers, st, tr, q, g, r.opt.popBatch)...)
+		for _, c := range r.consumers(r.opt.groupConsumers, st, tr, q, g, r.opt.popBatch) {
+			c.until = windowEnd // leave after the request in flight: a cancelled pop would strand a lease
+			cs = append(cs, c)
+		}
 	}
 	stop := make(chan struct{})
 	cg, _ := r.window(ctx, res, st, ps, cs, []*tracker{tr}, false, stop)
+	close(windowEnd)
+	dst := newStats() // the drain is not part of the measurement
+	res.stats = append(res.stats, dst)
+	cctx := consumerCtx(ctx, stop)
+	for _, g := range groups {
+		for _, c := range r.consumers(1, dst, tr, q, g, r.opt.drainBatch*r.opt.partitions) {
+			c.parts = r.opt.partitions
+			cg.go_(func() { c.run(cctx, stop) })
+		}
+	}
 	r.drain(ctx, []*tracker{tr}, cg, stop, res)
 	r.finish(res, map[string]*tracker{q: tr})
 	return res, nil

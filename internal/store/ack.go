@@ -28,6 +28,7 @@ type ConsumerState struct {
 	PrevDeliveredSeq int64
 	Retries          int32
 	Redeliveries     int32 // retried dead letters delivered under the current lease and not yet acked
+	LastSeq          int64 // the partition's last sequence number when the row was locked (it only grows)
 }
 
 // AckTarget addresses the message one ack item is about.
@@ -132,7 +133,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 				var k ConsumerKey
 				st := &ConsumerState{}
 				if err := rs.Scan(&k.PartitionID, &k.Group, &st.Cursor, &st.LeaseID, &st.LeaseLive, &st.ClaimCursor, &st.DeliveredSeq,
-					&st.PrevLeaseID, &st.PrevClaimCursor, &st.PrevDeliveredSeq, &st.Retries, &st.Redeliveries); err != nil {
+					&st.PrevLeaseID, &st.PrevClaimCursor, &st.PrevDeliveredSeq, &st.Retries, &st.Redeliveries, &st.LastSeq); err != nil {
 					return err
 				}
 				states[k] = st
@@ -209,14 +210,18 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			}
 			b.Queue(q("RedeliveryDelete"), rp, rg, rs)
 		}
-		if len(updates) > 0 {
-			n := len(updates)
-			fp := make([]uuid.UUID, n)
-			fg := make([]string, n)
-			fc := make([]int64, n)
-			for i, u := range updates {
-				fp[i], fg[i], fc[i] = u.PartitionID, u.Group, u.Cursor
+		// Only cursors that reached what the partition held when it was locked can have consumed it to
+		// its end (last_seq only grows): a consumer behind the producers skips the statement.
+		var fp []uuid.UUID
+		var fg []string
+		var fc []int64
+		for _, u := range updates {
+			if st, ok := states[u.ConsumerKey]; ok && u.Cursor < st.LastSeq {
+				continue
 			}
+			fp, fg, fc = append(fp, u.PartitionID), append(fg, u.Group), append(fc, u.Cursor)
+		}
+		if len(fp) > 0 {
 			// After the redeliveries are settled, so that settling the last one counts.
 			b.Queue(q("PendingForgetConsumed"), fp, fg, fc)
 		}

@@ -72,6 +72,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		encodeUUIDsNatively(c.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", interpret(err))

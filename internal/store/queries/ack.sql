@@ -9,14 +9,17 @@ ORDER BY 1, 2
 ON CONFLICT (partition_id, consumer_group) DO NOTHING
 
 -- name: ConsumerLock :many
--- Locked in (partition, group) order so concurrent ack batches cannot deadlock.
+-- Locked in (partition, group) order so concurrent ack batches cannot deadlock. The partition's last_seq
+-- (not locked: it only grows) tells the ack whether a cursor can have reached the end of its partition,
+-- i.e. whether PendingForgetConsumed can have anything to delete.
 SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
        coalesce(pc.lease_expires_at > now(), false) AS lease_live,
        pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq,
        pc.batch_retry_count,
        (SELECT count(*) FROM redeliveries r
          WHERE r.partition_id = pc.partition_id AND r.consumer_group = pc.consumer_group
-           AND r.seq <= pc.delivered_seq) AS redeliveries
+           AND r.seq <= pc.delivered_seq) AS redeliveries,
+       (SELECT p.last_seq FROM partitions p WHERE p.id = pc.partition_id) AS last_seq
 FROM partition_consumers pc
 JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[])) AS t(partition_id, consumer_group)
   ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
