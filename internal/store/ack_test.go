@@ -45,7 +45,7 @@ func TestAck(t *testing.T) {
 		_, lease := pop(t, st, q, g, "", 2)
 		k := store.ConsumerKey{PartitionID: p, Group: g}
 		states, msgs := observe(t, []store.AckTarget{target(p, g, "b"), target(p, g, "zzz"), target(p, g, "a")}, store.AckEffects{})
-		require.Equal(t, store.ConsumerState{LeaseID: &lease, LeaseLive: true, DeliveredSeq: 2}, states[k])
+		require.Equal(t, store.ConsumerState{LeaseID: &lease, LeaseLive: true, DeliveredSeq: 2, LastSeq: 3}, states[k])
 		require.Equal(t, []store.ResolvedMessage{
 			{Found: true, Seq: 2, Partition: "Default", Queue: q, RetryLimit: 3, RetryDelayMs: 250},
 			{},
@@ -55,7 +55,7 @@ func TestAck(t *testing.T) {
 		exec(t, st, `UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second' WHERE partition_id = $1`, p)
 		_, lease2 := pop(t, st, q, g, "", 10)
 		states, _ = observe(t, []store.AckTarget{target(p, g, "a")}, store.AckEffects{})
-		require.Equal(t, store.ConsumerState{LeaseID: &lease2, LeaseLive: true, DeliveredSeq: 3, PrevLeaseID: &lease, PrevDeliveredSeq: 2}, states[k])
+		require.Equal(t, store.ConsumerState{LeaseID: &lease2, LeaseLive: true, DeliveredSeq: 3, PrevLeaseID: &lease, PrevDeliveredSeq: 2, LastSeq: 3}, states[k])
 	})
 
 	t.Run("ConsumerEnsure", func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestAck(t *testing.T) {
 		push(t, st, p, "a")
 		ghost := uuid.Must(uuid.NewV7())
 		states, msgs := observe(t, []store.AckTarget{target(p, "g1", "a"), target(ghost, "g1", "a")}, store.AckEffects{})
-		require.Equal(t, map[store.ConsumerKey]store.ConsumerState{{PartitionID: p, Group: "g1"}: {}}, states)
+		require.Equal(t, map[store.ConsumerKey]store.ConsumerState{{PartitionID: p, Group: "g1"}: {LastSeq: 1}}, states)
 		require.True(t, msgs[0].Found)
 		require.False(t, msgs[1].Found)
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM partition_consumers WHERE partition_id = $1`, ghost))

@@ -39,9 +39,9 @@ func TestConn(t *testing.T) {
 		require.NoError(t, err)
 		defer c.Release()
 		require.Equal(t, byte('I'), c.Conn().PgConn().TxStatus())
-		var plan, sync string
-		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('synchronous_commit')`).Scan(&plan, &sync))
-		require.Equal(t, []string{"auto", "local"}, []string{plan, sync}, "the hot path's settings are transaction-local")
+		var plan, sync, seqscan string
+		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('synchronous_commit'), current_setting('enable_seqscan')`).Scan(&plan, &sync, &seqscan))
+		require.Equal(t, []string{"auto", "local", "on"}, []string{plan, sync, seqscan}, "the hot path's settings are transaction-local")
 	}
 
 	t.Run("Ping", func(t *testing.T) {
