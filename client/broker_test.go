@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/testenv"
 )
 
@@ -35,6 +38,17 @@ func setup(t *testing.T) *testBundle {
 	c, err := client.New(client.Config{URLs: []string{setupBroker(t)}, RetryDelay: 50 * time.Millisecond})
 	require.NoError(t, err)
 	return &testBundle{c: c}
+}
+
+// setupClock is setup with a broker that decides time by clk, which the test advances instead of
+// waiting.
+func setupClock(t *testing.T) (tb *testBundle, clk *testenv.Clock) {
+	t.Helper()
+	clk = testenv.NewClock()
+	url := testenv.StartBrokerWith(t, map[string]string{"FILE_BUFFER_DIR": t.TempDir()}, broker.Options{Clock: clk.Now}).URL
+	c, err := client.New(client.Config{URLs: []string{url}, RetryDelay: 50 * time.Millisecond})
+	require.NoError(t, err)
+	return &testBundle{c: c}, clk
 }
 
 func TestBrokerConfigurePushPopAck(t *testing.T) {
@@ -391,10 +405,19 @@ func TestBrokerExtendLease(t *testing.T) {
 
 func TestBrokerConsumeRenewsLease(t *testing.T) {
 	t.Parallel()
-	tb := setup(t)
+	// The broker decides by a frozen clock the handler advances, each time by less than a renewal
+	// extends the lease (1 s, the least a renewal asks for), and only after a renewal at the current
+	// reading: the renewals, not the passing of time, are what keep the lease. Renewals are held off
+	// while the clock moves, so none straddles an advance.
+	clk := testenv.NewClock()
+	clk.Freeze()
+	url := testenv.StartBrokerWith(t, map[string]string{"FILE_BUFFER_DIR": t.TempDir()}, broker.Options{Clock: clk.Now}).URL
+	rt := &renewals{base: http.DefaultTransport, done: make(chan struct{}, 1)}
+	c, err := client.New(client.Config{URLs: []string{url}, RetryDelay: 50 * time.Millisecond, HTTPClient: &http.Client{Transport: rt}})
+	require.NoError(t, err)
 	ctx := t.Context()
-	q := tb.c.Queue("slow")
-	_, err := q.Config(client.QueueOptions{LeaseTime: 1}).Create(ctx)
+	q := c.Queue("slow")
+	_, err = q.Config(client.QueueOptions{LeaseTime: 1}).Create(ctx)
 	require.NoError(t, err)
 	_, err = q.Push(ctx, client.Payload(1))
 	require.NoError(t, err)
@@ -404,15 +427,52 @@ func TestBrokerConsumeRenewsLease(t *testing.T) {
 	defer cancel()
 	err = q.Consume(cctx, func(context.Context, client.Message) error {
 		calls.Add(1)
-		time.Sleep(2500 * time.Millisecond) // well past the 1 s lease
+		for range 3 { // 2.7 s on the broker's clock: well past the 1 s lease
+			select {
+			case <-rt.done:
+			case <-time.After(15 * time.Second):
+				return fmt.Errorf("no lease renewal within 15 s")
+			}
+			rt.mu.Lock()
+			select {
+			case <-rt.done: // a renewal at the same reading
+			default:
+			}
+			clk.Advance(900 * time.Millisecond)
+			rt.mu.Unlock()
+		}
 		cancel()
 		return nil
-	}, client.ConsumeOptions{LeaseRenewal: 300 * time.Millisecond, PollTimeout: time.Second})
+	}, client.ConsumeOptions{LeaseRenewal: 50 * time.Millisecond, PollTimeout: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, int32(1), calls.Load())
 	msgs, err := q.Pop(ctx, client.PopOptions{})
 	require.NoError(t, err)
 	require.Empty(t, msgs, "the renewed lease let the ack through")
+}
+
+// renewals sends the SDK's requests, each lease extension under mu, and signals done when one
+// completed.
+type renewals struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	done chan struct{}
+}
+
+func (r *renewals) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.URL.Path, "/extend") {
+		return r.base.RoundTrip(req)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	resp, err := r.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusOK {
+		select {
+		case r.done <- struct{}{}:
+		default:
+		}
+	}
+	return resp, err
 }
 
 func TestBrokerDeadLetterQueue(t *testing.T) {
@@ -542,7 +602,7 @@ func TestBrokerConsumerGroupsAdmin(t *testing.T) {
 
 func TestBrokerSubscriptionModes(t *testing.T) {
 	t.Parallel()
-	tb := setup(t)
+	tb, clk := setupClock(t)
 	ctx := t.Context()
 	q := tb.c.Queue("subs")
 	_, err := q.Push(ctx, client.Payloads("old-1", "old-2")...)
@@ -559,8 +619,8 @@ func TestBrokerSubscriptionModes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 2)
 
-	cut := time.Now()
-	time.Sleep(20 * time.Millisecond) // createdAt is the broker's clock; keep the cut clearly before the push
+	cut := clk.Now()
+	clk.Advance(time.Second) // createdAt is the broker's clock: the push comes clearly after the cut
 	_, err = q.Push(ctx, client.Payload("new-1"))
 	require.NoError(t, err)
 	since, err := q.Group("since").SubscriptionFrom(cut).Pop(ctx, client.PopOptions{Batch: 10, AutoAck: true})

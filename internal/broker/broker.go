@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -50,9 +51,22 @@ type Broker struct {
 	served   chan error
 }
 
+// Options are what a broker takes besides its configuration: hooks for tests, zero in production.
+type Options struct {
+	// Clock replaces the database clock in the queue's time decisions (store.Options.Clock), and the
+	// retention pass's clock, so that tests make leases expire and delays pass without waiting. nil:
+	// the database clock (retention: this process's clock).
+	Clock func() time.Time
+}
+
 // Start brings the broker up and serves HTTP in the background. ln may be nil: then it listens on
 // cfg.Addr().
-func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.Listener) (b *Broker, err error) {
+func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.Listener) (*Broker, error) {
+	return StartWith(ctx, cfg, log, ln, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.Listener, opt Options) (b *Broker, err error) {
 	b = &Broker{cfg: cfg, log: log, served: make(chan error, 1), stopped: make(chan struct{})}
 	started := b // the error returns below set b to nil; release what was built
 	defer func() {
@@ -89,6 +103,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 	b.st, err = store.Open(ctx, store.Options{
 		URL: dbURL, Schema: cfg.Schema, PoolSize: int32(cfg.PoolSize),
 		AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout, DeferMigrate: true,
+		Clock: opt.Clock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
@@ -140,7 +155,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.List
 		maintenance.NewSpoolReplay(b.eng, log, cfg.Durability.FlushInterval),
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
-			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays}),
+			PartitionCleanupDays: cfg.Jobs.PartitionCleanupDays, MetricsRetentionDays: cfg.Jobs.MetricsRetentionDays, NowFunc: opt.Clock}),
 		maintenance.NewEviction(b.st, log, cfg.EvictionInterval),
 		maintenance.NewSamples(b.st, b.eng, log, maintenance.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port),
 			KeepDays: cfg.Jobs.MetricsRetentionDays})}

@@ -48,6 +48,17 @@ func TestSlowPushNeverSkippedOrReordered(t *testing.T) {
 	require.NoError(t, err)
 	pid := ids[store.PartitionKey{Queue: "race", Partition: "p"}]
 
+	// waits reports the sessions of the broker's database waiting for a lock: fast pushes queued
+	// behind the slow transaction's partition lock.
+	watch, err := pgx.Connect(ctx, b.DatabaseURL)
+	require.NoError(t, err)
+	defer watch.Close(context.WithoutCancel(ctx))
+	waits := func() (n int) {
+		require.NoError(t, watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
+		return n
+	}
+
 	const rounds, fastPerRound, slowPerRound = 15, 4, 2
 	total := rounds * (fastPerRound + slowPerRound)
 
@@ -109,7 +120,12 @@ func TestSlowPushNeverSkippedOrReordered(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(30 * time.Millisecond) // hold the slow transaction open while the fast ones arrive
+		// Hold the slow transaction open until a fast push waits behind it.
+		deadline := time.Now().Add(15 * time.Second)
+		for waits() == 0 {
+			require.True(t, time.Now().Before(deadline), "no fast push reached the partition lock")
+			time.Sleep(time.Millisecond)
+		}
 		require.NoError(t, tx.Commit(ctx))
 		wg.Wait()
 	}

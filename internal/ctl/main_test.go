@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/testenv"
 )
 
@@ -138,6 +139,12 @@ func lines(s string) []string {
 var brokerEnv = map[string]string{"STATS_INTERVAL_MS": "200"}
 
 func startBroker(t *testing.T, extra map[string]string) string {
+	return startRunning(t, extra, broker.Options{}).URL
+}
+
+// startRunning is startBroker for tests that watch the broker itself or give it options (a test
+// clock).
+func startRunning(t *testing.T, extra map[string]string, opt broker.Options) *testenv.RunningBroker {
 	env := map[string]string{}
 	for k, v := range brokerEnv {
 		env[k] = v
@@ -145,7 +152,14 @@ func startBroker(t *testing.T, extra map[string]string) string {
 	for k, v := range extra {
 		env[k] = v
 	}
-	return testenv.StartBroker(t, env).URL
+	return testenv.StartBrokerWith(t, env, opt)
+}
+
+// waitParked waits until rb holds a parked long-poll pop: the command started in the background is
+// waiting for messages.
+func waitParked(t *testing.T, rb *testenv.RunningBroker) {
+	t.Helper()
+	eventually(t, func() bool { return rb.Broker.Parked() > 0 }, "a parked pop")
 }
 
 // eventually retries f until it succeeds (counts are rolled up in the background).

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/ctl"
+	"github.com/queen-go/queen/internal/testenv"
 )
 
 type pushOut struct {
@@ -192,7 +194,8 @@ func TestPopPeekAck(t *testing.T) {
 
 func TestPopScenarios(t *testing.T) {
 	t.Parallel()
-	c := newCLI(t, startBroker(t, nil))
+	rb := startRunning(t, nil, broker.Options{})
+	c := newCLI(t, rb.URL)
 
 	// long poll: a pop waiting with --wait gets a message pushed after it started
 	q := uniq(t, "longpoll")
@@ -201,7 +204,7 @@ func TestPopScenarios(t *testing.T) {
 	var res result
 	wg.Add(1)
 	go func() { defer wg.Done(); res = c.run("pop", q, "--wait", "--timeout", "10s", "--auto-ack") }()
-	time.Sleep(500 * time.Millisecond)
+	waitParked(t, rb)
 	c.ok("push", q, `{"late":true}`)
 	wg.Wait()
 	require.Equal(t, 0, res.code, res.err)
@@ -234,17 +237,26 @@ func TestPopScenarios(t *testing.T) {
 	second := ndjson(t, c.ok("pop", "--task", "t", "--namespace", ns, "--auto-ack"))[0]
 	require.Equal(t, qa, second["queue"])
 
-	// delayed processing hides a message; window buffer holds a busy partition
+	// delayed processing hides a message; window buffer holds a busy partition. A broker of their own
+	// decides time by a clock the test advances.
+	clk := testenv.NewClock()
+	cc := newCLI(t, startRunning(t, nil, broker.Options{Clock: clk.Now}).URL)
 	q4 := uniq(t, "delayed")
-	c.ok("queues", "configure", q4, "--delayed-processing", "3")
-	c.ok("push", q4, `{"d":1}`)
-	c.fails(ctl.ExitNoop, "pop", q4)
-	eventually(t, func() bool { return c.run("pop", q4, "--auto-ack").code == 0 }, "the delay to pass")
+	cc.ok("queues", "configure", q4, "--delayed-processing", "600")
+	cc.ok("push", q4, `{"d":1}`)
+	cc.fails(ctl.ExitNoop, "pop", q4)
+	clk.Advance(500 * time.Second)
+	cc.fails(ctl.ExitNoop, "pop", q4)
+	clk.Advance(101 * time.Second)
+	cc.ok("pop", q4, "--auto-ack")
 	q5 := uniq(t, "window")
-	c.ok("queues", "configure", q5, "--window-buffer", "3")
-	c.ok("push", q5, `{"w":1}`)
-	c.fails(ctl.ExitNoop, "pop", q5)
-	eventually(t, func() bool { return c.run("pop", q5, "--auto-ack").code == 0 }, "window buffer to pass")
+	cc.ok("queues", "configure", q5, "--window-buffer", "600")
+	cc.ok("push", q5, `{"w":1}`)
+	cc.fails(ctl.ExitNoop, "pop", q5)
+	clk.Advance(500 * time.Second)
+	cc.fails(ctl.ExitNoop, "pop", q5)
+	clk.Advance(101 * time.Second)
+	cc.ok("pop", q5, "--auto-ack")
 
 	// subscriptions: a group starting at "new" skips history; "all" (the default) replays it
 	q6 := uniq(t, "subs")
@@ -261,7 +273,8 @@ func TestPopScenarios(t *testing.T) {
 
 func TestConsume(t *testing.T) {
 	t.Parallel()
-	c := newCLI(t, startBroker(t, nil))
+	rb := startRunning(t, nil, broker.Options{})
+	c := newCLI(t, rb.URL)
 	q := uniq(t, "consume")
 	c.fails(ctl.ExitNotFound, "queues", "get", q)
 	var b strings.Builder
@@ -286,7 +299,7 @@ func TestConsume(t *testing.T) {
 	fq := uniq(t, "follow")
 	c.ok("queues", "configure", fq)
 	go func() { defer wg.Done(); res = c.run("consume", fq, "-f", "--max-messages", "3", "-o", "table") }()
-	time.Sleep(700 * time.Millisecond) // usually the consumer is waiting by now; if not, it still finds them
+	waitParked(t, rb) // the push arrives while the consumer waits
 	c.ok("push", fq, `{"f":1}`, `{"f":2}`, `{"f":3}`)
 	wg.Wait()
 	require.Equal(t, 0, res.code, res.err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -78,7 +79,7 @@ func (b *testBundle) freshQueue(t testing.TB, prefix string, opts map[string]any
 
 func TestAck(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	b := setupClock(t, nil)
 
 	t.Run("single ack, lease release, repeated completion is a noop", func(t *testing.T) {
 		t.Parallel()
@@ -195,8 +196,8 @@ func TestAck(t *testing.T) {
 	})
 
 	t.Run("invalid or expired lease: the cursor does not move and the message redelivers", func(t *testing.T) {
-		t.Parallel()
-		q, _ := b.freshQueue(t, "lease", map[string]any{"leaseTime": 1})
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		q, _ := b.freshQueue(t, "lease", map[string]any{"leaseTime": 60})
 		b.push(t, newItem(q, "", "l1", 1), newItem(q, "", "l2", 2))
 		p := b.pop(t, q, "")
 		require.NotNil(t, p)
@@ -208,6 +209,8 @@ func TestAck(t *testing.T) {
 		requireRejected(t, res[1], rejectLease)
 
 		// Nothing moved: once the lease expires, the same message is delivered again.
+		require.Nil(t, b.pop(t, q, ""), "the lease still holds")
+		b.clock.Advance(61 * time.Second)
 		r := b.call(t, t.Context(), "GET", popPath(q, "", "wait", "true", "timeout", "30000"), nil)
 		var again popResult
 		requireJSON(t, r, http.StatusOK, &again)

@@ -138,9 +138,9 @@ func TestCompetingConsumersNeverShareALease(t *testing.T) {
 
 func TestLeaseExpiryRedelivers(t *testing.T) {
 	t.Parallel()
-	b := setup(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "100"}).rb
-	a := newAPI(t, b.URL)
-	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": "expiry", "options": map[string]any{"leaseTime": 1}})
+	b := setupClock(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "100"})
+	a := b.raw
+	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": "expiry", "options": map[string]any{"leaseTime": 60}})
 	require.Equal(t, http.StatusOK, st, string(body))
 	a.push(pushItem{Queue: "expiry", Payload: "x", TransactionID: "only"})
 
@@ -148,9 +148,13 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 	require.NotNil(t, first)
 	require.Nil(t, a.pop("/api/v1/pop/queue/expiry"), "leased: nothing for a competitor")
 
-	// Not acked: once the lease runs out the same message comes back under a new lease.
-	again := a.pop("/api/v1/pop/queue/expiry?wait=true&timeout=10000")
-	require.NotNil(t, again)
+	// Not acked: once the lease runs out the same message comes back under a new lease, to a
+	// long-poll parked before it ran out too.
+	got := a.popLater("/api/v1/pop/queue/expiry?wait=true&timeout=30000")
+	b.waitParked(t, 0)
+	b.clock.Advance(61 * time.Second)
+	again := <-got
+	require.NotNil(t, again, "the parked pop was not answered once the lease expired")
 	require.Equal(t, first.Messages[0].ID, again.Messages[0].ID)
 	require.NotEqual(t, first.LeaseID, again.LeaseID)
 

@@ -44,7 +44,7 @@ func (a *api) dlq(kv ...string) dlqPage {
 
 func TestRetriesAndDLQ(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, pollEnv(nil))
+	srv := setupClock(t, pollEnv(nil))
 
 	t.Run("ExhaustedRetriesRetryAndDelete", func(t *testing.T) {
 		t.Parallel()
@@ -143,7 +143,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 		dead(q1, "pa", g1, "e-a")
 		dead(q1, "pb", g1, "e-b")
 		dead(q2, "", g1, "e-x")
-		mid := instant()
+		mid := srv.instant()
 		dead(q1, "pa", g2, "e-c")
 
 		errs := func(p dlqPage) []string {
@@ -196,19 +196,30 @@ func TestRetriesAndDLQ(t *testing.T) {
 	})
 
 	t.Run("RetryDelay", func(t *testing.T) {
-		t.Parallel()
-		a := srv.rawFor(t)
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		b := srv
+		a := b.rawFor(t)
 		q := uniqueName("rdelay")
-		a.configure(q, "", map[string]any{"retryLimit": 3, "retryDelay": 1500})
+		a.configure(q, "", map[string]any{"retryLimit": 3, "retryDelay": 600_000})
 		a.pushTxs(q, "", "r1")
 		m := a.popOne(popPath(q, ""))
-		failedAt := time.Now()
+		failedAt := b.clock.Now()
 		r := a.ackOK(m, "failed", "transient")
 		require.False(t, r.DLQ)
 		require.True(t, r.LeaseReleased)
 		a.popNone(popPath(q, ""))
-		again := a.popOne(popPath(q, "", "wait", "true", "timeout", "10000"))
-		require.GreaterOrEqual(t, time.Since(failedAt), 1500*time.Millisecond, "redelivered before retryDelay")
+		b.clock.Advance(500 * time.Second)
+		a.popNone(popPath(q, ""))
+		a.popNone(popPath(q, "Default"))
+		// A long-poll parked inside the retry delay is answered by the re-check once it has passed.
+		got := a.popLater(popPath(q, "", "wait", "true", "timeout", "30000"))
+		b.waitParked(t, 0)
+		b.clock.Advance(101 * time.Second)
+		res := <-got
+		require.NotNil(t, res, "the parked pop was not answered once the retry delay passed")
+		require.Len(t, res.Messages, 1)
+		again := res.Messages[0]
+		require.GreaterOrEqual(t, b.clock.Now().Sub(failedAt), 600*time.Second, "redelivered before retryDelay")
 		require.Equal(t, "r1", again.TransactionID)
 		require.Equal(t, 1, again.RetryCount)
 		a.ackOK(again, "completed", "")

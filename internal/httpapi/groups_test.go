@@ -14,7 +14,7 @@ import (
 
 func TestConsumerGroups(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, pollEnv(nil))
+	srv := setupClock(t, pollEnv(nil))
 
 	t.Run("FanOutToGroupsCompetitionInQueueMode", func(t *testing.T) {
 		t.Parallel()
@@ -73,7 +73,7 @@ func TestConsumerGroups(t *testing.T) {
 		a := srv.rawFor(t)
 		q, g := uniqueName("from"), uniqueName("gfrom")
 		a.pushTxs(q, "", "m1")
-		ts := instant()
+		ts := srv.instant()
 		a.pushTxs(q, "", "m2")
 		require.Equal(t, []string{"m2"}, a.drain(q, g, "subscriptionFrom", ts))
 		a.pushTxs(q, "", "m3")
@@ -169,7 +169,7 @@ type groupDetails map[string]struct {
 
 func TestConsumerGroupRoutes(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, pollEnv(nil))
+	srv := setupClock(t, pollEnv(nil))
 
 	t.Run("ListLaggingDetails", func(t *testing.T) {
 		t.Parallel()
@@ -342,7 +342,7 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		q, g := uniqueName("seek"), uniqueName("gseek")
 		a.pushTxs(q, "", "m1")
 		a.pushTxs(q, "px", "x1")
-		ts := instant()
+		ts := srv.instant()
 		a.pushTxs(q, "", "m2", "m3")
 		require.Equal(t, []string{"m1", "m2", "m3", "x1"}, sorted(a.drain(q, g)))
 

@@ -40,18 +40,47 @@ import (
 // status codes, headers and exact bodies, and the public SDK for scenarios. Every test starts its
 // broker through setup.
 type testBundle struct {
-	rb  *testenv.RunningBroker
-	raw *api
-	sdk *client.Client
+	rb    *testenv.RunningBroker
+	raw   *api
+	sdk   *client.Client
+	clock *testenv.Clock // set by setupClock: the clock the broker decides time by
 }
 
 // setup starts a broker on a fresh database (env overrides its environment) for this test.
 func setup(t *testing.T, env map[string]string) *testBundle {
 	t.Helper()
-	rb := testenv.StartBroker(t, env)
+	return bundle(t, testenv.StartBroker(t, env))
+}
+
+// setupClock is setup with a broker that decides leases, delays and waits by the bundle's clock, which
+// the test advances instead of waiting for time to pass. The clock is the whole broker's, so a test
+// that advances it far enough to end a lease or a delay has the broker to itself: its own, or a
+// shared one as a subtest without t.Parallel, which runs before the parallel subtests start.
+func setupClock(t *testing.T, env map[string]string) *testBundle {
+	t.Helper()
+	clk := testenv.NewClock()
+	b := bundle(t, testenv.StartBrokerWith(t, env, broker.Options{Clock: clk.Now}))
+	b.clock = clk
+	return b
+}
+
+func bundle(t *testing.T, rb *testenv.RunningBroker) *testBundle {
+	t.Helper()
 	sdk, err := client.New(client.Config{URLs: []string{rb.URL}})
 	require.NoError(t, err)
 	return &testBundle{rb: rb, raw: newAPI(t, rb.URL), sdk: sdk}
+}
+
+// waitParked waits until the broker holds more than before parked long-poll pops: the pop a test just
+// sent is waiting, so what the test does next happens while it is parked.
+func (b *testBundle) waitParked(t testing.TB, before int) {
+	t.Helper()
+	eventually(t, hangGuard, func() error {
+		if b.rb.Broker.Parked() > before {
+			return nil
+		}
+		return errorf("the pop is not parked yet")
+	})
 }
 
 // api is a tiny JSON client for the broker under test.
@@ -226,6 +255,21 @@ func popPath(q, partition string, kv ...string) string {
 	return p + query(kv...)
 }
 
+// popLater sends a pop (a long-poll, typically) in the background; its answer arrives on the channel,
+// nil for a 204 or a failed request.
+func (a *api) popLater(path string) <-chan *popResult {
+	got := make(chan *popResult, 1)
+	go func() {
+		var res *popResult
+		r, err := a.exchange(a.t.Context(), "GET", path, nil)
+		if err == nil && r.status == http.StatusOK && json.Unmarshal(r.body, &res) != nil {
+			res = nil
+		}
+		got <- res
+	}()
+	return got
+}
+
 func (a *api) popNone(path string) {
 	t := a.t
 	t.Helper()
@@ -345,12 +389,13 @@ func (a *api) errorText(method, path string, body any, status int) string {
 	return env.Error
 }
 
-// instant returns a timestamp strictly between what was pushed before and what is pushed after the
-// call (a scenario pause on both sides keeps the database's and our clock readings apart).
-func instant() string {
-	time.Sleep(50 * time.Millisecond)
-	ts := time.Now().UTC().Format(time.RFC3339Nano)
-	time.Sleep(50 * time.Millisecond)
+// instant returns a timestamp strictly between what was stored before and what is stored after the
+// call, on the clock of a bundle from setupClock: a millisecond's advance on each side keeps the
+// readings apart (too little to end any lease or delay of the tests sharing the broker).
+func (b *testBundle) instant() string {
+	b.clock.Advance(time.Millisecond)
+	ts := b.clock.Now().UTC().Format(time.RFC3339Nano)
+	b.clock.Advance(time.Millisecond)
 	return ts
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -165,17 +164,12 @@ func TestPop(t *testing.T) {
 		got := make(chan result, 1)
 		ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 		defer cancel()
+		parked := b.rb.Broker.Parked()
 		go func() {
 			r, err := b.raw.exchange(ctx, "GET", popPath(q, "", "wait", "true", "timeout", "60000"), nil)
 			got <- result{r, err}
 		}()
-		parked := b.rb.Broker.Parked()
-		eventually(t, hangGuard, func() error {
-			if b.rb.Broker.Parked() > parked {
-				return nil
-			}
-			return errorf("the pop is not parked yet")
-		})
+		b.waitParked(t, parked)
 		b.push(t, newItem(q, "", "w1", 1))
 		res := <-got
 		require.NoError(t, res.err)
@@ -227,8 +221,9 @@ func TestNamespacePop(t *testing.T) {
 		a.errorText("GET", "/api/v1/pop", nil, http.StatusBadRequest)
 	})
 
+	// The long-poll subtests run one at a time, each alone on the broker, so that the broker's parked
+	// count is their pop's.
 	t.Run("LongPollWokenByPushToAnyMatchingQueue", func(t *testing.T) {
-		t.Parallel()
 		a := srv.rawFor(t)
 		ns := strings.ReplaceAll(uniqueName("nslp"), "-", "")
 		qa, qb := ns+".t.a", ns+".t.b"
@@ -243,7 +238,7 @@ func TestNamespacePop(t *testing.T) {
 			}
 			done <- res
 		}()
-		time.Sleep(300 * time.Millisecond) // scenario: the push arrives while the pop is parked
+		srv.waitParked(t, 0) // scenario: the push arrives while the pop is parked
 		a.pushTxs(qb, "", "wake")
 		res := <-done
 		require.NotNil(t, res, "long-poll not answered with the pushed message")
@@ -252,7 +247,6 @@ func TestNamespacePop(t *testing.T) {
 	})
 
 	t.Run("LongPollSeesQueueCreatedWhileParked", func(t *testing.T) {
-		t.Parallel()
 		a := srv.rawFor(t)
 		ns := strings.ReplaceAll(uniqueName("nsnew"), "-", "")
 		a.configure(ns+".t.a", ns, nil)
@@ -261,7 +255,7 @@ func TestNamespacePop(t *testing.T) {
 			r, _ := srv.raw.exchange(t.Context(), "GET", "/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "4000"), nil)
 			done <- r.status
 		}()
-		time.Sleep(300 * time.Millisecond) // scenario: the matching queue is created while the pop is parked
+		srv.waitParked(t, 0) // scenario: the matching queue is created while the pop is parked
 		a.pushTxs(ns+".t.new", "", "late-queue")
 		// A parked namespace pop finds, and is woken by, a matching queue created after it parked.
 		require.Equal(t, http.StatusOK, <-done, "a push to a newly created matching queue must answer the parked pop")

@@ -94,37 +94,55 @@ func TestConfigure(t *testing.T) {
 
 func TestQueueOptions(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, pollEnv(map[string]string{"EVICTION_INTERVAL": "200"}))
+	srv := setupClock(t, pollEnv(map[string]string{"EVICTION_INTERVAL": "200"}))
 
 	t.Run("DelayedProcessing", func(t *testing.T) {
-		t.Parallel()
-		a := srv.rawFor(t)
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		b := srv
+		a := b.rawFor(t)
 		q := uniqueName("delay")
-		a.configure(q, "", map[string]any{"delayedProcessing": 2})
-		pushedAt := time.Now()
+		a.configure(q, "", map[string]any{"delayedProcessing": 600})
+		pushedAt := b.clock.Now()
 		a.pushTxs(q, "", "late")
 		a.popNone(popPath(q, ""))
-		m := a.popOne(popPath(q, "", "wait", "true", "timeout", "10000"))
-		require.GreaterOrEqual(t, time.Since(pushedAt), 2*time.Second, "delivered before delayedProcessing")
-		require.GreaterOrEqual(t, time.Since(parseTime(t, m.CreatedAt)), 2*time.Second)
+		b.clock.Advance(500 * time.Second)
+		a.popNone(popPath(q, ""))
+		a.popNone(popPath(q, "Default"))
+		// A long-poll parked inside the delay is answered by the re-check once the delay has passed.
+		got := a.popLater(popPath(q, "", "wait", "true", "timeout", "30000"))
+		b.waitParked(t, 0)
+		b.clock.Advance(101 * time.Second)
+		res := <-got
+		require.NotNil(t, res, "the parked pop was not answered once the delay passed")
+		require.Len(t, res.Messages, 1)
+		m := res.Messages[0]
+		require.GreaterOrEqual(t, b.clock.Now().Sub(pushedAt), 600*time.Second, "delivered before delayedProcessing")
+		require.GreaterOrEqual(t, b.clock.Now().Sub(parseTime(t, m.CreatedAt)), 600*time.Second)
 		require.Equal(t, "late", m.TransactionID)
 	})
 
 	t.Run("WindowBuffer", func(t *testing.T) {
-		t.Parallel()
-		a := srv.rawFor(t)
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
+		b := srv
+		a := b.rawFor(t)
 		q := uniqueName("window")
-		a.configure(q, "", map[string]any{"windowBuffer": 2})
+		a.configure(q, "", map[string]any{"windowBuffer": 600})
 		a.pushTxs(q, "", "w1")
 		a.popNone(popPath(q, ""))
-		time.Sleep(time.Second) // scenario: a second message arrives while the window is open
+		b.clock.Advance(300 * time.Second) // scenario: a second message arrives while the window is open
 		a.popNone(popPath(q, ""))
-		lastPush := time.Now()
+		lastPush := b.clock.Now()
 		a.pushTxs(q, "", "w2")
 		a.popNone(popPath(q, ""))
-		res := a.pop(popPath(q, "", "wait", "true", "timeout", "10000", "batch", "10"))
-		require.NotNil(t, res)
-		require.GreaterOrEqual(t, time.Since(lastPush), 2*time.Second, "partition served before its newest message was windowBuffer old")
+		b.clock.Advance(450 * time.Second) // w1 is past the window, w2 is not
+		a.popNone(popPath(q, ""))
+		// A long-poll parked inside the window is answered by the re-check once the window has passed.
+		got := a.popLater(popPath(q, "", "wait", "true", "timeout", "30000", "batch", "10"))
+		b.waitParked(t, 0)
+		b.clock.Advance(151 * time.Second)
+		res := <-got
+		require.NotNil(t, res, "the parked pop was not answered once the window passed")
+		require.GreaterOrEqual(t, b.clock.Now().Sub(lastPush), 600*time.Second, "partition served before its newest message was windowBuffer old")
 		require.Len(t, res.Messages, 2)
 		require.Equal(t, "w1", res.Messages[0].TransactionID)
 		require.Equal(t, "w2", res.Messages[1].TransactionID)
@@ -192,19 +210,21 @@ func TestQueueOptions(t *testing.T) {
 	})
 
 	t.Run("MaxWaitTimeSeconds", func(t *testing.T) {
-		t.Parallel()
+		// It advances the broker's clock, so it runs alone, before the parallel subtests start.
 		// The sweep dead-letters, per existing cursor (partition x group), the messages after the
 		// cursor that are older than maxWaitTimeSeconds. A cursor is created by a pop that delivered
 		// something (an empty pop on a queue without partitions creates none) or by a named group's
 		// "new"/timestamp subscription on existing partitions. So queue mode first pops and acks one
 		// message, and group gw subscribes with "new", before the message that must expire is pushed.
-		a := srv.rawFor(t)
+		b := srv
+		a := b.rawFor(t)
 		q, gw := uniqueName("maxwait"), uniqueName("gw")
-		a.configure(q, "", map[string]any{"maxWaitTimeSeconds": 1})
+		a.configure(q, "", map[string]any{"maxWaitTimeSeconds": 600})
 		a.pushTxs(q, "", "first")
 		a.ackOK(a.popOne(popPath(q, "")), "completed", "")
 		a.popNone(popPath(q, "", "consumerGroup", gw, "subscriptionMode", "new"))
 		a.pushTxs(q, "", "stale")
+		b.clock.Advance(601 * time.Second)
 
 		var p dlqPage
 		eventually(t, 15*time.Second, func() error {

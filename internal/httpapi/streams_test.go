@@ -299,9 +299,9 @@ func TestStreamsCycleRollback(t *testing.T) {
 // failed/dlq dead-letter the acked message and release the lease.
 func TestStreamsPartialAckKeepsLease(t *testing.T) {
 	t.Parallel()
-	rb := setup(t, nil).rb
-	a := newAPI(t, rb.URL)
-	st, out := a.do("POST", "/api/v1/configure", map[string]any{"queue": "gated", "options": map[string]any{"leaseTime": 1}})
+	b := setupClock(t, nil)
+	a := b.raw
+	st, out := a.do("POST", "/api/v1/configure", map[string]any{"queue": "gated", "options": map[string]any{"leaseTime": 60}})
 	require.Equal(t, http.StatusOK, st, string(out))
 	_, m := a.register("gate", "h", false)
 	qid := m["query_id"].(string)
@@ -317,13 +317,9 @@ func TestStreamsPartialAckKeepsLease(t *testing.T) {
 	require.JSONEq(t, `{"success":true,"count":2,"lease_released":false,"dlq":false}`, string(r.AckResult))
 	require.Nil(t, a.pop("/api/v1/pop/queue/gated?batch=10&consumerGroup=streams.gate"), "the lease is kept")
 
-	var again *popResult
-	eventually(t, 10*time.Second, func() error {
-		if again = a.pop("/api/v1/pop/queue/gated?batch=10&consumerGroup=streams.gate"); again == nil {
-			return errorf("not redelivered yet")
-		}
-		return nil
-	})
+	b.clock.Advance(61 * time.Second)
+	again := a.pop("/api/v1/pop/queue/gated?batch=10&consumerGroup=streams.gate")
+	require.NotNil(t, again, "not redelivered once the lease expired")
 	require.Len(t, again.Messages, 2)
 	require.Equal(t, "g2", again.Messages[0].TransactionID)
 	require.Equal(t, "g3", again.Messages[1].TransactionID)

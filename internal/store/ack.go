@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // ConsumerKey identifies the cursor and lease of one consumer group on one partition.
@@ -94,7 +95,7 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 		return err
 	}
 	defer c.Release() // a connection left inside a transaction is discarded by the pool
-	if err := ackTx(ctx, c, targets, decide, true); err != nil {
+	if err := ackTx(ctx, c, targets, decide, true, s.now()); err != nil {
 		if !c.Conn().IsClosed() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 		}
@@ -105,7 +106,7 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 
 // Ack applies acknowledgements inside the transaction; see [Store.Ack].
 func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
-	if err := ackTx(ctx, t.tx, targets, decide, false); err != nil {
+	if err := ackTx(ctx, t.tx, targets, decide, false, t.s.now()); err != nil {
 		return fmt.Errorf("store: ack: %w", interpret(err))
 	}
 	return nil
@@ -113,7 +114,7 @@ func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) e
 
 // ackTx runs the ack statements on db; with own it opens and commits the transaction itself, inside
 // its batches.
-func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecision, own bool) error {
+func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecision, own bool, now pgtype.Timestamptz) error {
 	pids := make([]uuid.UUID, len(targets))
 	groups := make([]string, len(targets))
 	txids := make([]string, len(targets))
@@ -140,7 +141,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			}
 			return rs.Err()
 		}
-		b.Queue(q("ConsumerLock"), pids, groups).Query(lock)
+		b.Queue(q("ConsumerLock"), pids, groups, now).Query(lock)
 		b.Queue(q("AckResolve"), pids, txids, groups).Query(func(rs pgx.Rows) error {
 			for rs.Next() {
 				var i int64
@@ -162,7 +163,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			if _, ok := states[t.ConsumerKey]; !ok && msgs[i].Found {
 				b = &pgx.Batch{}
 				b.Queue(q("ConsumerEnsure"), pids, groups)
-				b.Queue(q("ConsumerLock"), pids, groups).Query(lock)
+				b.Queue(q("ConsumerLock"), pids, groups, now).Query(lock)
 				if err := db.SendBatch(ctx, b).Close(); err != nil {
 					return err
 				}
@@ -187,7 +188,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			for i, u := range updates {
 				up[i], ug[i], cur[i], rel[i], ret[i], delay[i], cons[i] = u.PartitionID, u.Group, u.Cursor, u.Release, u.Retries, u.DelayMs, u.Consumed
 			}
-			b.Queue(q("AckApply"), up, ug, cur, rel, ret, delay, cons)
+			b.Queue(q("AckApply"), up, ug, cur, rel, ret, delay, cons, now)
 		}
 		if len(dead) > 0 {
 			n := len(dead)
@@ -199,7 +200,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			for i, d := range dead {
 				dp[i], ds[i], dg[i], de[i], dr[i] = d.PartitionID, d.Seq, d.Group, d.Error, d.Retries
 			}
-			b.Queue(q("DeadLetterInsert"), dp, ds, dg, de, dr)
+			b.Queue(q("DeadLetterInsert"), dp, ds, dg, de, dr, now)
 		}
 		if n := len(eff.Redelivered); n > 0 {
 			rp := make([]uuid.UUID, n)

@@ -79,7 +79,7 @@ func (s *Store) DeleteDeadLetters(ctx context.Context, partitionID uuid.UUID, tx
 // RetryDeadLetters serves the message again to each group it was dead-lettered for and removes the
 // dead letters; it reports how many there were.
 func (s *Store) RetryDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	return s.countQuery(ctx, "DeadLetterRetry", partitionID, txID, nullText(group))
+	return s.countQuery(ctx, "DeadLetterRetry", partitionID, txID, nullText(group), s.now())
 }
 
 func (s *Store) countQuery(ctx context.Context, name string, args ...any) (int64, error) {

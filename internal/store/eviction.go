@@ -13,7 +13,7 @@ import (
 func (s *Store) ExpireWaiting(ctx context.Context, lockKey int64, limit int) (int64, error) {
 	var n int64
 	_, err := s.withJobLock(ctx, lockKey, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, q("MessageExpireWaiting"), limit).Scan(&n)
+		return tx.QueryRow(ctx, q("MessageExpireWaiting"), limit, s.now()).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: expire waiting: %w", interpret(err))

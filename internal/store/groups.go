@@ -22,7 +22,7 @@ const (
 func (s *Store) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
 	var exists bool
 	t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
-	if err := s.pool.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode).Scan(&exists); err != nil {
+	if err := s.pool.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists); err != nil {
 		return false, fmt.Errorf("store: subscription %q on %q: %w", group, queue, interpret(err))
 	}
 	return exists, nil
@@ -45,7 +45,7 @@ func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) 
 	return collect(ctx, s, "ConsumerGroupList", func(r pgx.Rows) (g GroupSummary, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Members, &g.Behind, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
 		return g, err
-	})
+	}, s.now())
 }
 
 // GroupPartition is one cursor of a group.
@@ -65,7 +65,7 @@ func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupParti
 	return collect(ctx, s, "ConsumerGroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
 		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive)
 		return g, err
-	}, group)
+	}, group, s.now())
 }
 
 // LaggingPartition is a cursor whose oldest unconsumed message is older than a threshold.
@@ -84,7 +84,7 @@ func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]
 	return collect(ctx, s, "PartitionListLagging", func(r pgx.Rows) (g LaggingPartition, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt)
 		return g, err
-	}, minLag.Seconds())
+	}, minLag.Seconds(), s.now())
 }
 
 // DeleteGroup removes group's cursors on queue (every queue when queue is ""). Without deleteMetadata
@@ -96,11 +96,11 @@ func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMeta
 			return err
 		}
 		if !deleteMetadata {
-			if _, err := tx.Exec(ctx, q("ConsumerGroupReseed"), group, qn); err != nil {
+			if _, err := tx.Exec(ctx, q("ConsumerGroupReseed"), group, qn, s.now()); err != nil {
 				return err
 			}
 		}
-		return refreshPending(ctx, tx, group, qn)
+		return s.refreshPending(ctx, tx, group, qn)
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: delete group %q: %w", group, interpret(err))
@@ -116,10 +116,10 @@ func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Ti
 		if err := tx.QueryRow(ctx, q("SubscriptionUpdate"), group, ts).Scan(&n); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, q("ConsumerGroupReseed"), group, pgtype.Text{}); err != nil {
+		if _, err := tx.Exec(ctx, q("ConsumerGroupReseed"), group, pgtype.Text{}, s.now()); err != nil {
 			return err
 		}
-		return refreshPending(ctx, tx, group, pgtype.Text{})
+		return s.refreshPending(ctx, tx, group, pgtype.Text{})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: update subscription %q: %w", group, interpret(err))
@@ -134,7 +134,7 @@ func (s *Store) SeekQueue(ctx context.Context, group, queue string, toEnd bool, 
 		if err := tx.QueryRow(ctx, q("ConsumerGroupSeekQueue"), group, queue, toEnd, pgtype.Timestamptz{Time: ts, Valid: !toEnd}).Scan(&n); err != nil {
 			return err
 		}
-		return refreshPending(ctx, tx, group, pgtype.Text{String: queue, Valid: true})
+		return s.refreshPending(ctx, tx, group, pgtype.Text{String: queue, Valid: true})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: seek %q on %q: %w", group, queue, interpret(err))
@@ -158,7 +158,7 @@ func (s *Store) SeekPartition(ctx context.Context, group, queue, partition strin
 
 // refreshPending rebuilds group's pending-work records on queue (every queue when invalid) after its
 // cursors moved other than by consuming (queries/pending.sql).
-func refreshPending(ctx context.Context, tx pgx.Tx, group string, queue pgtype.Text) error {
-	_, err := tx.Exec(ctx, q("PendingRefresh"), group, queue, QueueMode)
+func (s *Store) refreshPending(ctx context.Context, tx pgx.Tx, group string, queue pgtype.Text) error {
+	_, err := tx.Exec(ctx, q("PendingRefresh"), group, queue, QueueMode, s.now())
 	return err
 }

@@ -20,8 +20,9 @@ type LeaseExtension struct {
 // shortens a lease. No rows: the lease id is unknown.
 func (s *Store) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Duration) ([]LeaseExtension, error) {
 	var out []LeaseExtension
+	now := s.now() // one instant for the read and the update
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q("LeaseExtend"), leaseID, d.Seconds())
+		rows, err := tx.Query(ctx, q("LeaseExtend"), leaseID, d.Seconds(), now)
 		if err != nil {
 			return err
 		}
@@ -32,7 +33,7 @@ func (s *Store) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Durat
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, q("LeaseExtensionApply"), leaseID, d.Seconds())
+		_, err = tx.Exec(ctx, q("LeaseExtensionApply"), leaseID, d.Seconds(), now)
 		return err
 	})
 	if err != nil {

@@ -39,7 +39,7 @@ func (s *Store) ListMessages(ctx context.Context, p ListMessagesParams) ([]Messa
 			&x.TraceID, &x.ProducerSub, &x.Priority, &x.CreatedAt, &x.Status, &x.LeaseExpiresAt)
 		return x, err
 	}, nullText(p.Queue), nullText(p.Partition), p.Group, nullText(p.Status), nullText(p.Namespace),
-		nullText(p.Task), p.Limit, p.Offset)
+		nullText(p.Task), p.Limit, p.Offset, s.now())
 }
 
 // MessageDetail is one stored message with its queue configuration.
@@ -78,7 +78,7 @@ func (s *Store) GetMessage(ctx context.Context, partitionID uuid.UUID, transacti
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: message %s/%s: %w", partitionID, transactionID, interpret(err))
 	}
-	rows, err := s.pool.Query(ctx, q("MessageConsumerList"), partitionID, x.Seq)
+	rows, err := s.pool.Query(ctx, q("MessageConsumerList"), partitionID, x.Seq, s.now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: message consumers: %w", interpret(err))
 	}

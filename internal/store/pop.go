@@ -54,7 +54,7 @@ func (s *Store) Pop(ctx context.Context, p PopParams) (out []PoppedMessage, err 
 	b := &pgx.Batch{}
 	b.Queue(q("Begin"))
 	b.Queue(q("HotPathSettings"), p.AutoAck)
-	b.Queue(q("Pop"), p.Queue, p.Group, p.Partition, p.MaxPartitions, p.Batch, p.LeaseID, p.AutoAck).Query(func(rows pgx.Rows) error {
+	b.Queue(q("Pop"), p.Queue, p.Group, p.Partition, p.MaxPartitions, p.Batch, p.LeaseID, p.AutoAck, s.now()).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m PoppedMessage
 			if err := rows.Scan(&m.PartitionID, &m.Partition, &m.Retries, &m.ID, &m.TransactionID, &m.TraceID,

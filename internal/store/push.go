@@ -87,7 +87,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 		return nil, err
 	}
 	defer c.Release() // a connection left inside a transaction is discarded by the pool
-	out, err := push(ctx, c, rows, true)
+	out, err := push(ctx, c, rows, true, s.now())
 	if err != nil && !c.Conn().IsClosed() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 	}
@@ -97,7 +97,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 // Push inserts rows inside the transaction; see [Store.Push]. The partitions stay locked until the
 // transaction ends, which is what keeps later pushes to them behind these rows.
 func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
-	return push(ctx, t.tx, rows, false)
+	return push(ctx, t.tx, rows, false, t.s.now())
 }
 
 // batcher is what push needs of a connection or a transaction.
@@ -108,7 +108,7 @@ type batcher interface {
 
 // push runs the push statements on db; with own it opens and commits the transaction itself, inside
 // its one pipelined batch (one batch per segment when the payloads exceed segmentBytes).
-func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutcome, error) {
+func push(ctx context.Context, db batcher, rows []PushRow, own bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
 	n := len(rows)
 	idx := make([]int32, n)
 	pids := make([]uuid.UUID, n)
@@ -130,12 +130,12 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool) ([]PushOutc
 	}
 	out := make([]PushOutcome, n)
 	// One MessageInsert for the whole push, or one per segment of a large push (push_segments.go).
-	stmts := [][]any{{idx, pids, txids, ids, traces, payloads, subs, enc, QueueMode}}
+	stmts := [][]any{{idx, pids, txids, ids, traces, payloads, subs, enc, QueueMode, now}}
 	if segs := segments(rows); segs != nil {
 		stmts = stmts[:0]
 		for _, at := range segs {
 			stmts = append(stmts, []any{at, gather(pids, at), gather(txids, at), gather(ids, at), gather(traces, at),
-				gather(payloads, at), gather(subs, at), gather(enc, at), QueueMode})
+				gather(payloads, at), gather(subs, at), gather(enc, at), QueueMode, now})
 		}
 	}
 	for k, args := range stmts {

@@ -28,7 +28,7 @@ type ErrorCount struct {
 func (s *Store) Overview(ctx context.Context) (LeaseSummary, DLQSummary, error) {
 	var l LeaseSummary
 	var d DLQSummary
-	if err := s.pool.QueryRow(ctx, q("LeaseSummary")).Scan(&l.Active, &l.Partitions, &l.Messages); err != nil {
+	if err := s.pool.QueryRow(ctx, q("LeaseSummary"), s.now()).Scan(&l.Active, &l.Partitions, &l.Messages); err != nil {
 		return l, d, fmt.Errorf("store: leases: %w", interpret(err))
 	}
 	if err := s.pool.QueryRow(ctx, q("DeadLetterTotals")).Scan(&d.Total, &d.Partitions); err != nil {

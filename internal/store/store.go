@@ -37,6 +37,11 @@ type Options struct {
 	// DeferMigrate leaves the schema migration to an explicit Migrate call, so that a broker can start
 	// while PostgreSQL is unreachable and migrate when it appears.
 	DeferMigrate bool
+	// Clock, when set, is the instant the time-dependent queries decide by (lease expiry, retry delay,
+	// delayed processing, window buffer, maxWaitTimeSeconds, subscription points) instead of the
+	// database clock. Only tests set it, to make time pass without waiting: brokers sharing a database
+	// must share one clock, and the database's is the only one they all see (docs/decisions.md).
+	Clock func() time.Time
 }
 
 // Store is a pool of connections to the broker's schema.
@@ -45,6 +50,7 @@ type Store struct {
 	schema         string
 	url            string
 	acquireTimeout time.Duration
+	clock          func() time.Time // Options.Clock; nil: the database clock
 }
 
 // Open connects to PostgreSQL and applies the schema migrations. Every connection runs with
@@ -80,7 +86,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", interpret(err))
 	}
-	s := &Store{pool: pool, schema: o.Schema, url: o.URL, acquireTimeout: o.AcquireTimeout}
+	s := &Store{pool: pool, schema: o.Schema, url: o.URL, acquireTimeout: o.AcquireTimeout, clock: o.Clock}
 	if s.acquireTimeout <= 0 {
 		s.acquireTimeout = 5 * time.Second
 	}
@@ -92,6 +98,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// now is the instant parameter of the time-dependent queries, which read it as
+// coalesce($n::timestamptz, now()): NULL, the database clock, unless Options.Clock is set.
+func (s *Store) now() pgtype.Timestamptz {
+	if s.clock == nil {
+		return pgtype.Timestamptz{}
+	}
+	return pgtype.Timestamptz{Time: s.clock(), Valid: true}
 }
 
 // Close releases every connection.

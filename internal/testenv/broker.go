@@ -23,6 +23,12 @@ type RunningBroker struct {
 // broker reads; without DATABASE_URL it gets a fresh database of its own. It is shut down at cleanup.
 func StartBroker(t testing.TB, env map[string]string) *RunningBroker {
 	t.Helper()
+	return StartBrokerWith(t, env, broker.Options{})
+}
+
+// StartBrokerWith is StartBroker with broker options (a Clock's Now, say).
+func StartBrokerWith(t testing.TB, env map[string]string, opt broker.Options) *RunningBroker {
+	t.Helper()
 	vars := map[string]string{}
 	for k, v := range env {
 		vars[k] = v
@@ -46,7 +52,7 @@ func StartBroker(t testing.TB, env map[string]string) *RunningBroker {
 		out = os.Stderr
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b, err := broker.Start(context.Background(), cfg, log, ln)
+	b, err := broker.StartWith(context.Background(), cfg, log, ln, opt)
 	if err != nil {
 		t.Fatalf("testenv: start broker: %v", err)
 	}

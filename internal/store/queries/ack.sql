@@ -13,7 +13,7 @@ ON CONFLICT (partition_id, consumer_group) DO NOTHING
 -- (not locked: it only grows) tells the ack whether a cursor can have reached the end of its partition,
 -- i.e. whether PendingForgetConsumed can have anything to delete.
 SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
-       coalesce(pc.lease_expires_at > now(), false) AS lease_live,
+       coalesce(pc.lease_expires_at > coalesce($3::timestamptz, now()), false) AS lease_live,
        pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq,
        pc.batch_retry_count,
        (SELECT count(*) FROM redeliveries r
@@ -40,21 +40,22 @@ UPDATE partition_consumers pc SET
     cursor_seq        = u.cursor_seq,
     lease_expires_at  = CASE WHEN u.release THEN NULL ELSE pc.lease_expires_at END,
     batch_retry_count = u.retries,
-    retry_after       = CASE WHEN u.delay_ms > 0 THEN now() + u.delay_ms * interval '1 millisecond' ELSE pc.retry_after END,
+    retry_after       = CASE WHEN u.delay_ms > 0 THEN coalesce($8::timestamptz, now()) + u.delay_ms * interval '1 millisecond' ELSE pc.retry_after END,
     total_consumed    = pc.total_consumed + u.consumed,
-    last_consumed_at  = CASE WHEN u.consumed > 0 THEN now() ELSE pc.last_consumed_at END
+    last_consumed_at  = CASE WHEN u.consumed > 0 THEN coalesce($8::timestamptz, now()) ELSE pc.last_consumed_at END
 FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
     AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
 WHERE pc.partition_id = u.partition_id AND pc.consumer_group = u.consumer_group
 
 -- name: DeadLetterInsert :exec
 INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
-                          error_message, retry_count, original_created_at)
-SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at
+                          error_message, retry_count, original_created_at, failed_at)
+SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at,
+       coalesce($6::timestamptz, now())
 FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[]) AS t(partition_id, seq, consumer_group, error, retries)
 JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
 ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
-    SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = now()
+    SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = coalesce($6::timestamptz, now())
 
 -- name: RedeliveryDelete :exec
 DELETE FROM redeliveries r

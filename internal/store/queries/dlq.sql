@@ -48,7 +48,7 @@ WITH del AS (
     SELECT id, queue_id FROM partitions WHERE id = $1 FOR NO KEY UPDATE
 ), pend AS (
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-    SELECT DISTINCT del.partition_id, del.consumer_group, lk.queue_id, now()
+    SELECT DISTINCT del.partition_id, del.consumer_group, lk.queue_id, coalesce($4::timestamptz, now())
     FROM del JOIN lk ON lk.id = del.partition_id
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
 )

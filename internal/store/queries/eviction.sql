@@ -8,20 +8,21 @@ WITH exp AS (
     JOIN partition_consumers pc ON pc.partition_id = p.id
     JOIN messages m ON m.partition_id = p.id AND m.seq > pc.cursor_seq
     WHERE q.max_wait_time_seconds > 0
-      AND m.created_at < now() - make_interval(secs => q.max_wait_time_seconds)
-      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+      AND m.created_at < coalesce($2::timestamptz, now()) - make_interval(secs => q.max_wait_time_seconds)
+      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($2::timestamptz, now()))
     ORDER BY pc.partition_id, pc.consumer_group, m.seq
     LIMIT $1
 ), dl AS (
     INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
-                              error_message, retry_count, original_created_at)
-    SELECT gen_random_uuid(), partition_id, seq, id, transaction_id, consumer_group, 'max wait time exceeded', 0, created_at
+                              error_message, retry_count, original_created_at, failed_at)
+    SELECT gen_random_uuid(), partition_id, seq, id, transaction_id, consumer_group, 'max wait time exceeded', 0, created_at,
+           coalesce($2::timestamptz, now())
     FROM exp
     ON CONFLICT (partition_id, transaction_id, consumer_group) DO NOTHING
 ), mv AS (
     UPDATE partition_consumers pc SET cursor_seq = greatest(pc.cursor_seq, e.seq)
     FROM (SELECT partition_id, consumer_group, max(seq) AS seq FROM exp GROUP BY 1, 2) e
     WHERE pc.partition_id = e.partition_id AND pc.consumer_group = e.consumer_group
-      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+      AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($2::timestamptz, now()))
 )
 SELECT count(*) FROM exp

@@ -4,12 +4,12 @@
 -- there; partitions created later start from their beginning. It also seeds the group's pending-work
 -- records (0006_pending_partitions.sql); the partitions are share-locked first, so a push in flight
 -- either committed before (and is counted here) or waits and then sees the subscription.
--- $5 is the queue-mode group. Returns whether the queue exists.
+-- $5 is the queue-mode group, $6 now (NULL: the database clock). Returns whether the queue exists.
 WITH q AS (
     SELECT id FROM queues WHERE name = $1
 ), ins AS (
     INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, subscription_ts)
-    SELECT $2, q.id, $3, CASE WHEN $3 = 'new' THEN now() ELSE $4::timestamptz END FROM q
+    SELECT $2, q.id, $3, CASE WHEN $3 = 'new' THEN coalesce($6::timestamptz, now()) ELSE $4::timestamptz END FROM q
     WHERE $2 <> $5::text
     ON CONFLICT (consumer_group, queue_id) DO NOTHING
     RETURNING queue_id, mode, subscription_ts
@@ -36,7 +36,7 @@ WITH q AS (
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
 ), pend AS (
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-    SELECT st.id, $2, st.queue_id, now()
+    SELECT st.id, $2, st.queue_id, coalesce($6::timestamptz, now())
     FROM start st
     LEFT JOIN partition_consumers pc ON pc.partition_id = st.id AND pc.consumer_group = $2
     WHERE st.last_seq > coalesce(pc.cursor_seq, st.seq)
@@ -50,7 +50,7 @@ SELECT EXISTS (SELECT 1 FROM q)
 -- One row per (group, queue): cursors, partitions behind, the oldest unconsumed message's age.
 SELECT pc.consumer_group, q.name, count(*) AS members,
        count(*) FILTER (WHERE p.last_seq > pc.cursor_seq) AS behind,
-       coalesce(max(extract(epoch FROM now() - om.created_at)), 0)::float8 AS max_lag_seconds,
+       coalesce(max(extract(epoch FROM coalesce($1::timestamptz, now()) - om.created_at)), 0)::float8 AS max_lag_seconds,
        coalesce(sum(pc.total_consumed), 0)::bigint AS consumed,
        s.mode, s.subscription_ts, s.created_at
 FROM partition_consumers pc
@@ -67,10 +67,10 @@ ORDER BY pc.consumer_group, q.name
 
 -- name: ConsumerGroupPartitions :many
 -- The partitions of one group: cursor position, lag, lease.
-SELECT q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
+SELECT q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
        pc.last_consumed_at, pc.total_consumed, greatest(p.last_seq - pc.cursor_seq, 0),
-       coalesce(extract(epoch FROM now() - om.created_at), 0)::float8,
-       coalesce(pc.lease_expires_at > now(), false)
+       coalesce(extract(epoch FROM coalesce($2::timestamptz, now()) - om.created_at), 0)::float8,
+       coalesce(pc.lease_expires_at > coalesce($2::timestamptz, now()), false)
 FROM partition_consumers pc
 JOIN partitions p ON p.id = pc.partition_id
 JOIN queues q ON q.id = p.queue_id
@@ -83,8 +83,8 @@ WHERE pc.consumer_group = $1
 ORDER BY q.name, p.name
 
 -- name: PartitionListLagging :many
-SELECT pc.consumer_group, q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > now() THEN pc.lease_id END,
-       greatest(p.last_seq - pc.cursor_seq, 0), extract(epoch FROM now() - om.created_at)::float8,
+SELECT pc.consumer_group, q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
+       greatest(p.last_seq - pc.cursor_seq, 0), extract(epoch FROM coalesce($2::timestamptz, now()) - om.created_at)::float8,
        om.created_at, pc.last_consumed_at
 FROM partition_consumers pc
 JOIN partitions p ON p.id = pc.partition_id
@@ -94,7 +94,7 @@ JOIN LATERAL (
     WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
     ORDER BY m.seq LIMIT 1
 ) om ON true
-WHERE om.created_at < now() - make_interval(secs => $1)
+WHERE om.created_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1)
 ORDER BY om.created_at
 
 -- name: ConsumerGroupDeleteCursors :one
@@ -131,7 +131,7 @@ WHERE s.consumer_group = $1 AND s.mode <> 'all' AND ($2::text IS NULL OR q.name 
 ORDER BY p.id
 ON CONFLICT (partition_id, consumer_group) DO UPDATE
     SET cursor_seq = EXCLUDED.cursor_seq, claim_cursor_seq = EXCLUDED.claim_cursor_seq
-    WHERE pc.total_consumed = 0 AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
+    WHERE pc.total_consumed = 0 AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($3::timestamptz, now()))
 
 -- name: SubscriptionUpdate :one
 WITH upd AS (

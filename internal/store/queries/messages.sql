@@ -1,6 +1,7 @@
 -- name: MessageList :many
 -- $1 queue, $2 partition, $5 namespace, $6 task (NULL = any); $3 the consumer group the status is
--- relative to; $4 status filter (NULL = any); $7 limit, $8 offset. Newest first, no payloads.
+-- relative to; $4 status filter (NULL = any); $7 limit, $8 offset; $9 now (NULL: the database clock).
+-- Newest first, no payloads.
 SELECT m.id, m.transaction_id, m.partition_id, q.name, p.name, q.namespace, q.task, m.trace_id, m.producer_sub,
        q.priority, m.created_at, st.status,
        CASE WHEN st.status = 'processing' THEN pc.lease_expires_at END
@@ -12,7 +13,7 @@ CROSS JOIN LATERAL (SELECT CASE
     WHEN EXISTS (SELECT 1 FROM dead_letters dl WHERE dl.partition_id = m.partition_id AND dl.message_seq = m.seq
                    AND dl.consumer_group = $3) THEN 'dead_letter'
     WHEN m.seq <= coalesce(pc.cursor_seq, 0) THEN 'completed'
-    WHEN pc.lease_expires_at > now() AND m.seq <= pc.delivered_seq THEN 'processing'
+    WHEN pc.lease_expires_at > coalesce($9::timestamptz, now()) AND m.seq <= pc.delivered_seq THEN 'processing'
     ELSE 'pending' END AS status) st
 WHERE ($1::text IS NULL OR q.name = $1) AND ($2::text IS NULL OR p.name = $2)
   AND ($5::text IS NULL OR q.namespace = $5) AND ($6::text IS NULL OR q.task = $6)
@@ -32,7 +33,7 @@ WHERE m.partition_id = $1 AND m.transaction_id = $2
 -- name: MessageConsumerList :many
 -- Every group that exists on the message's queue, with its view of message ($1 partition, $2 seq).
 SELECT g.consumer_group, coalesce($2 <= pc.cursor_seq, false),
-       CASE WHEN pc.lease_expires_at > now() AND $2 > pc.cursor_seq AND $2 <= pc.delivered_seq
+       CASE WHEN pc.lease_expires_at > coalesce($3::timestamptz, now()) AND $2 > pc.cursor_seq AND $2 <= pc.delivered_seq
             THEN pc.lease_expires_at END,
        coalesce(pc.batch_retry_count, 0), dl.error_message, dl.retry_count
 FROM (SELECT DISTINCT x.consumer_group FROM partition_consumers x

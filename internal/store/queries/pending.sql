@@ -2,6 +2,7 @@
 -- Rebuilds group $1's pending-work records (0006_pending_partitions.sql) on queue $2 (every queue when
 -- NULL) after its cursors moved other than by consuming: seek, reset, subscription change. $3 is the
 -- queue-mode group, which every queue has; a named group keeps records only where it is subscribed.
+-- $4 is now (NULL: the database clock).
 -- Partitions are share-locked, so pushes in flight finish first and are counted.
 WITH qs AS (
     SELECT q.id,
@@ -24,6 +25,6 @@ WITH qs AS (
     WHERE pp.partition_id = parts.id AND pp.consumer_group = $1 AND NOT parts.has_work
 )
 INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-SELECT id, $1, queue_id, now() FROM parts WHERE has_work
+SELECT id, $1, queue_id, coalesce($4::timestamptz, now()) FROM parts WHERE has_work
 ORDER BY id
 ON CONFLICT (partition_id, consumer_group) DO NOTHING

@@ -1,7 +1,7 @@
 -- name: Pop :many
 -- One statement claims up to $4 partitions of queue $1 for group $2 and reads up to $5 messages (a global
 -- budget, in claim order) after each partition's cursor.
---   $3 partition name, NULL for any; $6 lease id; $7 autoAck.
+--   $3 partition name, NULL for any; $6 lease id; $7 autoAck; $8 now (NULL: the database clock).
 -- Candidates of a wildcard pop come from the group's line of partitions with pending work
 -- (pending_partitions, 0006_pending_partitions.sql), front first; those leased, in a retry delay or inside
 -- the window buffer are skipped, and the walk stops as soon as $4 partitions are locked, so its cost
@@ -19,7 +19,7 @@ WITH RECURSIVE q AS (
     -- ORDER BY would let the planner sort the whole line first).
     (SELECT pp.ready_at, pp.partition_id
      FROM pending_partitions pp
-     WHERE $3::text IS NULL AND pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= now()
+     WHERE $3::text IS NULL AND pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= coalesce($8::timestamptz, now())
      ORDER BY pp.ready_at, pp.partition_id
      LIMIT 1)
     UNION ALL
@@ -28,7 +28,7 @@ WITH RECURSIVE q AS (
     CROSS JOIN LATERAL (
         SELECT pp.ready_at, pp.partition_id
         FROM pending_partitions pp
-        WHERE pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= now()
+        WHERE pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= coalesce($8::timestamptz, now())
           AND (pp.ready_at, pp.partition_id) > (l.ready_at, l.partition_id)
         ORDER BY pp.ready_at, pp.partition_id
         LIMIT 1
@@ -49,9 +49,9 @@ WITH RECURSIVE q AS (
         LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $2
         WHERE (p.last_seq > coalesce(pc.cursor_seq, 0)
                OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2))
-          AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
-          AND (pc.retry_after IS NULL OR pc.retry_after <= now())
-          AND (q.window_buffer = 0 OR p.last_push_at <= now() - make_interval(secs => q.window_buffer))
+          AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
+          AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
+          AND (q.window_buffer = 0 OR p.last_push_at <= coalesce($8::timestamptz, now()) - make_interval(secs => q.window_buffer))
         OFFSET 0
     ) x
 ), locked AS (
@@ -82,7 +82,7 @@ WITH RECURSIVE q AS (
              JOIN messages m ON m.partition_id = r.partition_id AND m.seq = r.seq
              WHERE r.partition_id = l.id AND r.consumer_group = $2)
         ) m
-        WHERE q.delayed_processing = 0 OR m.created_at <= now() - make_interval(secs => q.delayed_processing)
+        WHERE q.delayed_processing = 0 OR m.created_at <= coalesce($8::timestamptz, now()) - make_interval(secs => q.delayed_processing)
         ORDER BY m.seq
         LIMIT $5
     ) m
@@ -100,10 +100,10 @@ WITH RECURSIVE q AS (
            CASE WHEN $7 THEN greatest(a.upto, a.cursor_seq) ELSE a.cursor_seq END,
            a.cursor_seq,
            $6,
-           CASE WHEN $7 THEN NULL ELSE now() + make_interval(secs => q.lease_time) END,
-           a.upto, a.cnt, now(),
+           CASE WHEN $7 THEN NULL ELSE coalesce($8::timestamptz, now()) + make_interval(secs => q.lease_time) END,
+           a.upto, a.cnt, coalesce($8::timestamptz, now()),
            CASE WHEN $7 THEN a.cnt ELSE 0 END,
-           CASE WHEN $7 THEN now() END
+           CASE WHEN $7 THEN coalesce($8::timestamptz, now()) END
     FROM agg a CROSS JOIN q
     ORDER BY a.partition_id -- the lock order of acks: concurrent pops and acks cannot deadlock
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
@@ -119,14 +119,14 @@ WITH RECURSIVE q AS (
         last_claimed_at  = EXCLUDED.last_claimed_at,
         total_consumed   = pc.total_consumed + EXCLUDED.total_consumed,
         last_consumed_at = coalesce(EXCLUDED.last_consumed_at, pc.last_consumed_at)
-    WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= now())
-      AND (pc.retry_after IS NULL OR pc.retry_after <= now())
+    WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
+      AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
     RETURNING partition_id
 ), turn AS (
     -- A claimed partition goes to the back of its group's line (unless autoAck consumed it to its end:
     -- see done).
-    UPDATE pending_partitions pp SET ready_at = now()
+    UPDATE pending_partitions pp SET ready_at = coalesce($8::timestamptz, now())
     FROM claimed c JOIN agg a ON a.partition_id = c.partition_id JOIN partitions p ON p.id = c.partition_id
     WHERE pp.partition_id = c.partition_id AND pp.consumer_group = $2
       AND NOT ($7 AND greatest(a.upto, a.cursor_seq) >= p.last_seq)

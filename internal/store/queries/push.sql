@@ -21,7 +21,7 @@ WITH input AS (
     FROM firsts f JOIN partitions p ON p.id = f.partition_id
 ), ins AS (
     INSERT INTO messages (partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, created_at)
-    SELECT partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, clock_timestamp()
+    SELECT partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, coalesce($10::timestamptz, clock_timestamp())
     FROM numbered
     ORDER BY partition_id, seq
     ON CONFLICT (partition_id, transaction_id) DO NOTHING
@@ -36,7 +36,7 @@ WITH input AS (
     -- subscribed to their queue (0006_pending_partitions.sql). An existing row keeps its place in line
     -- and is not locked.
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-    SELECT t.partition_id, g.consumer_group, p.queue_id, now() + make_interval(secs => q.delayed_processing)
+    SELECT t.partition_id, g.consumer_group, p.queue_id, coalesce($10::timestamptz, now()) + make_interval(secs => q.delayed_processing)
     FROM (SELECT DISTINCT partition_id FROM ins) t
     JOIN partitions p ON p.id = t.partition_id
     JOIN queues q ON q.id = p.queue_id

@@ -1,7 +1,7 @@
 -- name: LeaseSummary :one
-SELECT count(*) FILTER (WHERE lease_expires_at > now()),
-       count(DISTINCT partition_id) FILTER (WHERE lease_expires_at > now()),
-       coalesce(sum(delivered_count) FILTER (WHERE lease_expires_at > now()), 0)::bigint
+SELECT count(*) FILTER (WHERE lease_expires_at > coalesce($1::timestamptz, now())),
+       count(DISTINCT partition_id) FILTER (WHERE lease_expires_at > coalesce($1::timestamptz, now())),
+       coalesce(sum(delivered_count) FILTER (WHERE lease_expires_at > coalesce($1::timestamptz, now())), 0)::bigint
 FROM partition_consumers
 
 -- name: DeadLetterTopErrors :many
