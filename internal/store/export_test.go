@@ -1,9 +1,113 @@
 package store
 
-import "github.com/jackc/pgx/v5/pgxpool"
+import (
+	"context"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 // Queries exposes the named queries to the external tests.
 var Queries = queries
 
 // PoolOf exposes a store's pool to the external tests.
 func PoolOf(s *Store) *pgxpool.Pool { return s.pool }
+
+// The package's tests trace every statement of their stores and note which named queries ran, so that
+// a named query without a store test fails the run (see UnexercisedQueries).
+func init() { queryTracer = executed }
+
+var executed = newQueryRecorder()
+
+// queryRecorder maps each traced statement back to its named query. Statements are the query text as
+// embedded, except the few whose text is completed with fmt (an identifier in place of %s): those are
+// matched by pattern.
+type queryRecorder struct {
+	byText   map[string]string
+	patterns map[string]*regexp.Regexp
+	mu       sync.Mutex
+	ran      map[string]bool
+}
+
+func newQueryRecorder() *queryRecorder {
+	r := &queryRecorder{byText: map[string]string{}, patterns: map[string]*regexp.Regexp{}, ran: map[string]bool{}}
+	for name, sql := range queries {
+		if !strings.Contains(sql, "%s") {
+			r.byText[sql] = name
+			continue
+		}
+		parts := strings.Split(sql, "%s")
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		r.patterns[name] = regexp.MustCompile(`\A(?s)` + strings.Join(parts, `.+?`) + `\z`)
+	}
+	return r
+}
+
+func (r *queryRecorder) note(sql string, err error) {
+	if err != nil {
+		return
+	}
+	name, ok := r.byText[sql]
+	if !ok {
+		for n, re := range r.patterns {
+			if re.MatchString(sql) {
+				name, ok = n, true
+				break
+			}
+		}
+	}
+	if !ok {
+		return // not a named query: a test's own SQL, or the migrations
+	}
+	r.mu.Lock()
+	r.ran[name] = true
+	r.mu.Unlock()
+}
+
+type sqlKey struct{}
+
+func (r *queryRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, sqlKey{}, d.SQL)
+}
+
+func (r *queryRecorder) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	sql, _ := ctx.Value(sqlKey{}).(string)
+	r.note(sql, d.Err)
+}
+
+func (r *queryRecorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (r *queryRecorder) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	r.note(d.SQL, d.Err)
+}
+
+func (r *queryRecorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// UnexercisedQueries lists, sorted, the named queries that no statement of the package's tests ran
+// successfully so far.
+func UnexercisedQueries() []string {
+	executed.mu.Lock()
+	defer executed.mu.Unlock()
+	var out []string
+	for name := range queries {
+		if !executed.ran[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// The advisory lock keys of the background jobs, for tests that hold one as another broker would.
+const (
+	StatsLockKey     = statsLockKey
+	RetentionLockKey = retentionLockKey
+)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestPushLargeInSegments pushes rows whose payloads add up to several statements' worth (a large push
@@ -19,17 +18,16 @@ import (
 // in one statement. Both the store's own transaction and an explicit one are covered.
 func TestPushLargeInSegments(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
+	st := sharedStore(t)
 	payload := []byte(`"` + strings.Repeat("x", 3<<19) + `"`) // 1.5 MiB: two rows to a statement
 
 	for _, mode := range []string{"store", "tx"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := t.Context()
-			ids, err := st.EnsurePartitions(ctx, []store.PartitionKey{{Queue: "seg-" + mode, Partition: "a"}, {Queue: "seg-" + mode, Partition: "b"}})
+			queue := uniq("seg-" + mode)
+			ids, err := st.EnsurePartitions(ctx, []store.PartitionKey{{Queue: queue, Partition: "a"}, {Queue: queue, Partition: "b"}})
 			require.NoError(t, err)
-			pa, pb := ids[store.PartitionKey{Queue: "seg-" + mode, Partition: "a"}], ids[store.PartitionKey{Queue: "seg-" + mode, Partition: "b"}]
+			pa, pb := ids[store.PartitionKey{Queue: queue, Partition: "a"}], ids[store.PartitionKey{Queue: queue, Partition: "b"}]
 			row := func(p uuid.UUID, tx string) store.PushRow {
 				return store.PushRow{PartitionID: p, TransactionID: tx, ID: uuid.Must(uuid.NewV7()), Payload: payload}
 			}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,15 +16,34 @@ import (
 	"github.com/queen-go/queen/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) {
+	code := testenv.Main(m)
+	if code == 0 && wholePackageRan() {
+		if missing := store.UnexercisedQueries(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "store: %d named queries have no store test (none of the package's tests ran them): %s\n",
+				len(missing), strings.Join(missing, ", "))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// wholePackageRan tells whether this run included every test, so that the named queries it did not
+// execute are missing tests rather than tests left out by -run or -skip.
+func wholePackageRan() bool {
+	for _, f := range []string{"test.run", "test.skip", "test.list"} {
+		if fl := flag.Lookup(f); fl != nil && fl.Value.String() != "" {
+			return false
+		}
+	}
+	return true
+}
 
 // TestQueries prepares every named query against the migrated schema, and fails on a query no Go code
 // uses or a name the code uses that no .sql file defines (style rule 3).
 func TestQueries(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
+	st := sharedStore(t)
 
 	var src strings.Builder
 	files, err := filepath.Glob("*.go")
@@ -87,4 +107,31 @@ func TestMigrateConcurrently(t *testing.T) {
 	require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*), count(DISTINCT version) FROM queenmq.schema_migrations").Scan(&n, &distinct))
 	require.Equal(t, distinct, n)
 	require.Positive(t, n)
+}
+
+// TestQueriesHaveTests: every queries/X.sql has its X_test.go, with a test or subtest named after each
+// of its queries ("A+B" and "A/case" name A). That the tests do run each query, TestMain checks.
+func TestQueriesHaveTests(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("queries/*.sql")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	named := regexp.MustCompile(`(?m)^-- name: (\w+)`)
+	runs := regexp.MustCompile(`t\.Run\("([^"]+)"`)
+	for _, f := range files {
+		sql, err := os.ReadFile(f)
+		require.NoError(t, err)
+		domain := strings.TrimSuffix(filepath.Base(f), ".sql")
+		src, err := os.ReadFile(domain + "_test.go")
+		require.NoError(t, err, "queries/%s.sql has no %s_test.go", domain, domain)
+		tested := map[string]bool{}
+		for _, m := range runs.FindAllStringSubmatch(string(src), -1) {
+			for _, part := range strings.FieldsFunc(m[1], func(r rune) bool { return r == '+' || r == '/' }) {
+				tested[part] = true
+			}
+		}
+		for _, m := range named.FindAllStringSubmatch(string(sql), -1) {
+			require.True(t, tested[m[1]], "query %s of queries/%s.sql has no subtest named after it in %s_test.go", m[1], domain, domain)
+		}
+	}
 }

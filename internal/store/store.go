@@ -23,6 +23,10 @@ var queries = pgschema.MustQueries(queryFiles, "queries")
 // q is the named statement of queries/*.sql.
 var q = queries.Get
 
+// queryTracer, when set, traces every statement of the stores opened afterwards. Only this package's
+// tests set it (to check that every named query is exercised); unset, Open leaves the driver untraced.
+var queryTracer pgx.QueryTracer
+
 // Options configure [Open].
 type Options struct {
 	URL              string
@@ -67,6 +71,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["application_name"] = "queen"
 	if o.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
+	}
+	if queryTracer != nil {
+		cfg.ConnConfig.Tracer = queryTracer
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second

@@ -1,6 +1,7 @@
-// Package testenv gives tests an isolated PostgreSQL database each: either on
-// the server named by QUEEN_TEST_DATABASE_URL or on one private cluster
-// started lazily per test binary.
+// Package testenv gives tests an isolated PostgreSQL database each (or one
+// shared by the tests that ask for the same key): either on the server named by
+// QUEEN_TEST_DATABASE_URL or on one private cluster started lazily per test
+// binary.
 package testenv
 
 import (
@@ -44,6 +45,12 @@ var (
 func Main(m *testing.M) int {
 	before := goleak.IgnoreCurrent()
 	code := m.Run()
+	if err := dropShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	// Claim the Once so that nothing can start a cluster after teardown.
 	clusterOnce.Do(func() { clusterErr = errors.New("testenv: tests already finished") })
 	if cluster != nil {
@@ -95,6 +102,65 @@ func NewDatabase(t testing.TB) string {
 		t.Fatalf("testenv: %v", err)
 	}
 	return dbURL
+}
+
+var shared struct {
+	sync.Mutex
+	urls  map[string]string // by key
+	drops []func() error
+	done  bool
+}
+
+// SharedDatabase returns the database shared by every test of this binary that asks for the same key:
+// created, empty, on first use and dropped by Main once all tests have run. It saves a database per
+// test where the tests keep apart by the names they use; a test that counts across the whole database
+// wants NewDatabase.
+func SharedDatabase(t testing.TB, key string) string {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.done {
+		t.Fatalf("testenv: shared database %q asked for after the tests", key)
+	}
+	if u, ok := shared.urls[key]; ok {
+		return u
+	}
+	adminURL := serverURL(t)
+	name := "queen_test_" + randomHex(t, 8)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := adminExec(ctx, adminURL, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
+		t.Fatalf("testenv: create database %s: %v", name, err)
+	}
+	shared.drops = append(shared.drops, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("testenv: drop shared database %s: %w", name, err)
+		}
+		return nil
+	})
+	dbURL, err := withDatabase(adminURL, name)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	if shared.urls == nil {
+		shared.urls = map[string]string{}
+	}
+	shared.urls[key] = dbURL
+	return dbURL
+}
+
+// dropShared drops the shared databases, once every test is done with them.
+func dropShared() error {
+	shared.Lock()
+	defer shared.Unlock()
+	shared.done = true
+	var errs []error
+	for _, drop := range shared.drops {
+		errs = append(errs, drop())
+	}
+	return errors.Join(errs...)
 }
 
 // PrivateCluster returns the private cluster of this test binary, starting it

@@ -75,3 +75,37 @@ func TestPrivateClusterRestart(t *testing.T) {
 	}
 	conn.Close(ctx)
 }
+
+// TestSharedDatabase: one database per key, the same for every test that asks for it.
+func TestSharedDatabase(t *testing.T) {
+	var a1, a2 string
+	t.Run("first", func(t *testing.T) {
+		a1 = testenv.SharedDatabase(t, "a")
+		conn, err := pgx.Connect(t.Context(), a1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(t.Context())
+		if _, err := conn.Exec(t.Context(), "CREATE TABLE left_behind (v int)"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("second", func(t *testing.T) {
+		a2 = testenv.SharedDatabase(t, "a")
+		conn, err := pgx.Connect(t.Context(), a2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(t.Context())
+		// Still there after the first test ended: Main drops it, not the test.
+		if _, err := conn.Exec(t.Context(), "SELECT * FROM left_behind"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if a1 != a2 {
+		t.Fatalf("same key, two databases: %s, %s", a1, a2)
+	}
+	if b := testenv.SharedDatabase(t, "b"); b == a1 {
+		t.Fatal("two keys, one database")
+	}
+}

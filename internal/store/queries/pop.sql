@@ -129,14 +129,14 @@ WITH RECURSIVE q AS (
     UPDATE pending_partitions pp SET ready_at = coalesce($8::timestamptz, now())
     FROM claimed c JOIN agg a ON a.partition_id = c.partition_id JOIN partitions p ON p.id = c.partition_id
     WHERE pp.partition_id = c.partition_id AND pp.consumer_group = $2
-      AND NOT ($7 AND a.upto >= p.last_seq)
+      AND NOT ($7 AND greatest(a.upto, a.cursor_seq) >= p.last_seq)
 ), done AS (
     -- autoAck consumed these partitions to their end: their records go, under the share lock that keeps
     -- a concurrent push out (a partition a push holds is skipped: it is getting new work).
     DELETE FROM pending_partitions pp
     USING (SELECT p.id
            FROM claimed c JOIN agg a ON a.partition_id = c.partition_id JOIN partitions p ON p.id = c.partition_id
-           WHERE $7 AND a.upto >= p.last_seq
+           WHERE $7 AND greatest(a.upto, a.cursor_seq) >= p.last_seq
              AND NOT EXISTS (SELECT 1 FROM redeliveries r
                              WHERE r.partition_id = p.id AND r.consumer_group = $2
                                AND NOT EXISTS (SELECT 1 FROM kept k WHERE k.partition_id = r.partition_id AND k.seq = r.seq))

@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+// TestConn covers queries/conn.sql: the round-trip check, LISTEN and the transaction control the hot
+// paths pipeline with their statements. The store has one connection, so every statement after an
+// operation runs on the connection that operation used.
+func TestConn(t *testing.T) {
+	t.Parallel()
+	url := testenv.NewDatabase(t)
+	// A session default that no hot path sets, so that a setting leaking out of a transaction shows.
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = local', current_database()); END $$`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(t.Context()))
+	st, err := store.Open(t.Context(), store.Options{URL: url, PoolSize: 1})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+
+	// idle asserts that the one connection is back in the pool outside any transaction, with the
+	// session's own settings.
+	idle := func(t *testing.T) {
+		t.Helper()
+		c, err := store.PoolOf(st).Acquire(ctx)
+		require.NoError(t, err)
+		defer c.Release()
+		require.Equal(t, byte('I'), c.Conn().PgConn().TxStatus())
+		var plan, sync, seqscan string
+		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('synchronous_commit'), current_setting('enable_seqscan')`).Scan(&plan, &sync, &seqscan))
+		require.Equal(t, []string{"auto", "local", "on"}, []string{plan, sync, seqscan}, "the hot path's settings are transaction-local")
+	}
+
+	t.Run("Ping", func(t *testing.T) {
+		require.NoError(t, st.Ping(ctx))
+	})
+
+	t.Run("Begin+HotPathSettings+Commit", func(t *testing.T) {
+		q := uniq("conn")
+		p := partition(t, st, q, "Default")
+		push(t, st, p, "a", "b")
+		idle(t)
+		got, _ := pop(t, st, q, store.QueueMode, "", 10) // without autoAck: asynchronous commit
+		require.Len(t, got, 2)
+		idle(t)
+		ackDone(t, st, p, store.QueueMode, "a", "b")
+		idle(t)
+		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1`, p))
+	})
+
+	t.Run("Rollback", func(t *testing.T) {
+		q := uniq("conn-rollback")
+		p := partition(t, st, q, "Default")
+		// A push that fails (a payload that is not JSON) leaves nothing behind.
+		_, err := st.Push(ctx, []store.PushRow{
+			{PartitionID: p, TransactionID: "ok", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`1`)},
+			{PartitionID: p, TransactionID: "bad", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{`)},
+		})
+		require.Error(t, err)
+		idle(t)
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM messages WHERE partition_id = $1`, p))
+		// An ack whose decision fails applies nothing, not even the consumer row it created.
+		push(t, st, p, "a")
+		boom := errors.New("boom")
+		err = st.Ack(ctx, []store.AckTarget{{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: "g"}, TransactionID: "a"}},
+			func(map[store.ConsumerKey]*store.ConsumerState, []store.ResolvedMessage) (store.AckEffects, error) {
+				return store.AckEffects{}, boom
+			})
+		require.ErrorIs(t, err, boom)
+		idle(t)
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM partition_consumers WHERE partition_id = $1`, p))
+	})
+
+	t.Run("Listen", func(t *testing.T) {
+		channel := uniq("chan")
+		lctx, cancel := context.WithCancel(ctx)
+		connected := make(chan struct{}, 1)
+		got := make(chan string, 10)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			require.NoError(t, st.Listen(lctx, channel, func() { connected <- struct{}{} }, func(p string) { got <- p }))
+		})
+		<-connected
+		// Notifications of one session arrive in order: the one on another channel would come first.
+		exec(t, st, `SELECT pg_notify($1, 'elsewhere')`, uniq("chan"))
+		exec(t, st, `SELECT pg_notify($1, 'here')`, channel)
+		require.Equal(t, "here", <-got)
+		cancel()
+		wg.Wait() // Listen returns once its context ends
+	})
+}

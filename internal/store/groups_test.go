@@ -1,0 +1,229 @@
+package store_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// TestGroups covers queries/groups.sql: subscriptions, the group listings and the cursor moves.
+func TestGroups(t *testing.T) {
+	t.Parallel()
+	st := sharedStore(t)
+	ctx := t.Context()
+
+	cursors := func(t *testing.T, group string, pids ...uuid.UUID) []int64 {
+		t.Helper()
+		out := make([]int64, len(pids))
+		for i, p := range pids {
+			out[i] = scalar[int64](t, st, `SELECT coalesce((SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2), -1)`, p, group)
+		}
+		return out
+	}
+
+	t.Run("SubscriptionEnsure", func(t *testing.T) {
+		name := uniq("sub")
+		pa, pb := partition(t, st, name, "a"), partition(t, st, name, "b")
+		push(t, st, pa, "a1", "a2")
+		backdate(t, st, pa, time.Hour)
+		push(t, st, pa, "a3")
+		push(t, st, pb, "b1")
+		at := time.Now().Add(-30 * time.Minute)
+		for _, c := range []struct {
+			mode    string
+			ts      time.Time
+			cursors []int64 // on a and b; -1 for none
+			pending []bool  // the group has work on a and b
+		}{
+			{store.SubscribeAll, time.Time{}, []int64{-1, -1}, []bool{true, true}},
+			{store.SubscribeNew, time.Time{}, []int64{3, 1}, []bool{false, false}},
+			{store.SubscribeTimestamp, at, []int64{2, 0}, []bool{true, true}},
+		} {
+			t.Run(c.mode, func(t *testing.T) {
+				g := uniq("g-" + c.mode)
+				ok, err := st.EnsureSubscription(ctx, name, g, c.mode, c.ts)
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, c.cursors, cursors(t, g, pa, pb))
+				for i, p := range []uuid.UUID{pa, pb} {
+					require.Equal(t, c.pending[i], slices.Contains(pending(t, st, p), g), "pending on partition %d", i)
+				}
+				// The first subscription wins.
+				ok, err = st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, c.mode, scalar[string](t, st, `SELECT mode FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
+			})
+		}
+		ok, err := st.EnsureSubscription(ctx, uniq("none"), "g", store.SubscribeAll, time.Time{})
+		require.NoError(t, err)
+		require.False(t, ok, "no such queue")
+		ok, err = st.EnsureSubscription(ctx, name, store.QueueMode, store.SubscribeNew, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM consumer_group_subscriptions WHERE consumer_group = $1`, store.QueueMode),
+			"the queue mode never subscribes")
+	})
+
+	t.Run("ConsumerGroupList+ConsumerGroupPartitions+PartitionListLagging", func(t *testing.T) {
+		name := uniq("list")
+		g := uniq("g")
+		pa, pb := partition(t, st, name, "a"), partition(t, st, name, "b")
+		ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok)
+		push(t, st, pa, "a1", "a2", "a3")
+		push(t, st, pb, "b1")
+		backdate(t, st, pa, time.Hour)
+		ackDone(t, st, pa, g, "a1")
+		ackDone(t, st, pb, g, "b1")
+		_, lease := pop(t, st, name, g, "a", 1)
+
+		var mine []store.GroupSummary
+		all, err := st.ListConsumerGroups(ctx)
+		require.NoError(t, err)
+		for _, x := range all {
+			if x.Group == g {
+				mine = append(mine, x)
+			}
+		}
+		require.Len(t, mine, 1)
+		s := mine[0]
+		require.Equal(t, []any{name, int64(2), int64(1), int64(2), store.SubscribeAll}, []any{s.Queue, s.Members, s.Behind, s.Consumed, *s.Mode})
+		require.InDelta(t, 3600, s.MaxLagSeconds, 60)
+		require.NotNil(t, s.SubscribedAt)
+
+		parts, err := st.GroupPartitions(ctx, g)
+		require.NoError(t, err)
+		require.Len(t, parts, 2)
+		a, b := parts[0], parts[1]
+		require.Equal(t, []string{"a", "b"}, []string{a.Partition, b.Partition})
+		require.Equal(t, []any{pa, int64(2), int64(1), true, &lease}, []any{a.PartitionID, a.OffsetLag, a.TotalConsumed, a.LeaseActive, a.LeaseID})
+		require.InDelta(t, 3600, a.TimeLagSeconds, 60)
+		require.NotNil(t, a.LastConsumedAt)
+		require.Equal(t, []any{int64(0), 0.0, false}, []any{b.OffsetLag, b.TimeLagSeconds, b.LeaseActive})
+		require.Nil(t, b.LeaseID)
+
+		lagging := func(min time.Duration) []store.LaggingPartition {
+			all, err := st.LaggingPartitions(ctx, min)
+			require.NoError(t, err)
+			var out []store.LaggingPartition
+			for _, x := range all {
+				if x.Group == g {
+					out = append(out, x)
+				}
+			}
+			return out
+		}
+		lag := lagging(30 * time.Minute)
+		require.Len(t, lag, 1)
+		require.Equal(t, []any{name, "a", pa, int64(2), &lease}, []any{lag[0].Queue, lag[0].Partition, lag[0].PartitionID, lag[0].OffsetLag, lag[0].LeaseID})
+		require.Empty(t, lagging(2*time.Hour))
+	})
+
+	t.Run("ConsumerGroupDeleteCursors+ConsumerGroupReseed", func(t *testing.T) {
+		name, other := uniq("del"), uniq("del-other")
+		p, po := partition(t, st, name, "Default"), partition(t, st, other, "Default")
+		push(t, st, p, "1", "2")
+		push(t, st, po, "1")
+		g := uniq("g")
+		for _, q := range []string{name, other} {
+			ok, err := st.EnsureSubscription(ctx, q, g, store.SubscribeNew, time.Time{})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		push(t, st, p, "3")
+		ackDone(t, st, p, g, "3")
+		require.Equal(t, []int64{3}, cursors(t, g, p))
+		// Without metadata: the cursors restart at the subscription point.
+		cur, meta, err := st.DeleteGroup(ctx, g, name, false)
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 0}, []int64{cur, meta})
+		require.Equal(t, []int64{2}, cursors(t, g, p), "re-seeded after the messages before the subscription")
+		require.Equal(t, []string{store.QueueMode, g}, pending(t, st, p), "3 is to do again")
+		// With metadata, on every queue: cursors and subscriptions go.
+		cur, meta, err = st.DeleteGroup(ctx, g, "", true)
+		require.NoError(t, err)
+		require.Equal(t, []int64{2, 2}, []int64{cur, meta})
+		require.Equal(t, []int64{-1, -1}, cursors(t, g, p, po))
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
+		require.Empty(t, only(pending(t, st, p), []string{g}))
+	})
+
+	t.Run("SubscriptionUpdate", func(t *testing.T) {
+		name := uniq("subupd")
+		p := partition(t, st, name, "Default")
+		push(t, st, p, "old")
+		backdate(t, st, p, time.Hour)
+		push(t, st, p, "new")
+		g, busy := uniq("g"), uniq("busy")
+		for _, x := range []string{g, busy} {
+			ok, err := st.EnsureSubscription(ctx, name, x, store.SubscribeAll, time.Time{})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		ackDone(t, st, p, busy, "old")
+		n, err := st.UpdateSubscription(ctx, g, time.Now().Add(-30*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		require.Equal(t, store.SubscribeTimestamp, scalar[string](t, st, `SELECT mode FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
+		require.Equal(t, []int64{1}, cursors(t, g, p), "a cursor that consumed nothing moves to the new point")
+		_, err = st.UpdateSubscription(ctx, busy, time.Now())
+		require.NoError(t, err)
+		require.Equal(t, []int64{1}, cursors(t, busy, p), "one that consumed keeps its place")
+		n, err = st.UpdateSubscription(ctx, uniq("none"), time.Now())
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+
+	t.Run("ConsumerGroupSeekQueue", func(t *testing.T) {
+		name := uniq("seekq")
+		p := partition(t, st, name, "Default")
+		push(t, st, p, "1", "2")
+		backdate(t, st, p, time.Hour)
+		push(t, st, p, "3")
+		g := uniq("g")
+		pop(t, st, name, g, "Default", 10)
+		exec(t, st, `UPDATE partition_consumers SET batch_retry_count = 2 WHERE partition_id = $1 AND consumer_group = $2`, p, g)
+		n, err := st.SeekQueue(ctx, g, name, false, time.Now().Add(-30*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		require.Equal(t, []int64{2}, cursors(t, g, p))
+		var expires *time.Time
+		var retries int32
+		require.NoError(t, store.PoolOf(st).QueryRow(ctx, `SELECT lease_expires_at, batch_retry_count FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g).Scan(&expires, &retries))
+		require.Nil(t, expires, "the lease ends")
+		require.Zero(t, retries)
+		n, err = st.SeekQueue(ctx, g, name, true, time.Time{})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		require.Equal(t, []int64{3}, cursors(t, g, p))
+		n, err = st.SeekQueue(ctx, uniq("nobody"), name, true, time.Time{})
+		require.NoError(t, err)
+		require.Zero(t, n, "a group without cursors")
+	})
+
+	t.Run("ConsumerGroupSeekPartition", func(t *testing.T) {
+		name := uniq("seekp")
+		p := partition(t, st, name, "Default")
+		push(t, st, p, "1", "2")
+		g := uniq("g")
+		seq, err := st.SeekPartition(ctx, g, name, "Default")
+		require.NoError(t, err)
+		require.Equal(t, int64(2), seq)
+		require.Equal(t, []int64{2}, cursors(t, g, p), "created at the end")
+		push(t, st, p, "3")
+		pop(t, st, name, g, "Default", 10)
+		seq, err = st.SeekPartition(ctx, g, name, "Default")
+		require.NoError(t, err)
+		require.Equal(t, int64(3), seq)
+		require.Nil(t, scalar[*time.Time](t, st, `SELECT lease_expires_at FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g))
+		_, err = st.SeekPartition(ctx, g, name, "none")
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+}

@@ -1,0 +1,213 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// TestStreams covers queries/streams.sql: the stream query registry and the per-shard state a cycle
+// reads and writes.
+func TestStreams(t *testing.T) {
+	t.Parallel()
+	st := sharedStore(t)
+	ctx := t.Context()
+
+	// inTx runs fn in an explicit transaction and commits it.
+	inTx := func(t *testing.T, fn func(tx *store.Tx) error) error {
+		t.Helper()
+		tx, err := st.Begin(ctx)
+		require.NoError(t, err)
+		if err := fn(tx); err != nil {
+			require.NoError(t, tx.Rollback(context.WithoutCancel(ctx)))
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+	register := func(t *testing.T, q store.StreamQuery) store.StreamRegistration {
+		t.Helper()
+		r, err := st.RegisterStreamQuery(ctx, q)
+		require.NoError(t, err)
+		return r
+	}
+	stored := func(t *testing.T, id uuid.UUID) []string {
+		var src, hash string
+		var sink *string
+		require.NoError(t, store.PoolOf(st).QueryRow(ctx, `SELECT source_queue, sink_queue, config_hash FROM queen_streams.queries WHERE id = $1`, id).Scan(&src, &sink, &hash))
+		s := ""
+		if sink != nil {
+			s = *sink
+		}
+		return []string{src, s, hash}
+	}
+
+	t.Run("StreamsLockQueryName+StreamsQueryByName+StreamsInsertQuery+StreamsUpdateQuery+StreamsWipeState", func(t *testing.T) {
+		name := uniq("query")
+		r := register(t, store.StreamQuery{Name: name, SourceQueue: "src", ConfigHash: "h1"})
+		require.True(t, r.Fresh)
+		require.Equal(t, []string{"src", "", "h1"}, stored(t, r.ID), "no sink is NULL")
+		p := uuid.Must(uuid.NewV7())
+		require.NoError(t, inTx(t, func(tx *store.Tx) error {
+			return tx.ApplyStateOps(ctx, r.ID, p, []store.StateOp{{Key: "k", Value: json.RawMessage(`1`)}})
+		}))
+		// Same hash: an update of the queues, the state stays.
+		again := register(t, store.StreamQuery{Name: name, SourceQueue: "src2", SinkQueue: "sink", ConfigHash: "h1"})
+		require.Equal(t, store.StreamRegistration{ID: r.ID}, again)
+		require.Equal(t, []string{"src2", "sink", "h1"}, stored(t, r.ID))
+		// Another hash without reset: refused, nothing changes.
+		mis := register(t, store.StreamQuery{Name: name, SourceQueue: "x", ConfigHash: "h2"})
+		require.Equal(t, store.StreamRegistration{ID: r.ID, Mismatch: true}, mis)
+		require.Equal(t, []string{"src2", "sink", "h1"}, stored(t, r.ID))
+		rows, err := st.StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p})
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		// With reset: accepted, and the query's state is wiped.
+		reset := register(t, store.StreamQuery{Name: name, SourceQueue: "x", ConfigHash: "h2", Reset: true})
+		require.Equal(t, store.StreamRegistration{ID: r.ID, Reset: true}, reset)
+		require.Equal(t, []string{"x", "", "h2"}, stored(t, r.ID))
+		rows, err = st.StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p})
+		require.NoError(t, err)
+		require.Empty(t, rows)
+		// Concurrent first registrations of one name: one inserts, the others find it.
+		name2 := uniq("query")
+		var wg sync.WaitGroup
+		regs := make([]store.StreamRegistration, 4)
+		for i := range regs {
+			wg.Go(func() {
+				r, err := st.RegisterStreamQuery(ctx, store.StreamQuery{Name: name2, SourceQueue: "s", ConfigHash: "h"})
+				if err == nil {
+					regs[i] = r
+				}
+			})
+		}
+		wg.Wait()
+		fresh := 0
+		for _, r := range regs {
+			require.NotEqual(t, uuid.Nil, r.ID)
+			require.Equal(t, regs[0].ID, r.ID)
+			if r.Fresh {
+				fresh++
+			}
+		}
+		require.Equal(t, 1, fresh)
+	})
+
+	t.Run("StreamsUpsertState+StreamsDeleteState+StreamsStateVersions+StreamsGetState", func(t *testing.T) {
+		r := register(t, store.StreamQuery{Name: uniq("state"), SourceQueue: "src", ConfigHash: "h"})
+		p, other := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
+		ops := []store.StateOp{
+			{Key: "win:1", Value: json.RawMessage(`{"windowEnd": 100}`)},
+			{Key: "win:2", Value: json.RawMessage(`{"windowEnd": 200}`)},
+			{Key: "win:3", Value: json.RawMessage(`{"windowEnd": "later"}`)},
+			{Key: "total", Value: json.RawMessage(`1`)},
+			{Key: "gone", Value: json.RawMessage(`0`)},
+			{Key: "total", Value: json.RawMessage(`2`)}, // in order: the last write wins
+			{Key: "gone", Delete: true},
+		}
+		require.NoError(t, inTx(t, func(tx *store.Tx) error { return tx.ApplyStateOps(ctx, r.ID, p, ops) }))
+		require.NoError(t, inTx(t, func(tx *store.Tx) error {
+			return tx.ApplyStateOps(ctx, r.ID, other, []store.StateOp{{Key: "total", Value: json.RawMessage(`9`)}})
+		}))
+		keys := func(f store.StateFilter) []string {
+			t.Helper()
+			f.QueryID, f.PartitionID = r.ID, p
+			rows, err := st.StreamState(ctx, f)
+			require.NoError(t, err)
+			out := []string{}
+			for _, x := range rows {
+				out = append(out, x.Key+"="+string(x.Value))
+			}
+			return out
+		}
+		ripe := 150.0
+		for _, c := range []struct {
+			f    store.StateFilter
+			want []string
+		}{
+			{store.StateFilter{}, []string{"total=2", `win:1={"windowEnd": 100}`, `win:2={"windowEnd": 200}`, `win:3={"windowEnd": "later"}`}},
+			{store.StateFilter{Keys: []string{"total", "gone", "nope"}}, []string{"total=2"}},
+			{store.StateFilter{KeyPrefix: "win:"}, []string{`win:1={"windowEnd": 100}`, `win:2={"windowEnd": 200}`, `win:3={"windowEnd": "later"}`}},
+			{store.StateFilter{RipeAtOrBefore: &ripe}, []string{`win:1={"windowEnd": 100}`}},
+			{store.StateFilter{KeyPrefix: "total", Keys: []string{"win:1"}}, []string{}},
+		} {
+			require.Equal(t, c.want, keys(c.f), "%+v", c.f)
+		}
+
+		// Checked ops: the row must be as the writer read it.
+		rows, err := st.StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p, Keys: []string{"total"}})
+		require.NoError(t, err)
+		at := rows[0].UpdatedAt
+		for _, c := range []struct {
+			name string
+			op   store.StateOp
+			ok   bool
+		}{
+			{"absent as expected", store.StateOp{Key: "new", Value: json.RawMessage(`1`), Check: true, ExpectAbsent: true}, true},
+			{"present, expected absent", store.StateOp{Key: "total", Value: json.RawMessage(`3`), Check: true, ExpectAbsent: true}, false},
+			{"absent, expected present", store.StateOp{Key: "gone", Value: json.RawMessage(`1`), Check: true, ExpectUpdatedAt: at}, false},
+			{"stale version", store.StateOp{Key: "total", Value: json.RawMessage(`3`), Check: true, ExpectUpdatedAt: at.Add(-time.Second)}, false},
+			{"current version", store.StateOp{Key: "total", Value: json.RawMessage(`3`), Check: true, ExpectUpdatedAt: at}, true},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				err := inTx(t, func(tx *store.Tx) error { return tx.ApplyStateOps(ctx, r.ID, p, []store.StateOp{c.op}) })
+				if c.ok {
+					require.NoError(t, err)
+					return
+				}
+				var conflict *store.StateConflictError
+				require.ErrorAs(t, err, &conflict)
+				require.Equal(t, c.op.Key, conflict.Key)
+			})
+		}
+		require.Equal(t, []string{"new=1", "total=3"}, keys(store.StateFilter{Keys: []string{"new", "total"}}))
+	})
+
+	t.Run("StreamsLockShard+StreamsSourceQueue", func(t *testing.T) {
+		name := uniq("source")
+		p := partition(t, st, name, "Default")
+		qid := uuid.Must(uuid.NewV7())
+		tx, err := st.Begin(ctx)
+		require.NoError(t, err)
+		src, err := tx.StreamSourceQueue(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, name, src)
+		src, err = tx.StreamSourceQueue(ctx, uuid.Must(uuid.NewV7()))
+		require.NoError(t, err)
+		require.Empty(t, src, "no such partition")
+		require.NoError(t, tx.LockStreamShard(ctx, qid, p))
+		// A second writer of the shard waits for the first to end.
+		var wg sync.WaitGroup
+		locked := make(chan struct{})
+		wg.Go(func() {
+			tx2, err := st.Begin(ctx)
+			if err != nil {
+				return
+			}
+			defer func() { _ = tx2.Rollback(context.WithoutCancel(ctx)) }()
+			if tx2.LockStreamShard(ctx, qid, p) == nil {
+				close(locked)
+			}
+		})
+		require.Eventually(t, func() bool {
+			return scalar[bool](t, st, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`)
+		}, 10*time.Second, 5*time.Millisecond, "the second writer never waited")
+		select {
+		case <-locked:
+			t.Fatal("two writers held one shard")
+		default:
+		}
+		// Another shard is free meanwhile.
+		require.NoError(t, inTx(t, func(tx *store.Tx) error { return tx.LockStreamShard(ctx, qid, uuid.Must(uuid.NewV7())) }))
+		require.NoError(t, tx.Commit(ctx))
+		<-locked
+		wg.Wait()
+	})
+}
