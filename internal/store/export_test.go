@@ -14,6 +14,19 @@ import (
 // Queries exposes the named queries to the external tests.
 var Queries = queries
 
+// TxSetting reads a run-time setting inside an explicit transaction, for the external tests.
+func TxSetting(t interface {
+	Helper()
+	Fatal(...any)
+}, tx *Tx, name string) string {
+	t.Helper()
+	var v string
+	if err := tx.tx.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // PoolOf exposes a store's pool to the external tests.
 func PoolOf(s *Store) *pgxpool.Pool { return s.pool }
 

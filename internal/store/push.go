@@ -174,8 +174,11 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool, now pgtype.
 			if own {
 				b.Queue(q("Begin"))
 				b.Queue(q("HotPathSettings"), true)
+			} else {
+				// A caller's transaction goes on after the push: switch the plan setting off for the
+				// push alone (HotPathSettings would also change the commit of the whole transaction).
+				b.Queue(q("PushPlanSettings"), true)
 			}
-			b.Queue(q("PushPlanSettings"), true)
 			b.Queue(q("PartitionLock"), lock)
 		}
 		b.Queue(q("MessageInsert"), insertArgs(rows, at, now)...).Query(func(rs pgx.Rows) error {

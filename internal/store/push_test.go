@@ -71,6 +71,22 @@ func TestPush(t *testing.T) {
 		require.True(t, scalar[bool](t, st, `SELECT ready_at > now() + interval '59 minutes' FROM pending_partitions WHERE partition_id = $1`, p))
 	})
 
+	t.Run("PushPlanSettings", func(t *testing.T) {
+		// A push inside a caller's transaction plans without sequential scans and hands the
+		// transaction back with the server's setting, so the caller's own statements plan as usual.
+		q := uniq("push-tx")
+		p := partition(t, st, q, "a")
+		tx, err := st.Begin(t.Context())
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(context.WithoutCancel(t.Context())) }()
+		out, err := tx.Push(t.Context(), []store.PushRow{{PartitionID: p, TransactionID: "t1", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{}`)}})
+		require.NoError(t, err)
+		require.True(t, out[0].Inserted)
+		require.Equal(t, "on", store.TxSetting(t, tx, "enable_seqscan"))
+		require.NoError(t, tx.Commit(t.Context()))
+		require.Equal(t, map[string]int64{"t1": 1}, seqs(t, p))
+	})
+
 	t.Run("MessageExistingIDs", func(t *testing.T) {
 		q := uniq("push-dup")
 		p := partition(t, st, q, "Default")
