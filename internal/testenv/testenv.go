@@ -79,9 +79,20 @@ func Main(m *testing.M) int {
 // URL. The database is dropped WITH (FORCE) in t.Cleanup.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	dbURL, drop := createDatabase(t)
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return dbURL
+}
+
+// createDatabase creates an empty database on the test server and returns its URL and its drop.
+func createDatabase(t testing.TB) (string, func() error) {
+	t.Helper()
 	adminURL := serverURL(t)
 	name := "queen_test_" + randomHex(t, 8)
-
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// template0 never has connections, so concurrent CREATE DATABASE calls
@@ -90,18 +101,18 @@ func NewDatabase(t testing.TB) string {
 	if err := adminExec(ctx, adminURL, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
 		t.Fatalf("testenv: create database %s: %v", name, err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("testenv: drop database %s: %v", name, err)
-		}
-	})
 	dbURL, err := withDatabase(adminURL, name)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	return dbURL
+	return dbURL, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("testenv: drop database %s: %w", name, err)
+		}
+		return nil
+	}
 }
 
 var shared struct {
@@ -125,25 +136,8 @@ func SharedDatabase(t testing.TB, key string) string {
 	if u, ok := shared.urls[key]; ok {
 		return u
 	}
-	adminURL := serverURL(t)
-	name := "queen_test_" + randomHex(t, 8)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := adminExec(ctx, adminURL, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
-		t.Fatalf("testenv: create database %s: %v", name, err)
-	}
-	shared.drops = append(shared.drops, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			return fmt.Errorf("testenv: drop shared database %s: %w", name, err)
-		}
-		return nil
-	})
-	dbURL, err := withDatabase(adminURL, name)
-	if err != nil {
-		t.Fatalf("testenv: %v", err)
-	}
+	dbURL, drop := createDatabase(t)
+	shared.drops = append(shared.drops, drop)
 	if shared.urls == nil {
 		shared.urls = map[string]string{}
 	}
