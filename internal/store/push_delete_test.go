@@ -60,56 +60,54 @@ func racePushes(t *testing.T, st *store.Store, parts []uuid.UUID, started chan<-
 // messages) or finds the partitions gone and stores nothing. No message may outlive its partition.
 func TestQueueDeleteRacingPushesLeavesNoOrphans(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
-	ctx := t.Context()
-	for round := range 15 {
-		queue := fmt.Sprintf("race-%d", round)
-		keys := []store.PartitionKey{{Queue: queue, Partition: "a"}, {Queue: queue, Partition: "b"}, {Queue: queue, Partition: "c"}}
-		ids, err := st.EnsurePartitions(ctx, keys)
-		require.NoError(t, err)
-		parts := []uuid.UUID{ids[keys[0]], ids[keys[1]], ids[keys[2]]}
-		started, stop := make(chan struct{}), make(chan struct{})
-		wg := racePushes(t, st, parts, started, stop)
+	raceRounds(t, "race", []string{"a", "b", "c"}, func(ctx context.Context, st *store.Store, queue string, started <-chan struct{}) {
 		<-started
 		deleted, err := st.DeleteQueue(ctx, queue)
 		require.NoError(t, err)
 		require.True(t, deleted)
-		close(stop)
-		wg.Wait()
-		require.Zero(t, orphans(t, st), "round %d", round)
-	}
+	})
 }
 
 // TestPartitionCleanupRacingPushesLeavesNoOrphans runs the retention's partition cleanup (every
 // partition without messages is old enough) while pushes store into the partitions: a partition that
 // received messages meanwhile stays, one that is deleted takes nothing with it that a push stored.
+// The pushes start with a third, empty partition the cleanup may take at any moment.
 func TestPartitionCleanupRacingPushesLeavesNoOrphans(t *testing.T) {
 	t.Parallel()
+	raceRounds(t, "cleanup", []string{"a", "b", "empty"}, func(ctx context.Context, st *store.Store, _ string, started <-chan struct{}) {
+		cleanup := func() {
+			_, err := st.RunRetention(ctx, store.RetentionParams{Now: time.Now().Add(48 * time.Hour), BatchSize: 1000, MaxRounds: 5,
+				PartitionCleanupDays: 1, MetricsRetentionDays: 30})
+			require.NoError(t, err)
+		}
+		cleanup()
+		<-started
+		cleanup()
+	})
+}
+
+// raceRounds runs 15 rounds of pushes into fresh partitions of a fresh queue while act runs (started
+// closes once the pushes have begun), then checks that no message outlived its partition.
+func raceRounds(t *testing.T, prefix string, partitions []string, act func(ctx context.Context, st *store.Store, queue string, started <-chan struct{})) {
 	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
 	require.NoError(t, err)
 	defer st.Close()
 	ctx := t.Context()
 	for round := range 15 {
-		queue := fmt.Sprintf("cleanup-%d", round)
-		keys := []store.PartitionKey{{Queue: queue, Partition: "a"}, {Queue: queue, Partition: "b"}}
+		queue := fmt.Sprintf("%s-%d", prefix, round)
+		keys := make([]store.PartitionKey, len(partitions))
+		for i, p := range partitions {
+			keys[i] = store.PartitionKey{Queue: queue, Partition: p}
+		}
 		ids, err := st.EnsurePartitions(ctx, keys)
 		require.NoError(t, err)
-		parts := []uuid.UUID{ids[keys[0]], ids[keys[1]]}
+		parts := make([]uuid.UUID, len(keys))
+		for i, k := range keys {
+			parts[i] = ids[k]
+		}
 		started, stop := make(chan struct{}), make(chan struct{})
-		// The pushes start with a third, empty partition the cleanup may take at any moment.
-		empty, err := st.EnsurePartitions(ctx, []store.PartitionKey{{Queue: queue, Partition: "empty"}})
-		require.NoError(t, err)
-		parts = append(parts, empty[store.PartitionKey{Queue: queue, Partition: "empty"}])
 		wg := racePushes(t, st, parts, started, stop)
-		_, err = st.RunRetention(ctx, store.RetentionParams{Now: time.Now().Add(48 * time.Hour), BatchSize: 1000, MaxRounds: 5,
-			PartitionCleanupDays: 1, MetricsRetentionDays: 30})
-		require.NoError(t, err)
-		<-started
-		_, err = st.RunRetention(ctx, store.RetentionParams{Now: time.Now().Add(48 * time.Hour), BatchSize: 1000, MaxRounds: 5,
-			PartitionCleanupDays: 1, MetricsRetentionDays: 30})
-		require.NoError(t, err)
+		act(ctx, st, queue, started)
 		close(stop)
 		wg.Wait()
 		require.Zero(t, orphans(t, st), "round %d", round)
