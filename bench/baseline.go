@@ -93,54 +93,72 @@ func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize in
 	}
 	payload := string(payloadOf(msgSize))
 	sql := insertSQL(batch)
+	var ctr atomic.Uint64
+	args := make([][]any, conc) // one argument slice per worker, reused
+	run, err := timed(conc, d, func(w, n int) func() (int, error) {
+		p := int(ctr.Add(1) % uint64(partitions))
+		base := seqs[p].Add(int64(batch)) - int64(batch)
+		a := args[w][:0]
+		for i := range batch {
+			a = append(a, parts[p], base+int64(i)+1, uuidV4(), fmt.Sprintf("w%d-%d-%d", w, n, i), payload)
+		}
+		args[w] = a
+		return func() (int, error) {
+			_, err := b.pool.Exec(ctx, sql, a...)
+			return batch, err
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	el := run.elapsed
+	return &BaselineResult{Batch: batch, Concurrency: conc, Seconds: round1(el.Seconds()), Rows: run.rows,
+		Rate: float64(run.rows) / el.Seconds(), Latency: run.latency}, nil
+}
+
+// timedRun is what timed measured.
+type timedRun struct {
+	rows    int64
+	elapsed time.Duration
+	latency Summary
+}
+
+// timed runs workers goroutines for d, each calling prepare for its next call n and then timing the
+// function it returns, which reports the rows it stored. The first error stops its worker and is
+// returned after all have stopped.
+func timed(workers int, d time.Duration, prepare func(w, n int) func() (int, error)) (timedRun, error) {
 	var (
-		rows    atomic.Int64
-		lat     Recorder
-		ctr     atomic.Uint64
-		firstMu sync.Mutex
-		first   error
-		wg      sync.WaitGroup
+		rows  atomic.Int64
+		lat   Recorder
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
 	)
-	stopAt := time.Now().Add(d)
 	start := time.Now()
-	for w := range conc {
+	stopAt := start.Add(d)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := make([]any, 0, batch*5)
 			for n := 0; time.Now().Before(stopAt); n++ {
-				p := int(ctr.Add(1) % uint64(partitions))
-				base := seqs[p].Add(int64(batch)) - int64(batch)
-				args = args[:0]
-				for i := range batch {
-					args = append(args, parts[p], base+int64(i)+1, uuidV4(), fmt.Sprintf("w%d-%d-%d", w, n, i), payload)
-				}
+				call := prepare(w, n)
 				t := time.Now()
-				if _, err := b.pool.Exec(ctx, sql, args...); err != nil {
-					firstMu.Lock()
-					first = cmpErr(first, err)
-					firstMu.Unlock()
+				k, err := call()
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
 					return
 				}
 				lat.Add(time.Since(t))
-				rows.Add(int64(batch))
+				rows.Add(int64(k))
 			}
 		}()
 	}
 	wg.Wait()
-	if first != nil {
-		return nil, first
-	}
-	el := time.Since(start)
-	return &BaselineResult{Batch: batch, Concurrency: conc, Seconds: round1(el.Seconds()), Rows: rows.Load(),
-		Rate: float64(rows.Load()) / el.Seconds(), Latency: lat.Summary()}, nil
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	return timedRun{rows: rows.Load(), elapsed: time.Since(start), latency: lat.Summary()}, first
 }
 
 // insertSQL is a plain multi-row INSERT of n rows.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -251,53 +250,32 @@ func (x *pushSQLRun) run(ctx context.Context, kind, stmt, lock string, workers, 
 	}
 	_, _ = x.pool.Exec(ctx, `VACUUM messages`)
 	_, _ = x.pool.Exec(ctx, `CHECKPOINT`)
-	var (
-		rows  atomic.Int64
-		lat   Recorder
-		wg    sync.WaitGroup
-		errMu sync.Mutex
-		first error
-	)
 	payload := payloadOf(28)
-	pg0 := treeCPU(x.pgPID)
-	start := time.Now()
-	stopAt := start.Add(x.d)
+	// A worker's partitions: those the push coalescer's shard function would give it.
+	mine := make([][]uuid.UUID, workers)
 	for wk := range workers {
-		// A worker's partitions: those the push coalescer's shard function would give it.
-		var mine []uuid.UUID
 		for i, p := range x.pids {
 			if i%workers == wk {
-				mine = append(mine, p)
+				mine[wk] = append(mine[wk], p)
 			}
 		}
-		if len(mine) == 0 { // more workers than partitions: two workers share one
-			mine = []uuid.UUID{x.pids[wk%len(x.pids)]}
+		if len(mine[wk]) == 0 { // more workers than partitions: two workers share one
+			mine[wk] = []uuid.UUID{x.pids[wk%len(x.pids)]}
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; time.Now().Before(stopAt); n++ {
-				t := time.Now()
-				if err := x.once(ctx, kind, stmt, lock, mine, n, merge, payload); err != nil {
-					errMu.Lock()
-					first = cmpErr(first, err)
-					errMu.Unlock()
-					return
-				}
-				lat.Add(time.Since(t))
-				rows.Add(int64(merge))
-			}
-		}()
 	}
-	wg.Wait()
-	el := time.Since(start)
-	if first != nil {
-		return pushSQLResult{}, first
+	pg0 := treeCPU(x.pgPID)
+	run, err := timed(workers, x.d, func(wk, n int) func() (int, error) {
+		return func() (int, error) {
+			return merge, x.once(ctx, kind, stmt, lock, mine[wk], n, merge, payload)
+		}
+	})
+	if err != nil {
+		return pushSQLResult{}, err
 	}
+	el := run.elapsed
 	pg := treeCPU(x.pgPID) - pg0
-	n := float64(rows.Load())
-	s := lat.Summary()
-	return pushSQLResult{rate: n / el.Seconds(), pgPerRow: float64(pg.Microseconds()) / n, p50: s.P50}, nil
+	n := float64(run.rows)
+	return pushSQLResult{rate: n / el.Seconds(), pgPerRow: float64(pg.Microseconds()) / n, p50: run.latency.P50}, nil
 }
 
 // once stores merge rows: requests of 100 rows, each to the next of the worker's partitions.
