@@ -207,18 +207,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 		r := a.ackOK(m, "failed", "transient")
 		require.False(t, r.DLQ)
 		require.True(t, r.LeaseReleased)
-		a.popNone(popPath(q, ""))
-		b.clock.Advance(500 * time.Second)
-		a.popNone(popPath(q, ""))
-		a.popNone(popPath(q, "Default"))
-		// A long-poll parked inside the retry delay is answered by the re-check once it has passed.
-		got := a.popLater(popPath(q, "", "wait", "true", "timeout", "30000"))
-		b.waitParked(t, 0)
-		b.clock.Advance(101 * time.Second)
-		res := <-got
-		require.NotNil(t, res, "the parked pop was not answered once the retry delay passed")
-		require.Len(t, res.Messages, 1)
-		again := res.Messages[0]
+		again := b.heldFor600s(t, a, q)
 		require.GreaterOrEqual(t, b.clock.Now().Sub(failedAt), 600*time.Second, "redelivered before retryDelay")
 		require.Equal(t, "r1", again.TransactionID)
 		require.Equal(t, 1, again.RetryCount)

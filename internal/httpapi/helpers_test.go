@@ -83,6 +83,25 @@ func (b *testBundle) waitParked(t testing.TB, before int) {
 	})
 }
 
+// heldFor600s checks that queue q holds back its one message until the broker's clock has moved 600 s
+// (a retryDelay or delayedProcessing of the test): nothing at 500 s, in queue mode or for a group, then
+// a long-poll parked meanwhile is answered by the re-check once the clock is past it. It returns the
+// message.
+func (b *testBundle) heldFor600s(t *testing.T, a *api, q string) message {
+	t.Helper()
+	a.popNone(popPath(q, ""))
+	b.clock.Advance(500 * time.Second)
+	a.popNone(popPath(q, ""))
+	a.popNone(popPath(q, "Default"))
+	got := a.popLater(popPath(q, "", "wait", "true", "timeout", "30000"))
+	b.waitParked(t, 0)
+	b.clock.Advance(101 * time.Second)
+	res := <-got
+	require.NotNil(t, res, "the parked pop was not answered once the delay passed")
+	require.Len(t, res.Messages, 1)
+	return res.Messages[0]
+}
+
 // api is a tiny JSON client for the broker under test.
 type api struct {
 	t    testing.TB

@@ -104,18 +104,7 @@ func TestQueueOptions(t *testing.T) {
 		a.configure(q, "", map[string]any{"delayedProcessing": 600})
 		pushedAt := b.clock.Now()
 		a.pushTxs(q, "", "late")
-		a.popNone(popPath(q, ""))
-		b.clock.Advance(500 * time.Second)
-		a.popNone(popPath(q, ""))
-		a.popNone(popPath(q, "Default"))
-		// A long-poll parked inside the delay is answered by the re-check once the delay has passed.
-		got := a.popLater(popPath(q, "", "wait", "true", "timeout", "30000"))
-		b.waitParked(t, 0)
-		b.clock.Advance(101 * time.Second)
-		res := <-got
-		require.NotNil(t, res, "the parked pop was not answered once the delay passed")
-		require.Len(t, res.Messages, 1)
-		m := res.Messages[0]
+		m := b.heldFor600s(t, a, q)
 		require.GreaterOrEqual(t, b.clock.Now().Sub(pushedAt), 600*time.Second, "delivered before delayedProcessing")
 		require.GreaterOrEqual(t, b.clock.Now().Sub(parseTime(t, m.CreatedAt)), 600*time.Second)
 		require.Equal(t, "late", m.TransactionID)
