@@ -286,7 +286,7 @@ func (r *runner) runPush(ctx context.Context, batch int) (*Result, error) {
 		res.Notes = append(res.Notes, "not verified (-verify-push=false)")
 	}
 	if r.baseline != nil {
-		b, err := r.baseline.run(ctx, batch, r.opt.producers, r.opt.partitions, r.opt.msgSize, r.opt.baselineDuration)
+		b, err := r.baseline.run(ctx, batch, r.opt.producers, r.opt.partitions, r.opt.msgSize, r.opt.baselineDuration, r.cpu.postgresPID)
 		if err != nil {
 			res.Notes = append(res.Notes, "baseline failed: "+err.Error())
 		} else {
