@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -84,10 +85,13 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 		return e.pushFailed(ctx, items, err)
 	}
 	// Items over their queue's maxSize are refused one by one; the others go through.
-	admitted := make([]PushItem, 0, len(items))
-	for i, it := range items {
-		if refused[i] == "" {
-			admitted = append(admitted, it)
+	admitted := items
+	if slices.ContainsFunc(refused, func(why string) bool { return why != "" }) {
+		admitted = make([]PushItem, 0, len(items))
+		for i, it := range items {
+			if refused[i] == "" {
+				admitted = append(admitted, it)
+			}
 		}
 	}
 	res, err := e.pushStored(ctx, admitted)
@@ -135,14 +139,19 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	}
 	res := make([]PushResult, len(items))
 	var stale []store.PartitionKey
+	var pidText string // pidOf as text: a request's items mostly share their partition
+	var pidOf uuid.UUID
 	for i, o := range outs {
-		it := items[i]
+		it := &items[i]
 		r := PushResult{Index: i, TransactionID: it.TransactionID, QueueName: it.Queue}
 		switch {
 		case o.Inserted:
 			r.Status = StatusQueued
 			r.MessageID = job.rows[i].ID.String()
-			r.PartitionID = pids[i].String()
+			if pidText == "" || pids[i] != pidOf {
+				pidText, pidOf = pids[i].String(), pids[i]
+			}
+			r.PartitionID = pidText
 			r.TraceID = jsonNull
 			if it.TraceID != nil {
 				r.TraceID = it.TraceID.String()

@@ -73,7 +73,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 			}
 			p.Partition = cmp.Or(p.Partition, DefaultPartition)
 			p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
-			if err := validatePushItem(p, fmt.Sprintf("operations[%d]", i)); err != nil {
+			if err := validatePushItem(&p, "operations", i); err != nil {
 				return nil, err
 			}
 			pushes = append(pushes, p)
