@@ -3,8 +3,10 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -248,9 +250,12 @@ func known(k []byte, names ...string) (idx int, ok bool) {
 	return -1, true
 }
 
-// scanPushBody reads {"items":[{...},...]} into raw items whose fields alias b. ok=false: the body is
-// not one the reader is sure of (including every body the general path refuses).
-func scanPushBody(b []byte) ([]rawPushItem, bool) {
+// rawItems recycles the raw items of the reader: they only live while fastPushItems converts them.
+var rawItems = sync.Pool{New: func() any { return new([]rawPushItem) }}
+
+// scanPushBody reads {"items":[{...},...]} into raw items whose fields alias b, appended to items.
+// ok=false: the body is not one the reader is sure of (including every body the general path refuses).
+func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
 	s := pushScan{b: b}
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
@@ -258,7 +263,6 @@ func scanPushBody(b []byte) ([]rawPushItem, bool) {
 	}
 	s.i++
 	s.ws()
-	var items []rawPushItem
 	seen := false
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		return nil, false // no items: the general path words it
@@ -276,7 +280,7 @@ func scanPushBody(b []byte) ([]rawPushItem, bool) {
 				return nil, false // encoding/json merges a repeated array into the first: leave it to it
 			}
 			seen = true
-			if items, ok = s.items(); !ok {
+			if items, ok = s.items(items); !ok {
 				return nil, false
 			}
 		default:
@@ -299,15 +303,13 @@ func scanPushBody(b []byte) ([]rawPushItem, bool) {
 	return items, true
 }
 
-// items reads the items array; every element must be an object.
-func (s *pushScan) items() ([]rawPushItem, bool) {
+// items reads the items array, appending to items; every element must be an object.
+func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '[' {
 		return nil, false
 	}
 	s.i++
 	s.ws()
-	// A guess at the count saves the slice's regrowths: each item is at least a few dozen bytes.
-	items := make([]rawPushItem, 0, min(len(s.b)/64+1, 1024))
 	if s.i < len(s.b) && s.b[s.i] == ']' {
 		s.i++
 		return items, true
@@ -376,7 +378,20 @@ func (s *pushScan) item(it *rawPushItem) bool {
 // fastPushItems is the push body read by scanPushBody and checked as pushItemsFrom checks it. ok=false:
 // the general path must read this body (it gives the same items, or the error to answer).
 func fastPushItems(b []byte, producerSub string) ([]engine.PushItem, bool) {
-	raw, ok := scanPushBody(b)
+	pooled := rawItems.Get().(*[]rawPushItem)
+	raw, ok := scanPushBody(b, (*pooled)[:0])
+	defer func() {
+		keep := raw
+		if keep == nil {
+			keep = *pooled // the reader gave up: what it appended is in this array (or in a dropped one)
+		}
+		// Cleared, so that the pool holds no pointer into a body; a rare huge batch is not kept.
+		if cap(keep) <= 4096 {
+			clear(keep[:cap(keep)])
+			*pooled = keep[:0]
+			rawItems.Put(pooled)
+		}
+	}()
 	if !ok || len(raw) == 0 {
 		return nil, false
 	}
@@ -455,6 +470,28 @@ func (c *internedString) of(raw json.RawMessage) (string, bool) {
 	}
 	c.raw, c.s, c.set = raw, s, true
 	return s, true
+}
+
+// answers recycles the buffers push answers are written into (net/http copies what it is given).
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writePushResults answers res as writeJSON would; false: it wrote nothing (json.Marshal must).
+func writePushResults(w http.ResponseWriter, status int, res []engine.PushResult) bool {
+	if res == nil {
+		return false // json.Marshal writes null
+	}
+	buf := answers.Get().(*[]byte)
+	b, ok := appendPushResults((*buf)[:0], res)
+	if !ok {
+		answers.Put(buf)
+		return false
+	}
+	writeBody(w, status, b)
+	if cap(b) <= 1<<20 {
+		*buf = b[:0]
+		answers.Put(buf)
+	}
+	return true
 }
 
 // appendPushResults writes results as json.Marshal does; ok=false when one holds a value it does not

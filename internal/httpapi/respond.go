@@ -10,28 +10,26 @@ import (
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := marshalAnswer(v)
+	// A push's per-item results are written without reflection: they are the one answer written once
+	// per pushed message.
+	if res, isPush := v.([]engine.PushResult); isPush && writePushResults(w, status, res) {
+		return
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":"encode response failed"}`)
 	}
+	writeBody(w, status, b)
+}
+
+// writeBody answers status with the JSON text b.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-}
-
-// marshalAnswer is json.Marshal(v); a push's per-item results are written without reflection (they
-// are the one answer written once per pushed message).
-func marshalAnswer(v any) ([]byte, error) {
-	if res, isPush := v.([]engine.PushResult); isPush && res != nil {
-		// About 250 bytes per queued item; a short guess only costs a regrowth.
-		if b, ok := appendPushResults(make([]byte, 0, 256*len(res)+2), res); ok {
-			return b, nil
-		}
-	}
-	return json.Marshal(v)
 }
 
 // writeNoContent answers 204 with nothing at all: no body, no Content-Length, no Transfer-Encoding.
