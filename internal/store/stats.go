@@ -49,6 +49,15 @@ func (s *Store) RefreshQueueStats(ctx context.Context) (ran bool, err error) {
 	return ran, nil
 }
 
+// QueueGauges reads the rolled-up counts of up to limit queues, newest first, for the metrics gauges:
+// only Name, Pending, Processing and OldestPendingAt of each QueueSummary are filled.
+func (s *Store) QueueGauges(ctx context.Context, limit int) ([]QueueSummary, error) {
+	return collect(ctx, s, "QueueGauges", func(r pgx.Rows) (x QueueSummary, err error) {
+		err = r.Scan(&x.Name, &x.Pending, &x.Processing, &x.OldestPendingAt)
+		return x, err
+	}, limit)
+}
+
 // statsSliceInto adds the counts of the size partitions after id after to sums and returns how
 // many partitions it read and the last one's id.
 func statsSliceInto(ctx context.Context, tx pgx.Tx, after uuid.UUID, size int, sums map[uuid.UUID]*queueCounts) (n int64, last uuid.UUID, err error) {

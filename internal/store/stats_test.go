@@ -70,6 +70,23 @@ func TestStats(t *testing.T) {
 		oldest := scalar[time.Time](t, st, `SELECT s.oldest_pending_at FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, fan)
 		first := scalar[time.Time](t, st, `SELECT created_at FROM messages WHERE partition_id = $1 AND seq = 1`, f)
 		require.True(t, oldest.Equal(first), "the oldest message not consumed by every group")
+
+		t.Run("QueueGauges", func(t *testing.T) { // what the pass wrote, for the metrics
+			gauges, err := st.QueueGauges(ctx, 100)
+			require.NoError(t, err)
+			byName := map[string]store.QueueSummary{}
+			for _, g := range gauges {
+				byName[g.Name] = g
+			}
+			require.Len(t, byName, 3)
+			require.Equal(t, []int64{2, 4}, []int64{byName[fan].Pending, byName[fan].Processing})
+			require.True(t, byName[fan].OldestPendingAt.Equal(first))
+			require.Equal(t, []int64{0, 0}, []int64{byName[empty].Pending, byName[empty].Processing})
+			require.Nil(t, byName[empty].OldestPendingAt)
+			gauges, err = st.QueueGauges(ctx, 1)
+			require.NoError(t, err)
+			require.Equal(t, fan, gauges[0].Name, "newest first")
+		})
 	})
 
 	t.Run("StatsWrite", func(t *testing.T) {

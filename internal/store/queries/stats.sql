@@ -54,6 +54,15 @@ ON CONFLICT (queue_id) DO UPDATE SET
     completed = EXCLUDED.completed, dead_letter = EXCLUDED.dead_letter,
     oldest_pending_at = EXCLUDED.oldest_pending_at, refreshed_at = EXCLUDED.refreshed_at
 
+-- name: QueueGauges :many
+-- The queue gauges of /metrics after every stats pass: the rolled-up counts only. (The listing,
+-- QueueList, also counts every partition and consumer row of every queue, which the gauges never show.)
+SELECT q.name, coalesce(s.pending, 0), coalesce(s.processing, 0), s.oldest_pending_at
+FROM queues q
+LEFT JOIN queue_stats s ON s.queue_id = q.id
+ORDER BY q.created_at DESC, q.name
+LIMIT $1
+
 -- name: QueueOpsAdd :exec
 -- Adds one broker's counter deltas for the current minute.
 INSERT INTO queue_ops_history AS h (bucket, queue_name, broker_id, push_requests, push_messages, pop_requests,
