@@ -12,7 +12,7 @@ import (
 // defaultStatsSlice is how many partitions one statement of a stats pass reads. Each statement takes its own
 // snapshot, and the pass writes (and so holds a transaction id) only at its end: a pass over many
 // partitions never holds back vacuum for longer than one slice, which the hot rows of a busy queue need.
-const defaultStatsSlice = 2000
+const defaultStatsSlice = 10_000
 
 // queueCounts is one queue's sums over the slices of a pass.
 type queueCounts struct {

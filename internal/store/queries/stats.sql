@@ -16,14 +16,24 @@ WITH p AS MATERIALIZED (
            greatest(0, least(p.message_count, p.last_seq - f.low)) AS unconsumed,
            pr.n AS processing, o.created_at AS oldest, d.dlq, d.dlq_consumed
     FROM p
-    CROSS JOIN LATERAL (SELECT coalesce(min(pc.cursor_seq), 0) AS low FROM partition_consumers pc WHERE pc.partition_id = p.id) f
+    -- One read of the partition's consumer rows: the slowest cursor, and whether any lease is live. The
+    -- probes below run only where they can find something (a one-time filter each), so a partition
+    -- with nothing unconsumed and nothing leased costs this read and the dead-letter probe.
+    CROSS JOIN LATERAL (
+        SELECT coalesce(min(pc.cursor_seq), 0) AS low, coalesce(bool_or(pc.lease_expires_at > now()), false) AS leased
+        FROM partition_consumers pc WHERE pc.partition_id = p.id) f
     CROSS JOIN LATERAL (
         SELECT count(DISTINCT m.seq) AS n
         FROM partition_consumers pc
-        JOIN messages m ON m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq
-        WHERE pc.partition_id = p.id AND pc.lease_expires_at > now()) pr
+        CROSS JOIN LATERAL (
+            SELECT m.seq FROM messages m
+            WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq
+            ORDER BY m.seq) m
+        WHERE f.leased AND pc.partition_id = p.id AND pc.lease_expires_at > now()) pr
     LEFT JOIN LATERAL (
-        SELECT m.created_at FROM messages m WHERE m.partition_id = p.id AND m.seq > f.low ORDER BY m.seq LIMIT 1) o ON true
+        SELECT m.created_at FROM messages m
+        WHERE p.last_seq > f.low AND m.partition_id = p.id AND m.seq > f.low
+        ORDER BY m.seq LIMIT 1) o ON true
     CROSS JOIN LATERAL (
         SELECT count(DISTINCT dl.message_seq) AS dlq,
                count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.low) AS dlq_consumed
