@@ -40,6 +40,7 @@ type options struct {
 	pprofDir                         string
 	pgStats, explain, pushSQL        bool
 	pushSQLDuration                  time.Duration
+	pushSQLOnly                      string
 	schema                           string
 	brokerEnv, compareEnv            []string
 }
@@ -111,6 +112,7 @@ func parseFlags() (options, error) {
 	flag.BoolVar(&o.explain, "explain-pop", false, "instead of load: EXPLAIN (ANALYZE, BUFFERS) of a wildcard pop on queues of -partition-counts partitions, in the broker's database")
 	flag.BoolVar(&o.pushSQL, "push-sql", false, "instead of load: time variants of the broker's push statement directly against its database (where PostgreSQL's time per pushed row goes)")
 	flag.DurationVar(&o.pushSQLDuration, "push-sql-duration", 5*time.Second, "with -push-sql: how long each variant runs")
+	flag.StringVar(&o.pushSQLOnly, "push-sql-only", "", "with -push-sql: run only the variants whose name contains one of these comma-separated texts")
 	flag.StringVar(&o.schema, "schema", "queenmq", "the broker's schema (QUEEN_SCHEMA), for -explain-pop")
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")
 	flag.Parse()
