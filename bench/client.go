@@ -39,10 +39,10 @@ type pushItem struct {
 	TransactionID string          `json:"transactionId"`
 }
 
+// pushResult is what the producers read of each item's answer.
 type pushResult struct {
-	Status        string `json:"status"`
-	TransactionID string `json:"transaction_id"`
-	Error         string `json:"error"`
+	Status string `json:"status"`
+	Error  string `json:"error"`
 }
 
 type popMessage struct {
@@ -116,6 +116,40 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) (int,
 		}
 	}
 	return resp.StatusCode, nil
+}
+
+// pushBody sends a push body written by a pushWriter and reads the statuses of its n items into res
+// (reused), reading the answer through buf (reused).
+func (c *client) pushBody(ctx context.Context, body []byte, n int, buf *bytes.Buffer, res []pushResult) ([]pushResult, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/v1/push", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	if resp.StatusCode >= 300 {
+		return nil, &httpError{resp.StatusCode, string(bytes.TrimSpace(b))}
+	}
+	res, ok := scanPushStatuses(b, res[:0])
+	if !ok {
+		res = res[:0]
+		if err := json.Unmarshal(b, &res); err != nil {
+			return nil, fmt.Errorf("decode /api/v1/push answer: %w", err)
+		}
+	}
+	if len(res) != n {
+		return nil, fmt.Errorf("push: %d results for %d items", len(res), n)
+	}
+	return res, nil
 }
 
 func (c *client) push(ctx context.Context, items []pushItem) ([]pushResult, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,8 +67,16 @@ type producer struct {
 
 func (p producer) run(ctx context.Context, stop <-chan struct{}) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	items := make([]pushItem, 0, p.batch)
-	txids := make([]string, 0, p.batch)
+	w, err := newPushWriter(p.queue, p.payload, p.prefix)
+	if err != nil {
+		p.st.fail("push", err)
+		return
+	}
+	stream := p.tr.stream(p.prefix)
+	var body []byte
+	var answer bytes.Buffer
+	var res []pushResult
+	queued := make([]bool, 0, p.batch)
 	for seq := 0; ; {
 		if stopped(stop) {
 			return
@@ -86,41 +95,35 @@ func (p producer) run(ctx context.Context, stop <-chan struct{}) {
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		part := p.pick(rng)
-		items, txids = items[:0], txids[:0]
-		for range n {
-			id := fmt.Sprintf("%s-%d", p.prefix, seq)
-			seq++
-			items = append(items, pushItem{Queue: p.queue, Partition: part, Payload: p.payload, TransactionID: id})
-		}
+		first := seq
+		seq += n
+		body = w.body(body[:0], p.pick(rng), first, n)
 		sent := time.Now()
-		res, err := p.cl.push(ctx, items)
+		res, err = p.cl.pushBody(ctx, body, n, &answer, res)
 		p.st.push.Add(time.Since(sent))
+		queued = queued[:0]
 		if err != nil {
 			p.st.fail("push", err)
-			for _, it := range items {
-				txids = append(txids, it.TransactionID)
-			}
-			p.tr.maybePushed(txids...)
+			queued = queued[:n]
+			clear(queued)
+			p.tr.pushedSeqs(stream, sent, first, queued) // all in doubt
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
-		var doubt []string
-		for i, r := range res {
+		ok := 0
+		for _, r := range res {
 			switch r.Status {
 			case "queued":
-				txids = append(txids, items[i].TransactionID)
+				ok++
 			case "buffered":
 				p.st.fail("push", errors.New("buffered (database unavailable?)"))
-				doubt = append(doubt, items[i].TransactionID)
 			default:
 				p.st.fail("push", fmt.Errorf("status %q %s", r.Status, r.Error))
-				doubt = append(doubt, items[i].TransactionID)
 			}
+			queued = append(queued, r.Status == "queued")
 		}
-		p.tr.pushed(sent, txids...)
-		p.tr.maybePushed(doubt...)
-		p.st.pushed.Add(int64(len(txids)))
+		p.tr.pushedSeqs(stream, sent, first, queued)
+		p.st.pushed.Add(int64(ok))
 	}
 }
 

@@ -41,6 +41,7 @@ type options struct {
 	pgStats, explain, pushSQL        bool
 	vacuumBetween                    bool
 	pushSQLDuration                  time.Duration
+	pushSQLOnly                      string
 	schema                           string
 	brokerEnv, compareEnv            []string
 }
@@ -108,10 +109,11 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.compareBin, "compare-bin", "", "with -compare local: run this queen binary as the second broker (e.g. a build of another commit), instead of the same one")
 	flag.StringVar(&cenv, "compare-env", "", "with -compare local: extra environment of the second broker only (after -broker-env), comma-separated NAME=value")
 	flag.IntVar(&o.comparePID, "compare-pid", 0, "with -compare URL: that broker's pid (RSS, CPU; optional)")
-	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the broker per scenario window into this directory (local brokers; prints the top functions)")
+	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the broker (local brokers) and one of this harness per scenario window into this directory; prints their top functions")
 	flag.BoolVar(&o.explain, "explain-pop", false, "instead of load: EXPLAIN (ANALYZE, BUFFERS) of a wildcard pop on queues of -partition-counts partitions, in the broker's database")
 	flag.BoolVar(&o.pushSQL, "push-sql", false, "instead of load: time variants of the broker's push statement directly against its database (where PostgreSQL's time per pushed row goes)")
 	flag.DurationVar(&o.pushSQLDuration, "push-sql-duration", 5*time.Second, "with -push-sql: how long each variant runs")
+	flag.StringVar(&o.pushSQLOnly, "push-sql-only", "", "with -push-sql: run only the variants whose name contains one of these comma-separated texts")
 	flag.StringVar(&o.schema, "schema", "queenmq", "the broker's schema (QUEEN_SCHEMA), for -explain-pop")
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")
 	flag.BoolVar(&o.vacuumBetween, "vacuum-between", false, "after each scenario's queues are deleted, VACUUM the broker's database (the state autovacuum leaves once it reached their dead rows)")

@@ -27,10 +27,10 @@ func pushSQL(ctx context.Context, o options, pgURL string, pgPID int, w io.Write
 		return err
 	}
 	named := splitNamed(string(raw))
-	now, lock := named["MessageInsert"], named["PartitionLock"]
+	now, lock, bump := priorInsert, named["PartitionLock"], named["PartitionBump"]
 	cur := beforeInsert
-	if now == "" || lock == "" {
-		return fmt.Errorf("push.sql: MessageInsert or PartitionLock not found")
+	if lock == "" || bump == "" {
+		return fmt.Errorf("push.sql: PartitionLock or PartitionBump not found")
 	}
 	cfg, err := pgxpool.ParseConfig(pgURL)
 	if err != nil {
@@ -54,62 +54,100 @@ func pushSQL(ctx context.Context, o options, pgURL string, pgPID int, w io.Write
 	noReturn := noReturning(cur)
 	type variant struct {
 		name          string
-		kind          string // "current" (PartitionLock + statement), "plain" (VALUES, no lock)
+		kind          string // how once runs it
 		sql           string
 		workers, rows int
 	}
 	vs := []variant{
 		{"before", "current", cur, 4, 1000},
-		{"before w8 m400", "current", cur, 8, 400},
-		{"before w16 m100", "current", cur, 16, 100},
 		{"before, no ON CONFLICT", "current", noConflict, 4, 1000},
 		{"before, no pending_partitions", "current", noPending, 4, 1000},
 		{"before, no DISTINCT/window/RETURNING", "current", noReturn, 4, 1000},
 		{"numbered by broker, no dedup at all", "lean", leanInsert, 4, 1000},
-		{"MessageInsert now, client ids", "now", now, 4, 1000},
-		{"MessageInsert now, client ids w8 m400", "now", now, 8, 400},
-		{"MessageInsert now, client ids w16 m100", "now", now, 16, 100},
-		{"MessageInsert now, minted ids", "now-minted", now, 4, 1000},
+		{"one statement, client ids", "now", now, 4, 1000},
+		{"one statement, client ids w8 m400", "now", now, 8, 400},
+		{"one statement, client ids w16 m100", "now", now, 16, 100},
+		{"one statement, minted ids", "now-minted", now, 4, 1000},
+		{"bump+COPY, lookups (Tx.Push)", "copy", bump, 4, 1000},
+		{"bump+COPY, no lookup (Store.Push)", "copy-minted", bump, 4, 1000},
+		{"bump+COPY, no lookup (Store.Push) w8 m400", "copy-minted", bump, 8, 400},
+		{"bump+COPY, no lookup (Store.Push) w16 m100", "copy-minted", bump, 16, 100},
+		{"bump, then INSERT unnest, lookups", "two-step", bump, 4, 1000},
+		{"bump, then INSERT unnest, no lookup", "two-step-minted", bump, 4, 1000},
+		{"plain COPY messages w16 m100", "plain-copy", "", 16, 100},
+		{"plain COPY messages w4 m1000", "plain-copy", "", 4, 1000},
 		{"plain INSERT messages w16 m100", "plain", "", 16, 100},
 		{"plain INSERT messages w4 m1000", "plain", "", 4, 1000},
 	}
 	fmt.Fprintf(w, "\n== push statement variants: %d partitions, %s each, durable=%v ==\n", x.parts, x.d, true)
-	fmt.Fprintf(w, "%-40s %8s %6s %10s %12s %10s\n", "variant", "workers", "rows", "rows/s", "pg µs/row", "p50 ms")
-	// The foreign key messages -> partitions is measured both ways, whatever the schema has; the schema
-	// is left as it was.
-	const addFK = `ALTER TABLE messages ADD CONSTRAINT messages_partition_id_fkey FOREIGN KEY (partition_id) REFERENCES partitions(id) ON DELETE CASCADE`
-	var hadFK bool
-	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'messages_partition_id_fkey')`).Scan(&hadFK); err != nil {
-		return err
-	}
-	if !hadFK {
-		if _, err := pool.Exec(ctx, addFK); err != nil {
-			return err
+	fmt.Fprintf(w, "%-44s %8s %6s %10s %12s %10s\n", "variant", "workers", "rows", "rows/s", "pg µs/row", "p50 ms")
+	for _, v := range vs {
+		if !selected(v.name, o.pushSQLOnly) {
+			continue
 		}
-	}
-	for _, fk := range []bool{true, false} {
-		if !fk {
-			if _, err := pool.Exec(ctx, `ALTER TABLE messages DROP CONSTRAINT messages_partition_id_fkey`); err != nil {
-				return err
-			}
-			fmt.Fprintln(w, "-- without the foreign key messages -> partitions:")
+		r, err := x.run(ctx, v.kind, v.sql, lock, v.workers, v.rows)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.name, err)
 		}
-		for _, v := range vs {
-			if !fk && v.workers != 4 && v.kind != "plain" {
-				continue
-			}
-			r, err := x.run(ctx, v.kind, v.sql, lock, v.workers, v.rows)
-			if err != nil {
-				return fmt.Errorf("%s: %w", v.name, err)
-			}
-			fmt.Fprintf(w, "%-40s %8d %6d %10.0f %12.2f %10.2f\n", v.name, v.workers, v.rows, r.rate, r.pgPerRow, r.p50)
-		}
+		fmt.Fprintf(w, "%-44s %8d %6d %10.0f %12.2f %10.2f\n", v.name, v.workers, v.rows, r.rate, r.pgPerRow, r.p50)
 	}
-	if hadFK {
-		_, err = pool.Exec(ctx, addFK)
-	}
-	return err
+	return nil
 }
+
+// selected says whether name contains one of the comma-separated parts of only (all when only is empty).
+func selected(name, only string) bool {
+	if only == "" {
+		return true
+	}
+	for _, part := range strings.Split(only, ",") {
+		if strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// copyColumns are the columns the COPY variants store.
+var copyColumns = []string{"partition_id", "seq", "id", "transaction_id", "trace_id", "payload", "producer_sub", "is_encrypted", "created_at"}
+
+// priorInsert is MessageInsert as it was before the COPY (one statement: probe, bump, insert from
+// unnest, pending rows), kept to compare against.
+const priorInsert = `WITH input AS MATERIALIZED (
+    SELECT t.*, d.hit IS NOT NULL AS dup
+    FROM unnest($1::int[], $2::uuid[], $3::int[], $4::text[], $5::uuid[], $6::uuid[], $7::jsonb[], $8::text[], $9::bool[], $10::bool[])
+        AS t(idx, partition_id, k, transaction_id, id, trace_id, payload, producer_sub, is_encrypted, probe)
+    LEFT JOIN LATERAL (
+        SELECT 1 AS hit FROM messages m
+        WHERE t.probe AND m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+        LIMIT 1
+    ) d ON true
+), counts AS (
+    SELECT partition_id, max(k) AS top, count(*) AS n FROM input WHERE NOT dup GROUP BY partition_id
+), bump AS (
+    UPDATE partitions p SET last_seq = p.last_seq + c.top, last_push_at = coalesce($12::timestamptz, clock_timestamp()), message_count = p.message_count + c.n
+    FROM counts c
+    WHERE p.id = c.partition_id
+    RETURNING p.id, p.queue_id, p.last_seq - c.top AS base, p.last_push_at AS at
+), ins AS (
+    INSERT INTO messages (partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, created_at)
+    SELECT i.partition_id, b.base + i.k, i.id, i.transaction_id, i.trace_id, i.payload, i.producer_sub, i.is_encrypted, b.at
+    FROM input i JOIN bump b ON b.id = i.partition_id
+    WHERE NOT i.dup
+), pend AS (
+    INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
+    SELECT b.id, g.consumer_group, b.queue_id, coalesce($12::timestamptz, now()) + make_interval(secs => q.delayed_processing)
+    FROM bump b
+    JOIN queues q ON q.id = b.queue_id
+    CROSS JOIN LATERAL (
+        SELECT $11::text AS consumer_group
+        UNION ALL
+        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = b.queue_id AND s.consumer_group <> $11::text
+    ) g
+    ORDER BY 1, 2
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
+)
+SELECT i.idx FROM input i WHERE i.dup OR NOT EXISTS (SELECT 1 FROM bump b WHERE b.id = i.partition_id)
+`
 
 // beforeInsert is MessageInsert as it was before this experiment (ON CONFLICT, numbering by a window
 // function, RETURNING joined back to the input), kept to compare against.
@@ -245,10 +283,23 @@ func (x *pushSQLRun) teardown(ctx context.Context) {
 type pushSQLResult struct{ rate, pgPerRow, p50 float64 }
 
 func (x *pushSQLRun) run(ctx context.Context, kind, stmt, lock string, workers, merge int) (pushSQLResult, error) {
-	if _, err := x.pool.Exec(ctx, `DELETE FROM messages WHERE partition_id = ANY($1::uuid[])`, x.pids); err != nil {
+	// Every variant starts from the same empty table when messages holds only this experiment's rows
+	// (the bench's private database): after a DELETE and VACUUM the inserts would go to the freed space
+	// all over the table, which costs more and differently each time (docs/performance.md, Known issues).
+	var others bool
+	if err := x.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE partition_id <> ALL($1::uuid[]))`, x.pids).Scan(&others); err != nil {
 		return pushSQLResult{}, err
 	}
-	_, _ = x.pool.Exec(ctx, `VACUUM messages`)
+	if !others {
+		if _, err := x.pool.Exec(ctx, `TRUNCATE messages CASCADE`); err != nil {
+			return pushSQLResult{}, err
+		}
+	} else {
+		if _, err := x.pool.Exec(ctx, `DELETE FROM messages WHERE partition_id = ANY($1::uuid[])`, x.pids); err != nil {
+			return pushSQLResult{}, err
+		}
+		_, _ = x.pool.Exec(ctx, `VACUUM messages`)
+	}
 	_, _ = x.pool.Exec(ctx, `CHECKPOINT`)
 	payload := payloadOf(28)
 	// A worker's partitions: those the push coalescer's shard function would give it.
@@ -339,6 +390,14 @@ func (x *pushSQLRun) once(ctx context.Context, kind, stmt, lock string, mine []u
 		b.Queue(lock, order)
 		b.Queue(stmt, idx, pids, ks, txids, ids, traces, payloads, subs, enc, probe, "__QUEUE_MODE__", pgtype.Timestamptz{})
 		b.Queue("COMMIT")
+	case "plain-copy":
+		at := time.Now()
+		_, err := x.pool.CopyFrom(ctx, pgx.Identifier{"messages"}, copyColumns, pgx.CopyFromSlice(merge, func(i int) ([]any, error) {
+			return []any{pgtype.UUID{Bytes: pids[i], Valid: true}, base + int64(i) + 1, pgtype.UUID{Bytes: ids[i], Valid: true}, txids[i], traces[i], payloads[i], subs[i], enc[i], at}, nil
+		}))
+		return err
+	case "copy", "copy-minted", "two-step", "two-step-minted":
+		return x.bumpAndStore(ctx, kind, stmt, lock, order, counts, idx, pids, ks, txids, ids, payloads)
 	case "lean":
 		ns := make([]int32, len(order))
 		for i, p := range order {
@@ -351,4 +410,95 @@ func (x *pushSQLRun) once(ctx context.Context, kind, stmt, lock string, mine []u
 		b.Queue("COMMIT")
 	}
 	return x.pool.SendBatch(ctx, b).Close()
+}
+
+// bumpAndStore runs one push as the COPY variants do: [BEGIN, settings, PartitionLock, bump] in one
+// round trip, then the rows of the bumped partitions minus the stored transactionIds, numbered from
+// each partition's base, by COPY and a COMMIT (kind "copy"), or by a plain INSERT from unnest pipelined
+// with the COMMIT (kind "two-step").
+func (x *pushSQLRun) bumpAndStore(ctx context.Context, kind, bump, lock string, order []uuid.UUID, counts map[uuid.UUID]int32,
+	idx []int32, pids []uuid.UUID, ks []int32, txids []string, ids []uuid.UUID, payloads [][]byte) error {
+	c, err := x.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	ns := make([]int32, len(order))
+	for i, p := range order {
+		ns[i] = counts[p]
+	}
+	var pIdx, pK []int32
+	var pPid []uuid.UUID
+	var pTx []string
+	if !strings.HasSuffix(kind, "-minted") {
+		pIdx, pPid, pK, pTx = idx, pids, ks, txids
+	}
+	type bumped struct {
+		base int64
+		at   time.Time
+	}
+	got := map[uuid.UUID]bumped{}
+	dups := map[int32]bool{}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)")
+	b.Queue(lock, order)
+	b.Queue(bump, order, ns, pIdx, pPid, pK, pTx, "__QUEUE_MODE__", pgtype.Timestamptz{}).Query(func(rs pgx.Rows) error {
+		for rs.Next() {
+			var id pgtype.UUID
+			var base pgtype.Int8
+			var at pgtype.Timestamptz
+			var i pgtype.Int4
+			if err := rs.Scan(&id, &base, &at, &i); err != nil {
+				return err
+			}
+			if i.Valid {
+				dups[i.Int32] = true
+			} else {
+				got[id.Bytes] = bumped{base.Int64, at.Time}
+			}
+		}
+		return rs.Err()
+	})
+	fail := func(err error) error {
+		_, _ = c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return fail(err)
+	}
+	var keep []int
+	for i := range idx {
+		if _, ok := got[pids[i]]; ok && !dups[int32(i)] {
+			keep = append(keep, i)
+		}
+	}
+	if strings.HasPrefix(kind, "two-step") {
+		n := len(keep)
+		ps, seqs, is, ts, pl, ats := make([]pgtype.UUID, n), make([]int64, n), make([]pgtype.UUID, n), make([]string, n), make([][]byte, n), make([]time.Time, n)
+		for j, i := range keep {
+			g := got[pids[i]]
+			ps[j], seqs[j], is[j], ts[j], pl[j], ats[j] = pgtype.UUID{Bytes: pids[i], Valid: true}, g.base+int64(ks[i]), pgtype.UUID{Bytes: ids[i], Valid: true}, txids[i], payloads[i], g.at
+		}
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO messages (partition_id, seq, id, transaction_id, payload, created_at)
+SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[])`, ps, seqs, is, ts, pl, ats)
+		b.Queue("COMMIT")
+		if err := c.SendBatch(ctx, b).Close(); err != nil {
+			return fail(err)
+		}
+		return nil
+	}
+	var noTrace pgtype.UUID
+	var noSub pgtype.Text
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"messages"}, copyColumns, pgx.CopyFromSlice(len(keep), func(j int) ([]any, error) {
+		i := keep[j]
+		g := got[pids[i]]
+		return []any{pgtype.UUID{Bytes: pids[i], Valid: true}, g.base + int64(ks[i]), pgtype.UUID{Bytes: ids[i], Valid: true}, txids[i], noTrace, payloads[i], noSub, false, g.at}, nil
+	}))
+	if err != nil {
+		return fail(err)
+	}
+	_, err = c.Exec(ctx, "COMMIT")
+	return err
 }

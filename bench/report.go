@@ -31,6 +31,11 @@ func printResult(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "window %.1fs: pushed %d (%.0f msg/s), consumed %d (%.0f msg/s)\n", r.Seconds, r.Pushed, r.PushRate, r.Consumed, r.ConsumeRate)
 	fmt.Fprintf(w, "latency ms: push %s | pop %s | ack %s | tx %s | pop->ack %s | push->ack %s\n", r.Push, r.Pop, r.Ack, r.Tx, r.PopToAck, r.E2E)
 	fmt.Fprintf(w, "cpu %% of one core: broker %.0f, postgres %.0f, harness %.0f, other processes %.0f; broker max RSS %.1f MB\n", r.CPU.Broker, r.CPU.Postgres, r.CPU.Harness, r.CPU.Other, r.MaxRSSMB)
+	if n := r.Pushed + r.Consumed; n > 0 && r.Seconds > 0 {
+		// CPU per message is what survives a busy host; on a CPU-bound one rates follow from it.
+		per := func(pct float64) float64 { return pct / 100 * r.Seconds * 1e6 / float64(n) }
+		fmt.Fprintf(w, "cpu µs per message pushed or consumed: broker %.2f, postgres %.2f, harness %.2f\n", per(r.CPU.Broker), per(r.CPU.Postgres), per(r.CPU.Harness))
+	}
 	if r.Baseline != nil {
 		b := r.Baseline
 		fmt.Fprintf(w, "baseline: plain INSERT batch %d x %d conns: %.0f rows/s (p50/p95/p99 %s ms); push = %.0f%% of it\n", b.Batch, b.Concurrency, b.Rate, b.Latency, 100*b.Fraction)

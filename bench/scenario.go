@@ -231,6 +231,11 @@ func (r *runner) finish(res *Result, trs map[string]*tracker) {
 			res.PopToAck, res.E2E = st.popToAck.Summary(), st.e2e.Summary()
 		}
 		for k, v := range st.errorCounts() {
+			if i > 0 {
+				// The latencies reported are the window's (stats[0]); an error of another phase (a
+				// prefill, a separate drain) must not be read against them.
+				k = "untimed phase: " + k
+			}
 			res.Errors[k] += v
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -84,10 +85,13 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 		return e.pushFailed(ctx, items, err)
 	}
 	// Items over their queue's maxSize are refused one by one; the others go through.
-	admitted := make([]PushItem, 0, len(items))
-	for i, it := range items {
-		if refused[i] == "" {
-			admitted = append(admitted, it)
+	admitted := items
+	if slices.ContainsFunc(refused, func(why string) bool { return why != "" }) {
+		admitted = make([]PushItem, 0, len(items))
+		for i, it := range items {
+			if refused[i] == "" {
+				admitted = append(admitted, it)
+			}
 		}
 	}
 	res, err := e.pushStored(ctx, admitted)
@@ -123,10 +127,8 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		return nil, nil, err
 	}
 	job := pushJob{rows: make([]store.PushRow, len(items))}
-	for i, it := range items {
-		if job.rows[i], err = e.pushRow(ctx, it, pids[i]); err != nil {
-			return nil, nil, err
-		}
+	if err := e.pushRows(ctx, items, pids, job.rows); err != nil {
+		return nil, nil, err
 	}
 
 	outs, err := e.push.do(ctx, job)
@@ -135,14 +137,19 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	}
 	res := make([]PushResult, len(items))
 	var stale []store.PartitionKey
+	var pidText string // pidOf as text: a request's items mostly share their partition
+	var pidOf uuid.UUID
 	for i, o := range outs {
-		it := items[i]
+		it := &items[i]
 		r := PushResult{Index: i, TransactionID: it.TransactionID, QueueName: it.Queue}
 		switch {
 		case o.Inserted:
 			r.Status = StatusQueued
 			r.MessageID = job.rows[i].ID.String()
-			r.PartitionID = pids[i].String()
+			if pidText == "" || pids[i] != pidOf {
+				pidText, pidOf = pids[i].String(), pids[i]
+			}
+			r.PartitionID = pidText
 			r.TraceID = jsonNull
 			if it.TraceID != nil {
 				r.TraceID = it.TraceID.String()
@@ -240,9 +247,16 @@ func pushShard(j pushJob) uint64 {
 // pushBatch stores the rows of several concurrent push requests with one statement and splits the
 // outcomes per request (the coalescer retries each request alone when the merged one fails).
 func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, error) {
-	var rows []store.PushRow
-	for _, j := range jobs {
-		rows = append(rows, j.rows...)
+	rows := jobs[0].rows
+	if len(jobs) > 1 {
+		n := 0
+		for _, j := range jobs {
+			n += len(j.rows)
+		}
+		rows = make([]store.PushRow, 0, n)
+		for _, j := range jobs {
+			rows = append(rows, j.rows...)
+		}
 	}
 	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 	defer cancel()
@@ -259,21 +273,35 @@ func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushO
 	return outs, nil
 }
 
-// pushRow builds the stored row of one item: a new UUIDv7 id (so ids minted in order sort in order),
-// a JSON null for an empty payload, and the payload sealed when the queue is encrypted. Every path that
-// stores pushes (push, transaction, stream cycle) goes through it, so none can skip encryption.
-func (e *Engine) pushRow(ctx context.Context, it PushItem, partitionID uuid.UUID) (store.PushRow, error) {
-	r := store.PushRow{
-		PartitionID:   partitionID,
-		TransactionID: it.TransactionID,
-		ID:            uuid.Must(uuid.NewV7()),
-		Payload:       it.Payload,
-		ProducerSub:   nonEmpty(it.ProducerSub),
-		TraceID:       it.TraceID,
-		Minted:        it.minted,
+// pushRows builds the stored rows of items (items[i] goes to partition pids[i]) into rows: new UUIDv7
+// ids in item order (so ids minted in order sort in order), a JSON null for an empty payload, and the
+// payload sealed when the queue is encrypted. Every path that stores pushes (push, transaction, stream
+// cycle) goes through it, so none can skip encryption.
+func (e *Engine) pushRows(ctx context.Context, items []PushItem, pids []uuid.UUID, rows []store.PushRow) error {
+	ids := make([]uuid.UUID, len(items))
+	newMessageIDs(ids)
+	var sub *string // the items of a request share their producer
+	for i := range items {
+		it := &items[i]
+		if sub == nil || *sub != it.ProducerSub {
+			sub = nonEmpty(it.ProducerSub)
+		}
+		r := store.PushRow{
+			PartitionID:   pids[i],
+			TransactionID: it.TransactionID,
+			ID:            ids[i],
+			Payload:       it.Payload,
+			ProducerSub:   sub,
+			TraceID:       it.TraceID,
+			Minted:        it.minted,
+		}
+		if len(r.Payload) == 0 {
+			r.Payload = jsonNull
+		}
+		if err := e.sealRow(ctx, it.Queue, &r); err != nil {
+			return err
+		}
+		rows[i] = r
 	}
-	if len(r.Payload) == 0 {
-		r.Payload = jsonNull
-	}
-	return r, e.sealRow(ctx, it.Queue, &r)
+	return nil
 }

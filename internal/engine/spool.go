@@ -136,7 +136,7 @@ func (e *Engine) replay(ctx context.Context, recs [][]byte) error {
 		it := PushItem{Queue: s.Queue, Partition: s.Partition, Payload: s.Payload,
 			TransactionID: s.TransactionID, TraceID: s.TraceID, ProducerSub: s.ProducerSub}
 		// Spooled by a version with looser rules: PostgreSQL would refuse it, so it never goes there.
-		if err := validatePushItem(it, "spooled item"); err != nil {
+		if err := validatePushItem(&it, "spooled item", -1); err != nil {
 			if err := e.deadSpool(ctx, it, err); err != nil {
 				return fmt.Errorf("replay: %w", err)
 			}

@@ -275,11 +275,9 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		if pids, err = e.partitionIDs(ctx, pushes); err != nil {
 			return err
 		}
-		for i, p := range pushes {
-			// IDs are UUIDv7 minted in emit order: sink order equals emit order.
-			if rows[i], err = e.pushRow(ctx, p, pids[i]); err != nil {
-				return err
-			}
+		// IDs are UUIDv7 minted in emit order: sink order equals emit order.
+		if err = e.pushRows(ctx, pushes, pids, rows); err != nil {
+			return err
 		}
 	}
 

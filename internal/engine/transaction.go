@@ -73,7 +73,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 			}
 			p.Partition = cmp.Or(p.Partition, DefaultPartition)
 			p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
-			if err := validatePushItem(p, fmt.Sprintf("operations[%d]", i)); err != nil {
+			if err := validatePushItem(&p, "operations", i); err != nil {
 				return nil, err
 			}
 			pushes = append(pushes, p)
@@ -145,10 +145,8 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	}
 
 	rows := make([]store.PushRow, len(pushes))
-	for i, p := range pushes {
-		if rows[i], err = e.pushRow(ctx, p, pids[i]); err != nil {
-			return nil, err
-		}
+	if err := e.pushRows(ctx, pushes, pids, rows); err != nil {
+		return nil, err
 	}
 	if len(rows) > 0 {
 		outs, err := tx.Push(ctx, rows)

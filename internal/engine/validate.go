@@ -23,30 +23,42 @@ func InputRejected(err error) bool {
 // replay), so that an item is refused before it is spooled exactly when it would be refused directly:
 // a spooled item is one PostgreSQL will take.
 func validatePushItems(items []PushItem) error {
-	for i, it := range items {
-		if err := validatePushItem(it, fmt.Sprintf("items[%d]", i)); err != nil {
+	for i := range items {
+		if err := validatePushItem(&items[i], "items", i); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// validatePushItem checks one push; at names it in the error ("items[3]", "operations[0]").
-func validatePushItem(it PushItem, at string) error {
-	for _, f := range []struct{ name, v string }{{"queue", it.Queue}, {"partition", it.Partition}, {"transactionId", it.TransactionID}} {
+// validatePushItem checks one push; array and i name it in the error ("items[3]", "operations[0]"; i < 0:
+// array alone names it). The name is only put together for an error: this runs once per pushed message.
+func validatePushItem(it *PushItem, array string, i int) error {
+	at := func() string {
+		if i < 0 {
+			return array
+		}
+		return fmt.Sprintf("%s[%d]", array, i)
+	}
+	for _, f := range [...]struct{ name, v string }{{"queue", it.Queue}, {"partition", it.Partition}, {"transactionId", it.TransactionID}} {
 		if p := jsonguard.NameProblem(f.v); p != "" {
-			return invalid("bad body: %s.%s %s", at, f.name, p)
+			return invalid("bad body: %s.%s %s", at(), f.name, p)
 		}
 	}
 	if len(it.Payload) == 0 {
 		return nil
 	}
 	var ge *jsonguard.Error
-	switch err := jsonguard.CheckAt(it.Payload, jsonguard.Rules{}, at+".payload"); {
+	switch err := jsonguard.CheckAt(it.Payload, jsonguard.Rules{}, ""); {
 	case errors.As(err, &ge):
-		return invalid("bad body: %s", ge.Error())
+		// Checked again with the path, which CheckAt only uses in its errors.
+		err = jsonguard.CheckAt(it.Payload, jsonguard.Rules{}, at()+".payload")
+		if errors.As(err, &ge) {
+			return invalid("bad body: %s", ge.Error())
+		}
+		return invalid("bad body: %s.payload is not valid JSON", at())
 	case err != nil:
-		return invalid("bad body: %s.payload is not valid JSON", at)
+		return invalid("bad body: %s.payload is not valid JSON", at())
 	}
 	return nil
 }

@@ -94,19 +94,24 @@ func optString(raw json.RawMessage) (string, bool) {
 // character, valid UTF-8: what json.Unmarshal would copy byte for byte) without running the decoder;
 // it is called for the three or four strings of every pushed item. !ok: let json.Unmarshal decide.
 func plainString(raw json.RawMessage) (string, bool) {
-	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+	if !isPlainString(raw) {
 		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
+}
+
+// isPlainString reports whether raw is a string literal plainString reads.
+func isPlainString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
 	}
 	body := raw[1 : len(raw)-1]
 	for _, c := range body {
 		if c < 0x20 || c == '\\' || c == '"' {
-			return "", false
+			return false
 		}
 	}
-	if !utf8.Valid(body) {
-		return "", false
-	}
-	return string(body), true
+	return utf8.Valid(body)
 }
 
 // rawArray splits a body field that must be a JSON array into its elements; anything else (absent,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/testenv"
 )
 
@@ -51,12 +52,26 @@ func fuzzBody(f *testing.F, path string, seeds ...string) {
 
 const fuzzPID = "0190d7a2-0000-7000-8000-000000000000"
 
+// FuzzPushBody also checks, on every body, that the push route's own reader and writer
+// (pushwire.go) agree with encoding/json.
 func FuzzPushBody(f *testing.F) {
-	fuzzBody(f, "/api/v1/push",
+	for _, s := range []string{
 		`{"items":[{"queue":"fz","partition":"p","payload":{"a":1},"transactionId":"t1"}]}`,
 		`{"items":[{"queue":"fz","payload":"\u0000"}]}`,
 		`{"items":[{"queue":"fz","payload":1e999999,"traceId":"x"}]}`,
-		`{"items":[]}`, `[]`, `{"items":[{"queue":"`+"\xff"+`"}]}`)
+		`{"items":[]}`, `[]`, `{"items":[{"queue":"` + "\xff" + `"}]}`,
+		`{"items":[{"queue":"fz","QUEUE":"x","transactionId":"a\"<b>"}],"items":[{"queue":"fz"}]}`,
+		`{"x":[{"y":-1.5e3}],"items":[{"queue":"fz","traceId":"` + fuzzPID + `","payload":[true,null,"\u00e9"]},{"queue":"fz","partition":null}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	base, hc := fuzzBroker(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if err := httpapi.ComparePushCodecs(body); err != nil {
+			t.Fatal(err)
+		}
+		requireNo5xx(t, hc, "POST", base+"/api/v1/push", body)
+	})
 }
 
 func FuzzAckBody(f *testing.F) {

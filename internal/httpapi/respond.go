@@ -4,17 +4,30 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	// A push's per-item results are written without reflection: they are the one answer written once
+	// per pushed message.
+	if res, isPush := v.([]engine.PushResult); isPush && writePushResults(w, status, res) {
+		return
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":"encode response failed"}`)
 	}
+	writeBody(w, status, b)
+}
+
+// writeBody answers status with the JSON text b.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", fmt.Sprint(len(b)))
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

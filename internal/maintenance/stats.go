@@ -13,7 +13,7 @@ import (
 // StatsSnapshot is what the stats loop read on its last pass, for the metrics gauges.
 type StatsSnapshot struct {
 	At     time.Time
-	Queues []store.QueueSummary
+	Queues []store.QueueSummary // from store.QueueGauges: names and rolled-up counts only
 	DLQ    map[string]int64
 }
 
@@ -50,7 +50,7 @@ func NewStats(st *store.Store, counters Counters, log *slog.Logger, o StatsOptio
 		if o.OnSnapshot == nil {
 			return nil
 		}
-		qs, err := st.ListQueues(ctx, store.ListQueuesParams{Limit: 100_000})
+		qs, err := st.QueueGauges(ctx, 100_000)
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,10 @@ func TxSetting(t interface {
 	return v
 }
 
+// SetStatsSlice makes a test's store read n partitions per statement of a stats pass, so that a small
+// queue spans several. Call it before the store's first pass.
+func SetStatsSlice(s *Store, n int) { s.statsSlice = n }
+
 // PoolOf exposes a store's pool to the external tests.
 func PoolOf(s *Store) *pgxpool.Pool { return s.pool }
 

@@ -31,7 +31,7 @@ func TestHotPathPlans(t *testing.T) {
 	defer func() { _ = tx.Rollback(t.Context()) }()
 	_, err = tx.Exec(t.Context(), store.Queries["HotPathSettings"], true)
 	require.NoError(t, err)
-	for _, name := range []string{"Pop", "MessageInsert", "ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"} {
+	for _, name := range []string{"Pop", "PartitionBump", "ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"} {
 		sd, err := tx.Prepare(t.Context(), name, store.Queries[name])
 		require.NoError(t, err, name)
 		args := make([]string, len(sd.ParamOIDs))

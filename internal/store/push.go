@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -84,28 +85,27 @@ type PushOutcome struct {
 
 // Push inserts rows in one transaction. Each partition's
 // rows get increasing sequence numbers in slice order, after everything already committed in that
-// partition. Without an explicit transaction the statements form one implicit transaction.
+// partition.
 func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
 	c, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Release() // a connection left inside a transaction is discarded by the pool
-	out, err := push(ctx, c, rows, true, s.now())
+	// The first attempt looks up no stored transactionId: the unique index on (partition,
+	// transactionId) finds a stored one anyway, by failing the copy. Looking every client id up first
+	// cost a third of PostgreSQL's time per pushed row (bench -push-sql, docs/performance.md), for the
+	// rare push that repeats a stored id.
+	out, err := push(ctx, c, rows, true, false, s.now())
 	if err != nil && !c.Conn().IsClosed() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 	}
 	var pe *PgError
-	if errors.As(err, &pe) && pe.Code == "23505" && minted(rows) {
-		// A minted transactionId met a stored row: only possible when a caller pushes the same rows
-		// again after an answer it could not read. Nothing was stored; push again with every row
-		// looked up, so the stored ones are answered as duplicates.
-		again := make([]PushRow, len(rows))
-		for i, r := range rows {
-			r.Minted = false
-			again[i] = r
-		}
-		out, err = push(ctx, c, again, true, s.now())
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		// A transactionId met a stored row: a client's retry of a push it got no answer for, a spool
+		// replay, or a client reusing its ids. Nothing was stored; push again with every row looked
+		// up, so the stored ones are answered as duplicates.
+		out, err = push(ctx, c, rows, true, true, s.now())
 		if err != nil && !c.Conn().IsClosed() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 		}
@@ -113,41 +113,49 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 	return out, err
 }
 
-func minted(rows []PushRow) bool {
-	for i := range rows {
-		if rows[i].Minted {
-			return true
-		}
-	}
-	return false
-}
-
 // Push inserts rows inside the transaction; see [Store.Push]. The partitions stay locked until the
-// transaction ends, which is what keeps later pushes to them behind these rows.
+// transaction ends, which is what keeps later pushes to them behind these rows. The clients'
+// transactionIds are looked up first (a duplicate must not fail the caller's transaction); ids the
+// broker minted are not.
 func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
-	return push(ctx, t.tx, rows, false, t.s.now())
+	return push(ctx, t.tx, rows, false, false, t.s.now())
 }
 
-// batcher is what push needs of a connection or a transaction.
+// batcher is what push and ack need of a connection or a transaction.
 type batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// push runs the push statements on db; with own it opens and commits the transaction itself, inside
-// its one pipelined batch (one batch per segment when the payloads exceed segmentBytes).
-func push(ctx context.Context, db batcher, rows []PushRow, own bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
+// pushConn is what push needs of a connection or a transaction.
+type pushConn interface {
+	batcher
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Conn() *pgx.Conn
+}
+
+// push stores rows on db in three round trips: the partition locks and PartitionBump in one pipelined
+// batch, then MessageCopy, then the commit. With own it opens and commits the transaction itself. It
+// looks up the stored transactionIds of every row with lookupAll, else, inside a caller's transaction
+// (not own), those of the rows whose id the broker did not mint.
+func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
 	out := make([]PushOutcome, len(rows))
 	// A row repeating the (partition, transactionId) of an earlier row is left out (answered as a
 	// duplicate of that first row below); minted ids cannot repeat, so only the clients' are checked.
+	// The rest are numbered 1, 2, … per partition in slice order.
 	type key struct {
 		partition uuid.UUID
 		tx        string
 	}
 	var seen map[key]struct{}
 	keep := make([]int32, 0, len(rows))
+	ords := make([]int32, len(rows))
 	var lock []uuid.UUID
-	parts := make(map[uuid.UUID]struct{}, 4)
+	var counts []int32
+	part := make(map[uuid.UUID]int, 4) // index in lock
+	var lIdx, lOrd []int32
+	var lPart []pgtype.UUID
+	var lTx []string
 	for i := range rows {
 		r := &rows[i]
 		if !r.Minted {
@@ -161,47 +169,80 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool, now pgtype.
 			seen[k] = struct{}{}
 		}
 		keep = append(keep, int32(i))
-		if _, ok := parts[r.PartitionID]; !ok {
-			parts[r.PartitionID] = struct{}{}
+		j, ok := part[r.PartitionID]
+		if !ok {
+			j = len(lock)
+			part[r.PartitionID] = j
 			lock = append(lock, r.PartitionID)
+			counts = append(counts, 0)
+		}
+		counts[j]++
+		ords[i] = counts[j]
+		if lookupAll || !own && !r.Minted {
+			lIdx, lOrd, lTx = append(lIdx, int32(i)), append(lOrd, ords[i]), append(lTx, r.TransactionID)
+			lPart = append(lPart, pgtype.UUID{Bytes: r.PartitionID, Valid: true})
 		}
 	}
-	// One MessageInsert for the whole push, or one per segment of a large push (push_segments.go).
-	segs := segments(rows, keep)
-	for k, at := range segs {
-		b := &pgx.Batch{}
-		if k == 0 {
-			if own {
-				b.Queue(q("Begin"))
-				b.Queue(q("HotPathSettings"), true)
-			} else {
-				// A caller's transaction goes on after the push: switch the plan setting off for the
-				// push alone (HotPathSettings would also change the commit of the whole transaction).
-				b.Queue(q("PushPlanSettings"), true)
+
+	type bumped struct {
+		base int64
+		at   int64
+	}
+	got := make(map[uuid.UUID]bumped, len(lock))
+	var stored map[int32]bool
+	b := &pgx.Batch{}
+	if own {
+		b.Queue(q("Begin"))
+		b.Queue(q("HotPathSettings"), true)
+	} else {
+		// A caller's transaction goes on after the push: switch the plan setting off for the
+		// push alone (HotPathSettings would also change the commit of the whole transaction).
+		b.Queue(q("PushPlanSettings"), true)
+	}
+	b.Queue(q("PartitionLock"), lock)
+	b.Queue(q("PartitionBump"), lock, counts, lIdx, lPart, lOrd, lTx, QueueMode, now).Query(func(rs pgx.Rows) error {
+		for rs.Next() {
+			var id pgtype.UUID
+			var base pgtype.Int8
+			var at pgtype.Timestamptz
+			var idx pgtype.Int4
+			if err := rs.Scan(&id, &base, &at, &idx); err != nil {
+				return err
 			}
-			b.Queue(q("PartitionLock"), lock)
-		}
-		b.Queue(q("MessageInsert"), insertArgs(rows, at, now)...).Query(func(rs pgx.Rows) error {
-			for _, i := range at {
-				out[i].Inserted = true
-			}
-			for rs.Next() {
-				var i int32
-				if err := rs.Scan(&i); err != nil {
-					return err
+			if idx.Valid {
+				if stored == nil {
+					stored = map[int32]bool{}
 				}
-				out[i].Inserted = false
+				stored[idx.Int32] = true
+				continue
 			}
-			return rs.Err()
-		})
-		if k == len(segs)-1 {
-			if own {
-				b.Queue(q("Commit"))
-			} else {
-				b.Queue(q("PushPlanSettings"), false)
-			}
+			got[id.Bytes] = bumped{base.Int64, pgEpochMicros(at.Time)}
 		}
-		if err := db.SendBatch(ctx, b).Close(); err != nil {
+		return rs.Err()
+	})
+	if !own {
+		b.Queue(q("PushPlanSettings"), false)
+	}
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store: push: %w", interpret(err))
+	}
+	copied := make([]copyRow, 0, len(keep))
+	for _, i := range keep {
+		r := &rows[i]
+		bp, ok := got[r.PartitionID]
+		if !ok || stored[i] {
+			continue
+		}
+		copied = append(copied, copyRow{row: r, seq: bp.base + int64(ords[i]), at: bp.at})
+		out[i].Inserted = true
+	}
+	if len(copied) > 0 {
+		if err := copyMessages(ctx, db.Conn(), copied); err != nil {
+			return nil, fmt.Errorf("store: push: %w", interpret(err))
+		}
+	}
+	if own {
+		if _, err := db.Exec(ctx, q("Commit")); err != nil {
 			return nil, fmt.Errorf("store: push: %w", interpret(err))
 		}
 	}
@@ -234,29 +275,4 @@ func push(ctx context.Context, db batcher, rows []PushRow, own bool, now pgtype.
 		return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
 	}
 	return out, nil
-}
-
-// insertArgs builds MessageInsert's parameters for the rows at the given indices, numbering each
-// partition's rows 1, 2, … in slice order.
-func insertArgs(rows []PushRow, at []int32, now pgtype.Timestamptz) []any {
-	n := len(at)
-	idx := make([]int32, n)
-	pids := make([]pgtype.UUID, n) // not uuid.UUID: the driver encodes these without wrapping
-	ks := make([]int32, n)
-	txids := make([]string, n)
-	ids := make([]pgtype.UUID, n)
-	traces := make([]pgtype.UUID, n)
-	payloads := make([][]byte, n)
-	subs := make([]pgtype.Text, n)
-	enc := make([]bool, n)
-	probe := make([]bool, n)
-	next := make(map[uuid.UUID]int32, 4)
-	for j, i := range at {
-		r := &rows[i]
-		next[r.PartitionID]++
-		idx[j], ks[j], txids[j] = i, next[r.PartitionID], r.TransactionID
-		pids[j], ids[j] = pgtype.UUID{Bytes: r.PartitionID, Valid: true}, pgtype.UUID{Bytes: r.ID, Valid: true}
-		traces[j], payloads[j], subs[j], enc[j], probe[j] = pgUUID(r.TraceID), r.Payload, pgText(r.ProducerSub), r.Encrypted, !r.Minted
-	}
-	return []any{idx, pids, ks, txids, ids, traces, payloads, subs, enc, probe, QueueMode, now}
 }

@@ -33,7 +33,7 @@ func TestPush(t *testing.T) {
 		return out
 	}
 
-	t.Run("MessageInsert", func(t *testing.T) {
+	t.Run("PartitionBump+MessageCopy", func(t *testing.T) {
 		q := uniq("push")
 		pa, pb := partition(t, st, q, "a"), partition(t, st, q, "b")
 		row := func(p uuid.UUID, tx string) store.PushRow {
@@ -45,10 +45,12 @@ func TestPush(t *testing.T) {
 		require.Equal(t, []bool{true, true, true, false, true}, []bool{out[0].Inserted, out[1].Inserted, out[2].Inserted, out[3].Inserted, out[4].Inserted})
 		require.Equal(t, map[string]int64{"x": 1, "y": 2}, seqs(t, pa))
 		require.Equal(t, map[string]int64{"x": 1, "z": 2}, seqs(t, pb))
-		// A later push continues after last_seq; a stored transactionId is not inserted again.
+		// A later push continues after last_seq; a stored transactionId is not inserted again (the
+		// first attempt fails on the unique index, the second looks it up).
+		y := scalar[uuid.UUID](t, st, `SELECT id FROM messages WHERE partition_id = $1 AND transaction_id = 'y'`, pa)
 		out, err = st.Push(t.Context(), []store.PushRow{row(pa, "y"), row(pa, "w")})
 		require.NoError(t, err)
-		require.False(t, out[0].Inserted)
+		require.Equal(t, store.PushOutcome{ExistingID: y}, out[0])
 		require.True(t, out[1].Inserted)
 		// The dropped duplicate leaves a gap in the numbering (the backlog is an upper bound for that).
 		require.Equal(t, int64(4), seqs(t, pa)["w"])
@@ -63,7 +65,82 @@ func TestPush(t *testing.T) {
 		require.Equal(t, []string{store.QueueMode, "sub"}, pending(t, st, pc))
 	})
 
-	t.Run("MessageInsert/delayed processing", func(t *testing.T) {
+	t.Run("PartitionBump/a push of stored ids only", func(t *testing.T) {
+		// Every row a duplicate: the partition is not bumped and gets no pending-work row.
+		q := uniq("push-all-dup")
+		p := partition(t, st, q, "Default")
+		first := push(t, st, p, "a", "b")
+		require.NoError(t, store.PoolOf(st).QueryRow(t.Context(), `DELETE FROM pending_partitions WHERE partition_id = $1 RETURNING 1`, p).Scan(new(int)))
+		at := scalar[time.Time](t, st, `SELECT last_push_at FROM partitions WHERE id = $1`, p)
+		out, err := st.Push(t.Context(), []store.PushRow{
+			{PartitionID: p, TransactionID: "b", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`1`)},
+			{PartitionID: p, TransactionID: "a", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`2`)},
+		})
+		require.NoError(t, err)
+		require.Equal(t, []store.PushOutcome{{ExistingID: first[1]}, {ExistingID: first[0]}}, out)
+		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT last_seq FROM partitions WHERE id = $1`, p))
+		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT message_count FROM partitions WHERE id = $1`, p))
+		require.Equal(t, at, scalar[time.Time](t, st, `SELECT last_push_at FROM partitions WHERE id = $1`, p))
+		require.Empty(t, pending(t, st, p))
+	})
+
+	t.Run("PartitionBump/a stored id ends the push", func(t *testing.T) {
+		// last_seq is the last stored seq, so a duplicate at the end leaves no gap after it.
+		q := uniq("push-dup-last")
+		p := partition(t, st, q, "Default")
+		push(t, st, p, "a")
+		tx, err := st.Begin(t.Context())
+		require.NoError(t, err)
+		out, err := tx.Push(t.Context(), []store.PushRow{
+			{PartitionID: p, TransactionID: "b", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`1`)},
+			{PartitionID: p, TransactionID: "a", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`2`)},
+		})
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(t.Context()))
+		require.True(t, out[0].Inserted)
+		require.False(t, out[1].Inserted)
+		require.Equal(t, map[string]int64{"a": 1, "b": 2}, seqs(t, p))
+		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT last_seq FROM partitions WHERE id = $1`, p))
+	})
+
+	t.Run("MessageCopy/every column", func(t *testing.T) {
+		// The broker encodes the copied rows itself: every column arrives as pushed, and created_at is
+		// the partition's bump clock.
+		q := uniq("push-copy")
+		p := partition(t, st, q, "Default")
+		trace, sub := uuid.New(), "producer ü"
+		rows := []store.PushRow{
+			{PartitionID: p, TransactionID: "tx-ü", ID: uuid.Must(uuid.NewV7()), TraceID: &trace, Payload: []byte(`{"a":[1,"é",null],"b":true}`), ProducerSub: &sub, Encrypted: true},
+			{PartitionID: p, TransactionID: "plain", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`"x"`), Minted: true},
+		}
+		out, err := st.Push(t.Context(), rows)
+		require.NoError(t, err)
+		require.True(t, out[0].Inserted && out[1].Inserted)
+		type stored struct {
+			seq             int64
+			id              uuid.UUID
+			txid, payload   string
+			trace           *uuid.UUID
+			sub             *string
+			enc, atLastPush bool
+		}
+		r, err := store.PoolOf(st).Query(t.Context(), `SELECT m.seq, m.id, m.transaction_id, m.payload::text, m.trace_id, m.producer_sub, m.is_encrypted, m.created_at = p.last_push_at
+			FROM messages m JOIN partitions p ON p.id = m.partition_id WHERE m.partition_id = $1 ORDER BY m.seq`, p)
+		require.NoError(t, err)
+		var got []stored
+		for r.Next() {
+			var s stored
+			require.NoError(t, r.Scan(&s.seq, &s.id, &s.txid, &s.payload, &s.trace, &s.sub, &s.enc, &s.atLastPush))
+			got = append(got, s)
+		}
+		require.NoError(t, r.Err())
+		require.Equal(t, []stored{
+			{1, rows[0].ID, "tx-ü", `{"a": [1, "é", null], "b": true}`, &trace, &sub, true, true},
+			{2, rows[1].ID, "plain", `"x"`, nil, nil, false, true},
+		}, got)
+	})
+
+	t.Run("PartitionBump/delayed processing", func(t *testing.T) {
 		q := uniq("push-delayed")
 		configure(t, st, q, store.QueueOptions{DelayedProcessing: 3600})
 		p := partition(t, st, q, "Default")

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -15,8 +16,11 @@ func TestStats(t *testing.T) {
 	st := sharedStore(t)
 	ctx := t.Context()
 
-	t.Run("StatsRefresh", func(t *testing.T) {
-		name, empty := uniq("stats"), uniq("stats-empty")
+	t.Run("StatsPartitionSlice", func(t *testing.T) {
+		t.Parallel()
+		st := schemaStore(t) // a pass reads every queue of its schema
+		store.SetStatsSlice(st, 2)
+		name, empty, fan := uniq("stats"), uniq("stats-empty"), uniq("stats-fan")
 		p := partition(t, st, name, "a")
 		p2 := partition(t, st, name, "b")
 		configure(t, st, empty, store.QueueOptions{})
@@ -26,6 +30,14 @@ func TestStats(t *testing.T) {
 		ackDone(t, st, p, store.QueueMode, "1")
 		pop(t, st, name, store.QueueMode, "a", 1) // 2 processing again
 		deadLetter(t, st, p2, store.QueueMode, "x", "e")
+		// Two groups at different places (the slower one's cursor counts) with overlapping live leases
+		// (a message leased to both is processing once).
+		f := partition(t, st, fan, "a")
+		push(t, st, f, "1", "2", "3", "4", "5", "6")
+		pop(t, st, fan, "g1", "a", 2)
+		ackDone(t, st, f, "g1", "1", "2")
+		pop(t, st, fan, "g1", "a", 2) // 3, 4
+		pop(t, st, fan, "g2", "a", 3) // 1, 2, 3
 		refreshStats(t, st)
 		counts := func(q string) []int64 {
 			var c [5]int64
@@ -33,12 +45,81 @@ func TestStats(t *testing.T) {
 				FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, q).Scan(&c[0], &c[1], &c[2], &c[3], &c[4]))
 			return c[:]
 		}
-		// total, pending, processing, completed, dead letter: per partition, as PartitionCounts counts.
+		// total, pending, processing, completed, dead letter: per partition, as PartitionCounts counts;
+		// the queues span slices of two partitions.
 		require.Equal(t, []int64{5, 3, 1, 1, 1}, counts(name))
 		require.Equal(t, []int64{0, 0, 0, 0, 0}, counts(empty), "a queue without messages has a row")
+		require.Equal(t, []int64{6, 2, 4, 0, 0}, counts(fan), "g2 has consumed nothing; 1-4 are leased")
+		exact := func(q string) []int64 {
+			parts, err := st.PartitionCounts(ctx, scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, q))
+			require.NoError(t, err)
+			var c [5]int64
+			for _, pc := range parts {
+				for i, v := range []int64{pc.Total, pc.Total - pc.Consumed - pc.Processing, pc.Processing, pc.Consumed - pc.DLQConsumed, pc.DeadLetter} {
+					c[i] += v
+				}
+			}
+			return c[:]
+		}
+		for _, q := range []string{name, empty, fan} {
+			require.Equal(t, exact(q), counts(q), "the pass agrees with the exact counts: %s", q)
+		}
 		ackDone(t, st, p, store.QueueMode, "2")
 		refreshStats(t, st)
 		require.Equal(t, []int64{5, 3, 0, 2, 1}, counts(name), "rewritten, not added to")
+		oldest := scalar[time.Time](t, st, `SELECT s.oldest_pending_at FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, fan)
+		first := scalar[time.Time](t, st, `SELECT created_at FROM messages WHERE partition_id = $1 AND seq = 1`, f)
+		require.True(t, oldest.Equal(first), "the oldest message not consumed by every group")
+
+		t.Run("QueueGauges", func(t *testing.T) { // what the pass wrote, for the metrics
+			gauges, err := st.QueueGauges(ctx, 100)
+			require.NoError(t, err)
+			byName := map[string]store.QueueSummary{}
+			for _, g := range gauges {
+				byName[g.Name] = g
+			}
+			require.Len(t, byName, 3)
+			require.Equal(t, []int64{2, 4}, []int64{byName[fan].Pending, byName[fan].Processing})
+			require.True(t, byName[fan].OldestPendingAt.Equal(first))
+			require.Equal(t, []int64{0, 0}, []int64{byName[empty].Pending, byName[empty].Processing})
+			require.Nil(t, byName[empty].OldestPendingAt)
+			gauges, err = st.QueueGauges(ctx, 1)
+			require.NoError(t, err)
+			require.Equal(t, fan, gauges[0].Name, "newest first")
+		})
+	})
+
+	t.Run("StatsWrite", func(t *testing.T) {
+		t.Parallel()
+		st := schemaStore(t)
+		gone, kept := uniq("stats-gone"), uniq("stats-kept")
+		push(t, st, partition(t, st, gone, "a"), "1")
+		push(t, st, partition(t, st, kept, "a"), "1")
+		refreshStats(t, st)
+		// The queue is deleted while a pass runs: the pass waits for the delete and leaves the queue out
+		// (it used to fail on queue_stats' foreign key).
+		del, err := store.PoolOf(st).Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = del.Rollback(ctx) }()
+		var xid int64
+		require.NoError(t, del.QueryRow(ctx, `SELECT delete_queue($1), txid_current()`, gone).Scan(new(int64), &xid))
+		passed := make(chan error, 1)
+		go func() {
+			for {
+				ran, err := st.RefreshQueueStats(ctx)
+				if err != nil || ran {
+					passed <- err
+					return
+				}
+			}
+		}()
+		require.Eventually(t, func() bool {
+			return scalar[bool](t, st, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND locktype = 'transactionid' AND transactionid::text::bigint = $1)`, xid)
+		}, 10*time.Second, time.Millisecond, "the pass waits for the delete")
+		require.NoError(t, del.Commit(ctx))
+		require.NoError(t, <-passed)
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, gone))
+		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT s.total FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, kept))
 	})
 
 	t.Run("QueueOpsAdd", func(t *testing.T) {

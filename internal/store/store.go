@@ -51,6 +51,7 @@ type Store struct {
 	url            string
 	acquireTimeout time.Duration
 	clock          func() time.Time // Options.Clock; nil: the database clock
+	statsSlice     int              // partitions per statement of a stats pass (defaultStatsSlice; tests set less)
 }
 
 // Open connects to PostgreSQL and applies the schema migrations. Every connection runs with

@@ -13,60 +13,69 @@ SELECT id FROM partitions WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDA
 -- sequential scan. $1 false restores the server's value, for explicit transactions that go on.
 SELECT set_config('enable_seqscan', CASE WHEN $1::bool THEN 'off' ELSE (SELECT reset_val FROM pg_settings WHERE name = 'enable_seqscan') END, true)
 
--- name: MessageInsert :many
+-- name: PartitionBump :many
 -- Runs after PartitionLock in the same transaction, so last_seq is current and stays ours, and no other
 -- push can store a transactionId in these partitions until we commit. The broker has already dropped
--- rows repeating a (partition, transactionId) of an earlier row and numbered the rest: $3 is the row's
--- ordinal among its partition's rows of this statement. Rows whose transactionId the client chose ($10)
--- are looked up first and skipped when already stored (the probe sees every committed push, because
--- this statement's snapshot is taken after the locks were granted); rows with an id the broker minted
--- skip the probe. Skipped rows leave a gap in the numbering, as dropped duplicates always did. A row
--- carries the clock of its partition's bump, taken under the lock, so created_at never decreases along
--- a partition ($12: the broker's clock when it has one, docs/decisions.md "One clock"; NULL: the
--- database's). Returns the request indices of the rows NOT inserted: duplicates, and rows of a partition
--- that no longer exists (its queue was deleted).
--- Costs per row (bench -push-sql, docs/performance.md): no sort, window function or RETURNING join,
--- and no ON CONFLICT (whose speculative insertion writes a second WAL record per row).
-WITH input AS MATERIALIZED (
+-- rows repeating a (partition, transactionId) of an earlier row and numbered the rest per partition
+-- 1..n ($1: the partitions, $2: their n). The rows themselves follow by MessageCopy: this statement
+-- reserves their numbers and returns, per partition it found, the base (row k is base + k) and the
+-- clock its rows carry; a partition it does not find (its queue was deleted) gets no rows.
+-- $3-$6 (request index, partition, ordinal, transactionId) are the rows to look up first: their
+-- stored transactionIds come back as request indices (base NULL), and those rows are left out of the
+-- copy, leaving a gap in the numbering (the probe sees every committed push: this statement's snapshot
+-- is taken after the locks were granted). Store.Push looks up none at first and relies on the unique
+-- index instead (a duplicate fails the copy, and the push is redone with every row looked up); a push
+-- inside a caller's transaction looks up the clients' ids.
+-- The clock is taken under the lock, so created_at never decreases along a partition ($8: the broker's
+-- clock when it has one, docs/decisions.md "One clock"; NULL: the database's).
+WITH dup AS MATERIALIZED (
     -- A LATERAL probe with LIMIT 1 is one index lookup per row; an EXISTS here may be planned as a
     -- hashed subplan that reads the whole table.
-    SELECT t.*, d.hit IS NOT NULL AS dup
-    FROM unnest($1::int[], $2::uuid[], $3::int[], $4::text[], $5::uuid[], $6::uuid[], $7::jsonb[], $8::text[], $9::bool[], $10::bool[])
-        AS t(idx, partition_id, k, transaction_id, id, trace_id, payload, producer_sub, is_encrypted, probe)
-    LEFT JOIN LATERAL (
-        SELECT 1 AS hit FROM messages m
-        WHERE t.probe AND m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+    SELECT t.idx, t.partition_id, t.k
+    FROM unnest($3::int[], $4::uuid[], $5::int[], $6::text[]) AS t(idx, partition_id, k, transaction_id)
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM messages m
+        WHERE m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
         LIMIT 1
-    ) d ON true
+    ) d
 ), counts AS (
-    SELECT partition_id, max(k) AS top, count(*) AS n FROM input WHERE NOT dup GROUP BY partition_id
+    -- top: the highest ordinal that is stored, so that last_seq is the last stored seq.
+    SELECT v.id, v.n - coalesce(x.dups, 0) AS n,
+           CASE WHEN x.dups IS NULL THEN v.n
+                ELSE (SELECT max(g.k) FROM generate_series(1, v.n) AS g(k) WHERE g.k <> ALL (x.ks)) END AS top
+    FROM unnest($1::uuid[], $2::int[]) AS v(id, n)
+    LEFT JOIN (SELECT partition_id, count(*) AS dups, array_agg(k) AS ks FROM dup GROUP BY partition_id) x ON x.partition_id = v.id
 ), bump AS (
-    UPDATE partitions p SET last_seq = p.last_seq + c.top, last_push_at = coalesce($12::timestamptz, clock_timestamp()), message_count = p.message_count + c.n
+    UPDATE partitions p SET last_seq = p.last_seq + c.top, last_push_at = coalesce($8::timestamptz, clock_timestamp()), message_count = p.message_count + c.n
     FROM counts c
-    WHERE p.id = c.partition_id
+    WHERE p.id = c.id AND c.n > 0
     RETURNING p.id, p.queue_id, p.last_seq - c.top AS base, p.last_push_at AS at
-), ins AS (
-    INSERT INTO messages (partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, created_at)
-    SELECT i.partition_id, b.base + i.k, i.id, i.transaction_id, i.trace_id, i.payload, i.producer_sub, i.is_encrypted, b.at
-    FROM input i JOIN bump b ON b.id = i.partition_id
-    WHERE NOT i.dup
 ), pend AS (
-    -- The partitions that received messages have work for the queue-mode group ($11) and every group
+    -- The partitions that receive messages have work for the queue-mode group ($7) and every group
     -- subscribed to their queue (0006_pending_partitions.sql). An existing row keeps its place in line
     -- and is not locked.
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-    SELECT b.id, g.consumer_group, b.queue_id, coalesce($12::timestamptz, now()) + make_interval(secs => q.delayed_processing)
+    SELECT b.id, g.consumer_group, b.queue_id, coalesce($8::timestamptz, now()) + make_interval(secs => q.delayed_processing)
     FROM bump b
     JOIN queues q ON q.id = b.queue_id
     CROSS JOIN LATERAL (
-        SELECT $11::text AS consumer_group
+        SELECT $7::text AS consumer_group
         UNION ALL
-        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = b.queue_id AND s.consumer_group <> $11::text
+        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = b.queue_id AND s.consumer_group <> $7::text
     ) g
     ORDER BY 1, 2
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
 )
-SELECT i.idx FROM input i WHERE i.dup OR NOT EXISTS (SELECT 1 FROM bump b WHERE b.id = i.partition_id)
+SELECT b.id, b.base, b.at, NULL::int AS idx FROM bump b
+UNION ALL
+SELECT NULL, NULL, NULL, d.idx FROM dup d
+
+-- name: MessageCopy :copy
+-- The numbered rows of a push, after PartitionBump in the same transaction, in PostgreSQL's binary
+-- copy format (push_copy.go writes it). COPY stores rows several to a heap page and WAL record and
+-- skips the executor's per-row work: with the bump split out, PostgreSQL spends less per pushed row
+-- than on a plain multi-row INSERT of the same rows (bench -push-sql, docs/performance.md).
+COPY messages (partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, created_at) FROM STDIN (FORMAT binary)
 
 -- name: MessageExistingIDs :many
 SELECT t.idx, m.id

@@ -1,23 +1,77 @@
--- name: StatsRefresh :exec
--- Rewrites queue_stats for every queue with the per-partition rules of partition_counts (migration
--- 0009), the ones PartitionCounts shows.
+-- name: StatsPartitionSlice :many
+-- One slice of a stats pass: the counts of up to $2 partitions after id $1 (in id order), summed per
+-- queue; every row also carries the slice's last partition id and its partition count, where the next
+-- slice starts. A partition's counts follow partition_counts (migration 0009) but are derived from
+-- what the hot path keeps instead of counted row by row, so a slice costs a few index probes per
+-- partition however long its backlog is (docs/decisions.md "Stats from counters"):
+--   unconsumed = messages above the slowest cursor = least(message_count, last_seq - cursor), exact
+--     unless the unconsumed range has sequence gaps (a dropped duplicate, a single deleted message);
+--   processing = messages inside a live lease, counted in those leases' ranges (a batch each);
+--   oldest pending = the first message above the slowest cursor (created_at never decreases along a
+--     partition); dead letters are counted (they are few).
+WITH p AS MATERIALIZED (
+    SELECT id, queue_id, last_seq, message_count FROM partitions WHERE id > $1::uuid ORDER BY id LIMIT $2
+), c AS (
+    SELECT p.queue_id, p.message_count AS total,
+           greatest(0, least(p.message_count, p.last_seq - f.low)) AS unconsumed,
+           pr.n AS processing, o.created_at AS oldest, d.dlq, d.dlq_consumed
+    FROM p
+    -- One read of the partition's consumer rows: the slowest cursor, and whether any lease is live. The
+    -- probes below run only where they can find something (a one-time filter each), so a partition
+    -- with nothing unconsumed and nothing leased costs this read and the dead-letter probe.
+    CROSS JOIN LATERAL (
+        SELECT coalesce(min(pc.cursor_seq), 0) AS low, coalesce(bool_or(pc.lease_expires_at > now()), false) AS leased
+        FROM partition_consumers pc WHERE pc.partition_id = p.id) f
+    CROSS JOIN LATERAL (
+        SELECT count(DISTINCT m.seq) AS n
+        FROM partition_consumers pc
+        CROSS JOIN LATERAL (
+            SELECT m.seq FROM messages m
+            WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq AND m.seq <= pc.delivered_seq
+            ORDER BY m.seq) m
+        WHERE f.leased AND pc.partition_id = p.id AND pc.lease_expires_at > now()) pr
+    LEFT JOIN LATERAL (
+        SELECT m.created_at FROM messages m
+        WHERE p.last_seq > f.low AND m.partition_id = p.id AND m.seq > f.low
+        ORDER BY m.seq LIMIT 1) o ON true
+    CROSS JOIN LATERAL (
+        SELECT count(DISTINCT dl.message_seq) AS dlq,
+               count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= f.low) AS dlq_consumed
+        FROM dead_letters dl WHERE dl.partition_id = p.id) d
+)
+SELECT c.queue_id, sum(c.total)::bigint, sum(greatest(0, c.unconsumed - c.processing))::bigint, sum(c.processing)::bigint,
+       sum(c.total - c.unconsumed - c.dlq_consumed)::bigint, sum(c.dlq)::bigint, min(c.oldest),
+       (SELECT id FROM p ORDER BY id DESC LIMIT 1), (SELECT count(*) FROM p)
+FROM c
+GROUP BY c.queue_id
+
+-- name: StatsWrite :exec
+-- Rewrites queue_stats from a pass's per-queue sums (a queue without any: zeros). The queues are
+-- key-share locked first: a queue deleted while the pass ran is skipped (its row is gone or waits for
+-- this statement) instead of failing the insert's foreign key.
+WITH live AS (
+    SELECT id FROM queues ORDER BY id FOR KEY SHARE
+)
 INSERT INTO queue_stats AS s (queue_id, total, pending, processing, completed, dead_letter, oldest_pending_at, refreshed_at)
-SELECT q.id,
-       coalesce(sum(c.total), 0),
-       coalesce(sum(c.total - c.consumed - c.processing), 0),
-       coalesce(sum(c.processing), 0),
-       coalesce(sum(c.consumed - c.dlq_consumed), 0),
-       coalesce(sum(c.dlq), 0),
-       min(c.oldest_pending),
-       now()
-FROM queues q
-LEFT JOIN partitions p ON p.queue_id = q.id
-LEFT JOIN LATERAL partition_counts(p.id, p.message_count) c ON true
-GROUP BY q.id
+SELECT l.id, coalesce(t.total, 0), coalesce(t.pending, 0), coalesce(t.processing, 0), coalesce(t.completed, 0),
+       coalesce(t.dead_letter, 0), t.oldest, now()
+FROM live l
+LEFT JOIN unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::timestamptz[])
+    AS t(queue_id, total, pending, processing, completed, dead_letter, oldest) ON t.queue_id = l.id
+ORDER BY l.id
 ON CONFLICT (queue_id) DO UPDATE SET
     total = EXCLUDED.total, pending = EXCLUDED.pending, processing = EXCLUDED.processing,
     completed = EXCLUDED.completed, dead_letter = EXCLUDED.dead_letter,
     oldest_pending_at = EXCLUDED.oldest_pending_at, refreshed_at = EXCLUDED.refreshed_at
+
+-- name: QueueGauges :many
+-- The queue gauges of /metrics after every stats pass: the rolled-up counts only. (The listing,
+-- QueueList, also counts every partition and consumer row of every queue, which the gauges never show.)
+SELECT q.name, coalesce(s.pending, 0), coalesce(s.processing, 0), s.oldest_pending_at
+FROM queues q
+LEFT JOIN queue_stats s ON s.queue_id = q.id
+ORDER BY q.created_at DESC, q.name
+LIMIT $1
 
 -- name: QueueOpsAdd :exec
 -- Adds one broker's counter deltas for the current minute.

@@ -12,14 +12,13 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// TestPushLargeInSegments pushes rows whose payloads add up to several statements' worth (a large push
-// is inserted a few MiB per statement): per partition the rows are numbered in slice order across the
-// statements, and a transactionId repeated in a later statement is a duplicate of the first row, as
-// in one statement. Both the store's own transaction and an explicit one are covered.
-func TestPushLargeInSegments(t *testing.T) {
+// TestPushLarge pushes rows whose payloads add up to several MiB (MessageCopy streams them a row at a
+// time): per partition the rows are numbered in slice order, and a transactionId repeated further on
+// is a duplicate of the first row. Both the store's own transaction and an explicit one are covered.
+func TestPushLarge(t *testing.T) {
 	t.Parallel()
 	st := sharedStore(t)
-	payload := []byte(`"` + strings.Repeat("x", 3<<19) + `"`) // 1.5 MiB: two rows to a statement
+	payload := []byte(`"` + strings.Repeat("x", 3<<19) + `"`) // 1.5 MiB, more than the driver's copy buffer
 
 	for _, mode := range []string{"store", "tx"} {
 		t.Run(mode, func(t *testing.T) {

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"crypto/rand"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Message ids are UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then 12 bits counting within the
+// millisecond, then random bits. A push mints one per message, so they are minted a request at a time:
+// one lock and one clock reading per request, and the random bits of up to 64 ids per read, instead of
+// both per id as uuid.NewV7 does (4 % of the broker's CPU on push-b100). Like uuid.NewV7 the ids never
+// go backwards: each batch continues after the last id minted, so ids minted in order sort in order.
+
+var v7 struct {
+	mu   sync.Mutex
+	last int64 // milliseconds<<12 | counter of the last id minted
+}
+
+// newMessageIDs fills ids with fresh, increasing UUIDv7s.
+func newMessageIDs(ids []uuid.UUID) {
+	if len(ids) == 0 {
+		return
+	}
+	nano := time.Now().UnixNano()
+	milli := nano / 1e6
+	// The counter starts at the sub-millisecond fraction (in units of 256 ns), as uuid.NewV7's does.
+	now := milli<<12 + (nano-milli*1e6)>>8
+	v7.mu.Lock()
+	if now <= v7.last {
+		now = v7.last + 1
+	}
+	v7.last = now + int64(len(ids)) - 1
+	v7.mu.Unlock()
+
+	var rnd [64 * 16]byte
+	for i := range ids {
+		if i%64 == 0 {
+			k := min(len(ids)-i, 64)
+			if _, err := rand.Read(rnd[:16*k]); err != nil {
+				panic(err) // crypto/rand does not fail on supported platforms (uuid.Must would panic too)
+			}
+		}
+		id := &ids[i]
+		copy(id[:], rnd[16*(i%64):16*(i%64+1)])
+		t := now + int64(i)
+		ms, seq := t>>12, t&0xfff
+		id[0], id[1], id[2], id[3], id[4], id[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
+		id[6] = 0x70 | byte(seq>>8) // version 7
+		id[7] = byte(seq)
+		id[8] = id[8]&0x3f | 0x80 // variant 10
+	}
+}

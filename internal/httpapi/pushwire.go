@@ -1,0 +1,565 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/engine"
+)
+
+// The push route runs once per pushed batch and its JSON work once per pushed message, which made the
+// reflective encoding/json the largest part of the broker's CPU per message. This file holds the push
+// route's own reader of the body and writer of the answer. Both take only what they can read or write
+// exactly as encoding/json does and hand everything else back to it: the reader gives up (ok=false) on
+// any body it is not certain to read the same way, the general path then decodes it and words any
+// error; the writer falls back to json.Marshal for any value it does not write the same way. Tests
+// compare both with encoding/json (pushwire_internal_test.go, and FuzzPushBody on every input).
+
+// maxFastDepth bounds the nesting the reader follows inside skipped values and payloads (jsonguard has
+// refused anything deeper than 100 levels before the reader runs; this only keeps recursion short).
+const maxFastDepth = 128
+
+// pushScan reads one push body.
+type pushScan struct {
+	b []byte
+	i int
+}
+
+func (s *pushScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// str reads a string literal at s.i (its opening quote). escaped: it holds a backslash.
+func (s *pushScan) str() (escaped, ok bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return false, false
+	}
+	s.i++
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return escaped, true
+		case c == '\\':
+			escaped = true
+			if s.i+1 >= len(s.b) {
+				return false, false
+			}
+			switch s.b[s.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i += 2
+			case 'u':
+				if s.i+6 > len(s.b) {
+					return false, false
+				}
+				for _, h := range s.b[s.i+2 : s.i+6] {
+					if !isHex(h) {
+						return false, false
+					}
+				}
+				s.i += 6
+			default:
+				return false, false
+			}
+		case c < 0x20:
+			return false, false
+		default:
+			s.i++
+		}
+	}
+	return false, false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func (s *pushScan) digits() int {
+	n := 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+		n++
+	}
+	return n
+}
+
+// number reads a number literal with the grammar of RFC 8259 (what encoding/json accepts).
+func (s *pushScan) number() bool {
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	start := s.i
+	n := s.digits()
+	if n == 0 || n > 1 && s.b[start] == '0' {
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// value reads any JSON value at s.i (after whitespace) and returns its raw text.
+func (s *pushScan) value(depth int) ([]byte, bool) {
+	if s.i >= len(s.b) || depth > maxFastDepth {
+		return nil, false
+	}
+	start := s.i
+	ok := false
+	switch c := s.b[s.i]; {
+	case c == '"':
+		_, ok = s.str()
+	case c == '{':
+		ok = s.container(depth, '}', true)
+	case c == '[':
+		ok = s.container(depth, ']', false)
+	case c == '-' || c >= '0' && c <= '9':
+		ok = s.number()
+	case c == 't':
+		ok = s.word("true")
+	case c == 'f':
+		ok = s.word("false")
+	case c == 'n':
+		ok = s.word("null")
+	}
+	if !ok {
+		return nil, false
+	}
+	return s.b[start:s.i], true
+}
+
+func (s *pushScan) word(w string) bool {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(w)) {
+		return false
+	}
+	s.i += len(w)
+	return true
+}
+
+// container reads an object (keys: true) or array whose opening bracket is at s.i.
+func (s *pushScan) container(depth int, closing byte, keys bool) bool {
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == closing {
+		s.i++
+		return true
+	}
+	for {
+		if keys {
+			if _, ok := s.str(); !ok {
+				return false
+			}
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return false
+			}
+			s.i++
+			s.ws()
+		}
+		if _, ok := s.value(depth + 1); !ok {
+			return false
+		}
+		if done, ok := s.next(closing); done || !ok {
+			return ok
+		}
+	}
+}
+
+// next reads what follows a member or element: a comma (ok, more to come, whitespace skipped) or the
+// closing bracket (done).
+func (s *pushScan) next(closing byte) (done, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.ws()
+		return false, true
+	case closing:
+		s.i++
+		return true, true
+	}
+	return false, false
+}
+
+// key reads an object key and the colon after it. The key is returned only when it can be compared
+// byte for byte: encoding/json matches field names case-insensitively (with Unicode folding) and
+// unescapes keys, so a key with an escape or a non-ASCII byte makes the reader give up.
+func (s *pushScan) key() ([]byte, bool) {
+	start := s.i
+	escaped, ok := s.str()
+	if !ok || escaped {
+		return nil, false
+	}
+	k := s.b[start+1 : s.i-1]
+	for _, c := range k {
+		if c >= 0x80 {
+			return nil, false
+		}
+	}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return nil, false
+	}
+	s.i++
+	s.ws()
+	return k, true
+}
+
+// known reports whether k is exactly one of names; ok=false when it differs from one of them only in
+// case (encoding/json would take it for that field: the reader gives up).
+func known(k []byte, names ...string) (idx int, ok bool) {
+	for i, n := range names {
+		if string(k) == n {
+			return i, true
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(string(k), n) {
+			return -1, false
+		}
+	}
+	return -1, true
+}
+
+// rawItems recycles the raw items of the reader: they only live while fastPushItems converts them.
+var rawItems = sync.Pool{New: func() any { return new([]rawPushItem) }}
+
+// scanPushBody reads {"items":[{...},...]} into raw items whose fields alias b, appended to items.
+// ok=false: the body is not one the reader is sure of (including every body the general path refuses).
+func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
+	s := pushScan{b: b}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return nil, false
+	}
+	s.i++
+	s.ws()
+	seen := false
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		return nil, false // no items: the general path words it
+	}
+	for {
+		k, ok := s.key()
+		if !ok {
+			return nil, false
+		}
+		switch idx, ok := known(k, "items"); {
+		case !ok:
+			return nil, false
+		case idx == 0:
+			if seen {
+				return nil, false // encoding/json merges a repeated array into the first: leave it to it
+			}
+			seen = true
+			if items, ok = s.items(items); !ok {
+				return nil, false
+			}
+		default:
+			if _, ok := s.value(1); !ok {
+				return nil, false
+			}
+		}
+		done, ok := s.next('}')
+		if !ok {
+			return nil, false
+		}
+		if done {
+			break
+		}
+	}
+	s.ws()
+	if s.i != len(s.b) || !seen {
+		return nil, false
+	}
+	return items, true
+}
+
+// items reads the items array, appending to items; every element must be an object.
+func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, false
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return items, true
+	}
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			return nil, false
+		}
+		items = append(items, rawPushItem{})
+		if !s.item(&items[len(items)-1]) {
+			return nil, false
+		}
+		done, ok := s.next(']')
+		if !ok {
+			return nil, false
+		}
+		if done {
+			return items, true
+		}
+	}
+}
+
+// item reads one item object at s.i; a repeated field keeps its last value, as with encoding/json.
+func (s *pushScan) item(it *rawPushItem) bool {
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return true
+	}
+	for {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		idx, ok := known(k, "queue", "partition", "payload", "transactionId", "traceId")
+		if !ok {
+			return false
+		}
+		v, ok := s.value(3)
+		if !ok {
+			return false
+		}
+		switch idx {
+		case 0:
+			it.Queue = v
+		case 1:
+			it.Partition = v
+		case 2:
+			it.Payload = v
+		case 3:
+			it.TransactionID = v
+		case 4:
+			it.TraceID = v
+		}
+		done, ok := s.next('}')
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
+}
+
+// fastPushItems is the push body read by scanPushBody and checked as pushItemsFrom checks it. ok=false:
+// the general path must read this body (it gives the same items, or the error to answer).
+func fastPushItems(b []byte, producerSub string) ([]engine.PushItem, bool) {
+	pooled := rawItems.Get().(*[]rawPushItem)
+	raw, ok := scanPushBody(b, (*pooled)[:0])
+	defer func() {
+		keep := raw
+		if keep == nil {
+			keep = *pooled // the reader gave up: what it appended is in this array (or in a dropped one)
+		}
+		// Cleared, so that the pool holds no pointer into a body; a rare huge batch is not kept.
+		if cap(keep) <= 4096 {
+			clear(keep[:cap(keep)])
+			*pooled = keep[:0]
+			rawItems.Put(pooled)
+		}
+	}()
+	if !ok || len(raw) == 0 {
+		return nil, false
+	}
+	// The transactionIds, usually all different, share one allocation; queue and partition names
+	// usually repeat from item to item and are converted once per run of equal names.
+	n := 0
+	for i := range raw {
+		n += len(raw[i].TransactionID)
+	}
+	var ids strings.Builder
+	ids.Grow(n)
+	for i := range raw {
+		if lit := raw[i].TransactionID; len(lit) >= 2 && lit[0] == '"' {
+			ids.Write(lit[1 : len(lit)-1])
+		}
+	}
+	all := ids.String()
+	off := 0
+	items := make([]engine.PushItem, len(raw))
+	var q, p internedString
+	for i := range raw {
+		it := &raw[i]
+		item := &items[i]
+		var ok bool
+		if item.Queue, ok = q.of(it.Queue); !ok || item.Queue == "" {
+			return nil, false
+		}
+		if item.Partition, ok = p.of(it.Partition); !ok {
+			return nil, false
+		}
+		if lit := it.TransactionID; len(lit) >= 2 && lit[0] == '"' {
+			end := off + len(lit) - 2
+			if isPlainString(lit) {
+				item.TransactionID = all[off:end]
+			} else if item.TransactionID, ok = optString(lit); !ok {
+				return nil, false
+			}
+			off = end
+		} else if item.TransactionID, ok = optString(lit); !ok {
+			return nil, false
+		}
+		if lit := it.TraceID; isPlainString(lit) && len(lit) == 38 {
+			id, err := uuid.ParseBytes(lit[1:37]) // what parseUUID does, without the string
+			if err != nil {
+				return nil, false
+			}
+			item.TraceID = &id
+		} else if tr, ok := optString(lit); !ok {
+			return nil, false
+		} else if tr != "" {
+			id, ok := parseUUID(tr)
+			if !ok {
+				return nil, false
+			}
+			item.TraceID = &id
+		}
+		item.Payload, item.ProducerSub = it.Payload, producerSub
+	}
+	return items, true
+}
+
+// internedString converts a string field, reusing the previous conversion when the raw text repeats.
+type internedString struct {
+	raw []byte
+	s   string
+	set bool
+}
+
+func (c *internedString) of(raw json.RawMessage) (string, bool) {
+	if c.set && bytes.Equal(raw, c.raw) {
+		return c.s, true
+	}
+	s, ok := optString(raw)
+	if !ok {
+		return "", false
+	}
+	c.raw, c.s, c.set = raw, s, true
+	return s, true
+}
+
+// answers recycles the buffers push answers are written into (net/http copies what it is given).
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writePushResults answers res as writeJSON would; false: it wrote nothing (json.Marshal must).
+func writePushResults(w http.ResponseWriter, status int, res []engine.PushResult) bool {
+	if res == nil {
+		return false // json.Marshal writes null
+	}
+	buf := answers.Get().(*[]byte)
+	b, ok := appendPushResults((*buf)[:0], res)
+	if !ok {
+		answers.Put(buf)
+		return false
+	}
+	writeBody(w, status, b)
+	if cap(b) <= 1<<20 {
+		*buf = b[:0]
+		answers.Put(buf)
+	}
+	return true
+}
+
+// appendPushResults writes results as json.Marshal does; ok=false when one holds a value it does not
+// write itself (the caller then uses json.Marshal).
+func appendPushResults(dst []byte, res []engine.PushResult) ([]byte, bool) {
+	dst = append(dst, '[')
+	for i := range res {
+		r := &res[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"index":`...)
+		dst = strconv.AppendInt(dst, int64(r.Index), 10)
+		dst = append(dst, `,"transaction_id":`...)
+		dst = appendJSONString(dst, r.TransactionID)
+		dst = append(dst, `,"status":`...)
+		dst = appendJSONString(dst, r.Status)
+		if r.MessageID != "" {
+			dst = append(dst, `,"message_id":`...)
+			dst = appendJSONString(dst, r.MessageID)
+		}
+		if r.PartitionID != "" {
+			dst = append(dst, `,"partition_id":`...)
+			dst = appendJSONString(dst, r.PartitionID)
+		}
+		switch tr := r.TraceID.(type) {
+		case nil:
+		case string:
+			dst = append(dst, `,"trace_id":`...)
+			dst = appendJSONString(dst, tr)
+		case json.RawMessage:
+			if string(tr) != "null" {
+				return nil, false
+			}
+			dst = append(dst, `,"trace_id":null`...)
+		default:
+			return nil, false
+		}
+		dst = append(dst, `,"queueName":`...)
+		dst = appendJSONString(dst, r.QueueName)
+		if r.Queue != "" {
+			dst = append(dst, `,"queue":`...)
+			dst = appendJSONString(dst, r.Queue)
+		}
+		if r.Partition != "" {
+			dst = append(dst, `,"partition":`...)
+			dst = appendJSONString(dst, r.Partition)
+		}
+		if r.Error != "" {
+			dst = append(dst, `,"error":`...)
+			dst = appendJSONString(dst, r.Error)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), true
+}
+
+// appendJSONString writes s as a JSON string the way json.Marshal does: printable ASCII other than the
+// quote, the backslash and the three characters it escapes for HTML is copied; any other string is
+// left to json.Marshal itself.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
