@@ -20,20 +20,38 @@ SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
          WHERE r.partition_id = pc.partition_id AND r.consumer_group = pc.consumer_group
            AND r.seq <= pc.delivered_seq) AS redeliveries,
        (SELECT p.last_seq FROM partitions p WHERE p.id = pc.partition_id) AS last_seq
-FROM partition_consumers pc
-JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[])) AS t(partition_id, consumer_group)
-  ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
+-- Each row is locked in a LATERAL subquery keyed by the sorted input, so the locks are still taken in
+-- (partition, group) order and every plan probes partition_consumers_pkey: the ORDER BY is the one that
+-- index returns unsorted (LIMIT 1 is exact on the primary key and keeps the subquery unflattened). The
+-- plain join this replaces, planned generically while the table looked empty, walked the whole index.
+FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) ORDER BY 1, 2) AS t(partition_id, consumer_group)
+CROSS JOIN LATERAL (
+    SELECT * FROM partition_consumers pc
+    WHERE pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
+    ORDER BY pc.partition_id, pc.consumer_group LIMIT 1
+    FOR UPDATE) pc
 ORDER BY pc.partition_id, pc.consumer_group
-FOR UPDATE OF pc
 
 -- name: AckResolve :many
-SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay,
-       EXISTS (SELECT 1 FROM redeliveries r
-               WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq)
+-- Every table is read in a LATERAL subquery keyed by the unnest row, so whatever the statistics said when
+-- the generic plan was built, each row is a few index probes. messages is found by its unique
+-- (partition_id, transaction_id) index: the ORDER BY is one that index returns without sorting, while
+-- messages_pkey (partition_id, seq) would need a Sort, so a plan built from a near-empty table (where a
+-- probe by partition_id alone looks as cheap) still takes the unique index instead of reading the whole
+-- partition through the primary key. LIMIT 1 is exact (the lookups are unique) and keeps the subqueries
+-- from being flattened into ordinary joins.
+SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay, r.redelivered IS NOT NULL
 FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, consumer_group, i)
-JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
-JOIN partitions p ON p.id = m.partition_id
-JOIN queues q ON q.id = p.queue_id
+CROSS JOIN LATERAL (
+    SELECT m.partition_id, m.seq FROM messages m
+    WHERE m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+    ORDER BY m.partition_id, m.transaction_id LIMIT 1) m
+CROSS JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = m.partition_id LIMIT 1) p
+CROSS JOIN LATERAL (SELECT q.name, q.retry_limit, q.retry_delay FROM queues q WHERE q.id = p.queue_id LIMIT 1) q
+-- Not an EXISTS in the select list: that may run as a hashed subplan reading all of redeliveries.
+LEFT JOIN LATERAL (
+    SELECT true AS redelivered FROM redeliveries r
+    WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq LIMIT 1) r ON true
 
 -- name: AckApply :exec
 UPDATE partition_consumers pc SET
@@ -45,7 +63,11 @@ UPDATE partition_consumers pc SET
     last_consumed_at  = CASE WHEN u.consumed > 0 THEN coalesce($8::timestamptz, now()) ELSE pc.last_consumed_at END
 FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
     AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
-WHERE pc.partition_id = u.partition_id AND pc.consumer_group = u.consumer_group
+-- The keys as ANY over one-element arrays: the same test as =, but one that cannot drive a hash or merge
+-- join, so the plan is a nested loop probing partition_consumers_pkey by each row's keys. With plain =, a
+-- generic plan built while the table looked empty hash-joined it against a full walk of
+-- partition_consumers_group_idx.
+WHERE pc.partition_id = ANY (ARRAY[u.partition_id]) AND pc.consumer_group = ANY (ARRAY[u.consumer_group])
 
 -- name: DeadLetterInsert :exec
 INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
@@ -67,14 +89,21 @@ WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AN
 -- now covers everything stored, with no retried dead letter left. The partition is share-locked first
 -- and skipped when a push holds it: that push is adding work, and one that comes later waits for this
 -- transaction and then inserts a fresh record.
+-- The partition is probed (and locked) in a LATERAL subquery keyed by the input row, and the deleted rows
+-- are matched with ANY over one-element arrays (see AckApply: a nested loop probing the primary key by each
+-- row's keys): a generic plan built while these tables
+-- looked empty read all of pending_partitions (or all of partitions) per call before. The input is
+-- sorted before the probes (and d keeps its ORDER BY, which also keeps it from being merged into the
+-- DELETE's join) so that the partitions are still share-locked in id order.
 DELETE FROM pending_partitions pp
 USING (
     SELECT u.partition_id, u.consumer_group
-    FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS u(partition_id, consumer_group, cursor_seq)
-    JOIN partitions p ON p.id = u.partition_id
-    WHERE p.last_seq <= u.cursor_seq
-      AND NOT EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group)
+    FROM (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[]) ORDER BY 1) AS u(partition_id, consumer_group, cursor_seq)
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM partitions p
+        WHERE p.id = u.partition_id AND p.last_seq <= u.cursor_seq
+          AND NOT EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group)
+        FOR SHARE OF p SKIP LOCKED) p
     ORDER BY u.partition_id
-    FOR SHARE OF p SKIP LOCKED
 ) d
-WHERE pp.partition_id = d.partition_id AND pp.consumer_group = d.consumer_group
+WHERE pp.partition_id = ANY (ARRAY[d.partition_id]) AND pp.consumer_group = ANY (ARRAY[d.consumer_group])

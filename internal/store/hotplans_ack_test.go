@@ -1,0 +1,189 @@
+package store_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+// TestAckPlansAfterSmallTables: the ack statements' generic plans, built under HotPathSettings while the
+// tables held a handful of analyzed rows (what a connection sees after queues were deleted and vacuumed),
+// still touch only the keys they are given once the tables have grown to thousands of partitions. Such
+// plans cost PendingForgetConsumed 6 773 buffers per call (all of pending_partitions) and made AckResolve
+// read a whole partition through messages_pkey per acked message.
+func TestAckPlansAfterSmallTables(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	defer st.Close()
+	pool := store.PoolOf(st)
+	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries"}
+
+	// A few rows per table, analyzed; autovacuum is kept from re-analyzing (which would replace the
+	// cached plans) while the tables grow.
+	fill := func(from, to int) {
+		t.Helper()
+		_, err := pool.Exec(ctx, fmt.Sprintf(`
+INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q') ON CONFLICT DO NOTHING;
+INSERT INTO partitions (id, queue_id, name, last_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 20
+  FROM generate_series(%[1]d, %[2]d) i;
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
+  FROM generate_series(%[1]d, %[2]d) i, generate_series(1, 20) s;
+INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, 10
+  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
+INSERT INTO pending_partitions (partition_id, consumer_group, queue_id)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, '00000000-0000-0000-0000-000000000001'
+  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
+INSERT INTO redeliveries (partition_id, consumer_group, seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 'g2', 5
+  FROM generate_series(%[1]d, %[2]d) i`, from, to))
+		require.NoError(t, err)
+	}
+	for _, tbl := range hot {
+		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+	}
+	fill(1, 3)
+	_, err = pool.Exec(ctx, `ANALYZE`)
+	require.NoError(t, err)
+
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	c := conn.Conn()
+	pid := func(i int) string { return fmt.Sprintf("00000000-0000-0000-0001-%012x", i) }
+	// Keys of partitions 1000 and 4000 (added later), both groups; g2 has a redelivery, g1 does not.
+	args := map[string]string{
+		"ConsumerLock": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], NULL`, pid(1000), pid(1000), pid(4000)),
+		"AckResolve": fmt.Sprintf(`'{%s,%s}'::uuid[], '{tx-1000-20,tx-4000-3}'::text[], '{g1,g2}'::text[]`,
+			pid(1000), pid(4000)),
+		"AckApply": fmt.Sprintf(`'{%s,%s}'::uuid[], '{g1,g2}'::text[], '{20,20}'::bigint[], '{t,t}'::bool[],
+			'{0,0}'::int[], '{0,0}'::int[], '{1,1}'::int[], NULL`, pid(1000), pid(4000)),
+		"PendingForgetConsumed": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], '{20,20,20}'::bigint[]`,
+			pid(1000), pid(1000), pid(4000)),
+	}
+	names := []string{"ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"}
+	explain := func(tx pgx.Tx, name, opts string) string {
+		t.Helper()
+		var out string
+		require.NoError(t, tx.QueryRow(ctx, `EXPLAIN (`+opts+`) EXECUTE "`+name+`"(`+args[name]+`)`).Scan(&out), name)
+		return out
+	}
+
+	// Build (and cache on this connection) the generic plans while the tables are tiny.
+	tx, err := c.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
+	require.NoError(t, err)
+	for _, name := range names {
+		_, err := tx.Prepare(ctx, name, store.Queries[name])
+		require.NoError(t, err, name)
+		explain(tx, name, "FORMAT JSON, ANALYZE")
+	}
+	require.NoError(t, tx.Rollback(ctx))
+
+	fill(4, 5000)
+
+	leading := map[string]string{}
+	rows, err := c.Query(ctx, `SELECT i.indexrelid::regclass::text, a.attname FROM pg_index i
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+		WHERE i.indrelid = ANY ($1::regclass[])`, hot)
+	require.NoError(t, err)
+	for rows.Next() {
+		var idx, col string
+		require.NoError(t, rows.Scan(&idx, &col))
+		leading[idx] = col
+	}
+	require.NoError(t, rows.Err())
+
+	tx, err = c.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
+	require.NoError(t, err)
+	for _, name := range names {
+		out := explain(tx, name, "FORMAT JSON, ANALYZE, BUFFERS")
+		var doc []struct{ Plan planNode }
+		require.NoError(t, json.Unmarshal([]byte(out), &doc), name)
+		lines, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+args[name]+`)`)
+		require.NoError(t, err, name)
+		var plan strings.Builder
+		for lines.Next() {
+			var line string
+			require.NoError(t, lines.Scan(&line))
+			plan.WriteString(line + "\n")
+		}
+		require.NoError(t, lines.Err(), name)
+		text := plan.String()
+		for _, bad := range checkAckPlan(doc[0].Plan, hot, leading, "") {
+			t.Errorf("%s: %s; generic plan:\n%s", name, bad, text)
+		}
+	}
+}
+
+type planNode struct {
+	NodeType    string     `json:"Node Type"`
+	Relation    string     `json:"Relation Name"`
+	Index       string     `json:"Index Name"`
+	IndexCond   string     `json:"Index Cond"`
+	TIDCond     string     `json:"TID Cond"`
+	RowsRemoved float64    `json:"Rows Removed by Filter"`
+	Plans       []planNode `json:"Plans"`
+}
+
+// checkAckPlan lists the nodes that read a hot table by anything but its index's leading key, a hash
+// built over a hot table, and probes of messages that do not use the (partition_id, transaction_id)
+// index (they discard the partition's other rows).
+func checkAckPlan(n planNode, hot []string, leading map[string]string, parent string) []string {
+	var bad []string
+	isHot := func(rel string) bool {
+		for _, h := range hot {
+			if rel == h {
+				return true
+			}
+		}
+		return false
+	}
+	// Every hot table is keyed by the partition first (partitions by its id); an index led by anything
+	// else (a group, a queue) reaches rows of every partition.
+	keyed := func(cond, col string) bool {
+		return (col == "partition_id" || col == "id") &&
+			(strings.Contains(cond, "("+col+" =") || strings.Contains(cond, "."+col+" ="))
+	}
+	switch n.NodeType {
+	case "Seq Scan", "Tid Scan", "Tid Range Scan", "Sample Scan":
+		if isHot(n.Relation) {
+			bad = append(bad, n.NodeType+" on "+n.Relation)
+		}
+	case "Index Scan", "Index Only Scan":
+		if isHot(n.Relation) && !keyed(n.IndexCond, leading[n.Index]) {
+			bad = append(bad, fmt.Sprintf("%s of %s with Index Cond %q", n.NodeType, n.Index, n.IndexCond))
+		}
+		if n.Relation == "messages" && !strings.Contains(n.IndexCond, "transaction_id") && !strings.Contains(n.IndexCond, "seq") {
+			bad = append(bad, fmt.Sprintf("messages probed through %s by %q, %v rows removed", n.Index, n.IndexCond, n.RowsRemoved))
+		}
+	case "Bitmap Index Scan":
+		if l, ok := leading[n.Index]; ok && !keyed(n.IndexCond, l) {
+			// leading holds the hot tables' indexes only.
+			bad = append(bad, fmt.Sprintf("Bitmap Index Scan of %s with Index Cond %q", n.Index, n.IndexCond))
+		}
+	}
+	if parent == "Hash" && isHot(n.Relation) {
+		bad = append(bad, "Hash over "+n.Relation)
+	}
+	for _, ch := range n.Plans {
+		bad = append(bad, checkAckPlan(ch, hot, leading, n.NodeType)...)
+	}
+	return bad
+}
