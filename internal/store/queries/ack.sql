@@ -20,20 +20,34 @@ SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
          WHERE r.partition_id = pc.partition_id AND r.consumer_group = pc.consumer_group
            AND r.seq <= pc.delivered_seq) AS redeliveries,
        (SELECT p.last_seq FROM partitions p WHERE p.id = pc.partition_id) AS last_seq
-FROM partition_consumers pc
-JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[])) AS t(partition_id, consumer_group)
-  ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
+-- Each row is locked by a key lookup of its own (a LATERAL with its own FOR UPDATE is never flattened
+-- into a join): a generic plan built while the tables were small merge-joined the keys with a walk of the
+-- whole partition_consumers index.
+FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) ORDER BY 1, 2) AS t(partition_id, consumer_group)
+CROSS JOIN LATERAL (
+    SELECT * FROM partition_consumers pc
+    WHERE pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
+    FOR UPDATE
+) pc
 ORDER BY pc.partition_id, pc.consumer_group
-FOR UPDATE OF pc
 
 -- name: AckResolve :many
+-- The redeliveries probe is a scalar subquery, not EXISTS, which the planner may answer from a hash of
+-- the whole table.
 SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay,
-       EXISTS (SELECT 1 FROM redeliveries r
-               WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq)
+       coalesce((SELECT true FROM redeliveries r
+                 WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq
+                 LIMIT 1), false)
 FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, consumer_group, i)
-JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
-JOIN partitions p ON p.id = m.partition_id
-JOIN queues q ON q.id = p.queue_id
+-- One key lookup per acked message (the fenced LATERAL cannot become a join): a generic plan built while
+-- the tables were small hash-joined the keys with a walk of the whole messages index.
+CROSS JOIN LATERAL (
+    SELECT m.partition_id, m.seq FROM messages m
+    WHERE m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+    OFFSET 0
+) m
+CROSS JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = m.partition_id OFFSET 0) p
+CROSS JOIN LATERAL (SELECT q.name, q.retry_limit, q.retry_delay FROM queues q WHERE q.id = p.queue_id OFFSET 0) q
 
 -- name: AckApply :exec
 UPDATE partition_consumers pc SET
@@ -43,9 +57,20 @@ UPDATE partition_consumers pc SET
     retry_after       = CASE WHEN u.delay_ms > 0 THEN coalesce($8::timestamptz, now()) + u.delay_ms * interval '1 millisecond' ELSE pc.retry_after END,
     total_consumed    = pc.total_consumed + u.consumed,
     last_consumed_at  = CASE WHEN u.consumed > 0 THEN coalesce($8::timestamptz, now()) ELSE pc.last_consumed_at END
-FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
-    AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
-WHERE pc.partition_id = u.partition_id AND pc.consumer_group = u.consumer_group
+FROM (
+    -- Each row found by a key lookup of its own and updated by its address (ConsumerLock holds it, so the
+    -- address is stable): a generic plan built while the tables were small hash-joined the keys with a
+    -- walk of the whole partition_consumers index.
+    SELECT u.*, x.ctid AS row_tid
+    FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
+        AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
+    CROSS JOIN LATERAL (
+        SELECT pc2.ctid FROM partition_consumers pc2
+        WHERE pc2.partition_id = u.partition_id AND pc2.consumer_group = u.consumer_group
+        OFFSET 0
+    ) x
+) u
+WHERE pc.ctid = u.row_tid
 
 -- name: DeadLetterInsert :exec
 INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
@@ -69,12 +94,18 @@ WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AN
 -- transaction and then inserts a fresh record.
 DELETE FROM pending_partitions pp
 USING (
+    -- The partition row is locked by a key lookup of its own (a LATERAL with its own locking clause is
+    -- never flattened into a join): a generic plan built while the tables were small merge-joined the
+    -- keys with a walk of the whole partitions index. The redeliveries probe is a scalar subquery for
+    -- the same reason (an EXISTS may become a hash of the whole table).
     SELECT u.partition_id, u.consumer_group
-    FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS u(partition_id, consumer_group, cursor_seq)
-    JOIN partitions p ON p.id = u.partition_id
-    WHERE p.last_seq <= u.cursor_seq
-      AND NOT EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group)
-    ORDER BY u.partition_id
-    FOR SHARE OF p SKIP LOCKED
+    FROM (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[]) ORDER BY 1) AS u(partition_id, consumer_group, cursor_seq)
+    CROSS JOIN LATERAL (
+        SELECT p.id FROM partitions p
+        WHERE p.id = u.partition_id AND p.last_seq <= u.cursor_seq
+        FOR SHARE SKIP LOCKED
+    ) p
+    WHERE (SELECT true FROM redeliveries r
+           WHERE r.partition_id = u.partition_id AND r.consumer_group = u.consumer_group LIMIT 1) IS NULL
 ) d
 WHERE pp.partition_id = d.partition_id AND pp.consumer_group = d.consumer_group
