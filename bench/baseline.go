@@ -29,6 +29,9 @@ type BaselineResult struct {
 	Rate        float64 `json:"rows_per_s"`
 	Latency     Summary `json:"insert_latency"`
 	Fraction    float64 `json:"push_fraction"` // broker push rate / baseline rate
+	// PGMicrosPerRow is PostgreSQL's CPU per inserted row (0: its pid unknown), to hold against
+	// its CPU per pushed message in the scenario.
+	PGMicrosPerRow float64 `json:"pg_us_per_row,omitempty"`
 }
 
 func newBaseliner(ctx context.Context, pgURL string, conns int) (*baseliner, error) {
@@ -81,8 +84,9 @@ func (b *baseliner) settings(ctx context.Context) string {
 }
 
 // run inserts batches of batch rows from conc workers for d, each batch into one of partitions
-// partitions (round robin), each in its own implicit transaction, like one push request.
-func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize int, d time.Duration) (*BaselineResult, error) {
+// partitions (round robin), each in its own implicit transaction, like one push request. pgPID is
+// PostgreSQL's postmaster (0: unknown), whose process tree's CPU is measured meanwhile.
+func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize int, d time.Duration, pgPID int) (*BaselineResult, error) {
 	if _, err := b.pool.Exec(ctx, `TRUNCATE bench_scratch.messages`); err != nil {
 		return nil, err
 	}
@@ -95,6 +99,10 @@ func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize in
 	sql := insertSQL(batch)
 	var ctr atomic.Uint64
 	args := make([][]any, conc) // one argument slice per worker, reused
+	var pg0 time.Duration
+	if pgPID != 0 {
+		pg0 = treeCPU(pgPID)
+	}
 	run, err := timed(conc, d, func(w, n int) func() (int, error) {
 		p := int(ctr.Add(1) % uint64(partitions))
 		base := seqs[p].Add(int64(batch)) - int64(batch)
@@ -112,8 +120,12 @@ func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize in
 		return nil, err
 	}
 	el := run.elapsed
-	return &BaselineResult{Batch: batch, Concurrency: conc, Seconds: round1(el.Seconds()), Rows: run.rows,
-		Rate: float64(run.rows) / el.Seconds(), Latency: run.latency}, nil
+	res := &BaselineResult{Batch: batch, Concurrency: conc, Seconds: round1(el.Seconds()), Rows: run.rows,
+		Rate: float64(run.rows) / el.Seconds(), Latency: run.latency}
+	if pgPID != 0 && run.rows > 0 {
+		res.PGMicrosPerRow = round1(float64((treeCPU(pgPID) - pg0).Microseconds()) / float64(run.rows))
+	}
+	return res, nil
 }
 
 // timedRun is what timed measured.

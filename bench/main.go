@@ -39,6 +39,7 @@ type options struct {
 	comparePID                       int
 	pprofDir                         string
 	pgStats, explain, pushSQL        bool
+	vacuumBetween                    bool
 	pushSQLDuration                  time.Duration
 	pushSQLOnly                      string
 	schema                           string
@@ -115,6 +116,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.pushSQLOnly, "push-sql-only", "", "with -push-sql: run only the variants whose name contains one of these comma-separated texts")
 	flag.StringVar(&o.schema, "schema", "queenmq", "the broker's schema (QUEEN_SCHEMA), for -explain-pop")
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")
+	flag.BoolVar(&o.vacuumBetween, "vacuum-between", false, "after each scenario's queues are deleted, VACUUM the broker's database (the state autovacuum leaves once it reached their dead rows)")
 	flag.Parse()
 	var err error
 	if o.pushBatches, err = intList("push-batches", batches); err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/queen-go/queen/internal/jsonscan"
 )
 
 // The producers' side of the push route without encoding/json: the harness shares the two cores with
@@ -60,55 +62,41 @@ func (w *pushWriter) body(dst []byte, part string, first, n int) []byte {
 // push answer into res. ok=false: the answer is not one it reads with certainty (the caller decodes
 // it with encoding/json).
 func scanPushStatuses(b []byte, res []pushResult) ([]pushResult, bool) {
-	s := jsonScan{b: b}
-	s.ws()
-	if !s.eat('[') {
+	s := jsonscan.Scanner{B: b}
+	s.WS()
+	if !s.Eat('[') {
 		return nil, false
 	}
-	s.ws()
-	if s.eat(']') {
-		s.ws()
-		return res, s.i == len(s.b)
+	s.WS()
+	if s.Eat(']') {
+		return res, s.End()
 	}
 	for {
-		s.ws()
-		if !s.eat('{') {
+		if !s.Eat('{') {
 			return nil, false
 		}
 		var r pushResult
 		var status []byte
-		s.ws()
-		if !s.eat('}') {
-			for {
-				s.ws()
-				key, ok := s.str()
-				if !ok {
+		s.WS()
+		for done := s.Eat('}'); !done; {
+			key, ok := s.Key()
+			if !ok {
+				return nil, false
+			}
+			v, ok := s.Value()
+			if !ok {
+				return nil, false
+			}
+			switch string(key) {
+			case `"status"`:
+				status = v
+			case `"error"`:
+				if string(v) != "null" && (v[0] != '"' || json.Unmarshal(v, &r.Error) != nil) {
 					return nil, false
 				}
-				s.ws()
-				if !s.eat(':') {
-					return nil, false
-				}
-				s.ws()
-				v, ok := s.value(0)
-				if !ok {
-					return nil, false
-				}
-				switch string(key) {
-				case `"status"`:
-					status = v
-				case `"error"`:
-					if string(v) != "null" && (v[0] != '"' || json.Unmarshal(v, &r.Error) != nil) {
-						return nil, false
-					}
-				}
-				s.ws()
-				if s.eat('}') {
-					break
-				}
-				if !s.eat(',') {
-					return nil, false
-				}
+			}
+			if done, ok = s.Next('}'); !ok {
+				return nil, false
 			}
 		}
 		switch {
@@ -122,159 +110,12 @@ func scanPushStatuses(b []byte, res []pushResult) ([]pushResult, bool) {
 			}
 		}
 		res = append(res, r)
-		s.ws()
-		if s.eat(']') {
-			s.ws()
-			return res, s.i == len(s.b)
-		}
-		if !s.eat(',') {
+		done, ok := s.Next(']')
+		if !ok {
 			return nil, false
 		}
-	}
-}
-
-// jsonScan reads JSON text with RFC 8259's grammar; it keeps nothing but its position.
-type jsonScan struct {
-	b []byte
-	i int
-}
-
-func (s *jsonScan) ws() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
-		s.i++
-	}
-}
-
-func (s *jsonScan) eat(c byte) bool {
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// str reads a string literal and returns it with its quotes.
-func (s *jsonScan) str() ([]byte, bool) {
-	start := s.i
-	if !s.eat('"') {
-		return nil, false
-	}
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			s.i++
-			return s.b[start:s.i], true
-		case c == '\\':
-			if s.i+1 >= len(s.b) {
-				return nil, false
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) {
-					return nil, false
-				}
-				for _, h := range s.b[s.i+2 : s.i+6] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return nil, false
-					}
-				}
-				s.i += 6
-			default:
-				return nil, false
-			}
-		case c < 0x20:
-			return nil, false
-		default:
-			s.i++
+		if done {
+			return res, s.End()
 		}
 	}
-	return nil, false
-}
-
-func (s *jsonScan) digits() int {
-	n := 0
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-		n++
-	}
-	return n
-}
-
-// value reads any value and returns its text.
-func (s *jsonScan) value(depth int) ([]byte, bool) {
-	if s.i >= len(s.b) || depth > 64 {
-		return nil, false
-	}
-	start := s.i
-	ok := true
-	switch c := s.b[s.i]; {
-	case c == '"':
-		_, ok = s.str()
-	case c == '{' || c == '[':
-		closing := byte(']')
-		if c == '{' {
-			closing = '}'
-		}
-		s.i++
-		s.ws()
-		if !s.eat(closing) {
-			for ok {
-				if c == '{' {
-					if _, ok = s.str(); !ok {
-						break
-					}
-					s.ws()
-					if ok = s.eat(':'); !ok {
-						break
-					}
-					s.ws()
-				}
-				if _, ok = s.value(depth + 1); !ok {
-					break
-				}
-				s.ws()
-				if s.eat(closing) {
-					break
-				}
-				ok = s.eat(',')
-				s.ws()
-			}
-		}
-	case c == '-' || c >= '0' && c <= '9':
-		s.eat('-')
-		intStart := s.i
-		n := s.digits()
-		ok = n > 0 && (n == 1 || s.b[intStart] != '0')
-		if ok && s.eat('.') {
-			ok = s.digits() > 0
-		}
-		if ok && (s.eat('e') || s.eat('E')) {
-			if !s.eat('+') {
-				s.eat('-')
-			}
-			ok = s.digits() > 0
-		}
-	case c == 't':
-		ok = s.word("true")
-	case c == 'f':
-		ok = s.word("false")
-	case c == 'n':
-		ok = s.word("null")
-	default:
-		ok = false
-	}
-	if !ok {
-		return nil, false
-	}
-	return s.b[start:s.i], true
-}
-
-func (s *jsonScan) word(w string) bool {
-	if len(s.b)-s.i < len(w) || string(s.b[s.i:s.i+len(w)]) != w {
-		return false
-	}
-	s.i += len(w)
-	return true
 }

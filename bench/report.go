@@ -38,7 +38,11 @@ func printResult(w io.Writer, r *Result) {
 	}
 	if r.Baseline != nil {
 		b := r.Baseline
-		fmt.Fprintf(w, "baseline: plain INSERT batch %d x %d conns: %.0f rows/s (p50/p95/p99 %s ms); push = %.0f%% of it\n", b.Batch, b.Concurrency, b.Rate, b.Latency, 100*b.Fraction)
+		pg := ""
+		if b.PGMicrosPerRow > 0 {
+			pg = fmt.Sprintf("; PostgreSQL %.1f µs of CPU per row", b.PGMicrosPerRow)
+		}
+		fmt.Fprintf(w, "baseline: plain INSERT batch %d x %d conns: %.0f rows/s (p50/p95/p99 %s ms)%s; push = %.0f%% of it\n", b.Batch, b.Concurrency, b.Rate, b.Latency, pg, 100*b.Fraction)
 	}
 	keys := make([]string, 0, len(r.Errors))
 	for k := range r.Errors {

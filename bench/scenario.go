@@ -34,6 +34,7 @@ type Result struct {
 	Profile     string           `json:"cpu_profile,omitempty"`
 	TopSQL      []StatementStat  `json:"top_statements,omitempty"`
 	SQLTotals   *StatementTotals `json:"statement_totals,omitempty"`
+	Relations   []RelationIO     `json:"top_relations,omitempty"`
 	Target      string           `json:"-"` // the Report's
 	stats       []*scenarioStats // merged into the fields above by finish
 }
@@ -119,6 +120,7 @@ func (r *runner) window(ctx context.Context, res *Result, st *scenarioStats, ps 
 	var pg, cg group
 	prof := r.startProfile(ctx, res.Name)
 	r.resetStatements(ctx)
+	rel0 := r.relationSnapshot(ctx)
 	cpu0 := r.cpu.read()
 	start := time.Now()
 	for _, p := range ps {
@@ -149,6 +151,7 @@ wait:
 	close(prodStop)
 	r.stmtTotals = StatementTotals{}
 	res.TopSQL = r.topStatements(ctx)
+	res.Relations = r.relationIO(ctx, rel0)
 	if t := r.stmtTotals; t.Calls > 0 && pushed+consumed > 0 {
 		res.SQLTotals = &t
 		n := float64(pushed + consumed)
@@ -244,6 +247,9 @@ func (r *runner) finish(res *Result, trs map[string]*tracker) {
 			_ = r.prod.deleteQueue(context.Background(), q)
 		}
 	}
+	if r.opt.vacuumBetween && !r.opt.keep {
+		r.vacuumDatabase(context.Background())
+	}
 	res.MaxRSSMB = round1(float64(r.rss.reset()) / (1 << 20))
 }
 
@@ -291,7 +297,7 @@ func (r *runner) runPush(ctx context.Context, batch int) (*Result, error) {
 		res.Notes = append(res.Notes, "not verified (-verify-push=false)")
 	}
 	if r.baseline != nil {
-		b, err := r.baseline.run(ctx, batch, r.opt.producers, r.opt.partitions, r.opt.msgSize, r.opt.baselineDuration)
+		b, err := r.baseline.run(ctx, batch, r.opt.producers, r.opt.partitions, r.opt.msgSize, r.opt.baselineDuration, r.cpu.postgresPID)
 		if err != nil {
 			res.Notes = append(res.Notes, "baseline failed: "+err.Error())
 		} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/jsonscan"
 )
 
 // The push route runs once per pushed batch and its JSON work once per pushed message, which made the
@@ -21,216 +22,23 @@ import (
 // error; the writer falls back to json.Marshal for any value it does not write the same way. Tests
 // compare both with encoding/json (pushwire_internal_test.go, and FuzzPushBody on every input).
 
-// maxFastDepth bounds the nesting the reader follows inside skipped values and payloads (jsonguard has
-// refused anything deeper than 100 levels before the reader runs; this only keeps recursion short).
-const maxFastDepth = 128
-
 // pushScan reads one push body.
-type pushScan struct {
-	b []byte
-	i int
-}
-
-func (s *pushScan) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// str reads a string literal at s.i (its opening quote). escaped: it holds a backslash.
-func (s *pushScan) str() (escaped, ok bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return false, false
-	}
-	s.i++
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return escaped, true
-		case c == '\\':
-			escaped = true
-			if s.i+1 >= len(s.b) {
-				return false, false
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) {
-					return false, false
-				}
-				for _, h := range s.b[s.i+2 : s.i+6] {
-					if !isHex(h) {
-						return false, false
-					}
-				}
-				s.i += 6
-			default:
-				return false, false
-			}
-		case c < 0x20:
-			return false, false
-		default:
-			s.i++
-		}
-	}
-	return false, false
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func (s *pushScan) digits() int {
-	n := 0
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-		n++
-	}
-	return n
-}
-
-// number reads a number literal with the grammar of RFC 8259 (what encoding/json accepts).
-func (s *pushScan) number() bool {
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	start := s.i
-	n := s.digits()
-	if n == 0 || n > 1 && s.b[start] == '0' {
-		return false
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			return false
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// value reads any JSON value at s.i (after whitespace) and returns its raw text.
-func (s *pushScan) value(depth int) ([]byte, bool) {
-	if s.i >= len(s.b) || depth > maxFastDepth {
-		return nil, false
-	}
-	start := s.i
-	ok := false
-	switch c := s.b[s.i]; {
-	case c == '"':
-		_, ok = s.str()
-	case c == '{':
-		ok = s.container(depth, '}', true)
-	case c == '[':
-		ok = s.container(depth, ']', false)
-	case c == '-' || c >= '0' && c <= '9':
-		ok = s.number()
-	case c == 't':
-		ok = s.word("true")
-	case c == 'f':
-		ok = s.word("false")
-	case c == 'n':
-		ok = s.word("null")
-	}
-	if !ok {
-		return nil, false
-	}
-	return s.b[start:s.i], true
-}
-
-func (s *pushScan) word(w string) bool {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(w)) {
-		return false
-	}
-	s.i += len(w)
-	return true
-}
-
-// container reads an object (keys: true) or array whose opening bracket is at s.i.
-func (s *pushScan) container(depth int, closing byte, keys bool) bool {
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == closing {
-		s.i++
-		return true
-	}
-	for {
-		if keys {
-			if _, ok := s.str(); !ok {
-				return false
-			}
-			s.ws()
-			if s.i >= len(s.b) || s.b[s.i] != ':' {
-				return false
-			}
-			s.i++
-			s.ws()
-		}
-		if _, ok := s.value(depth + 1); !ok {
-			return false
-		}
-		if done, ok := s.next(closing); done || !ok {
-			return ok
-		}
-	}
-}
-
-// next reads what follows a member or element: a comma (ok, more to come, whitespace skipped) or the
-// closing bracket (done).
-func (s *pushScan) next(closing byte) (done, ok bool) {
-	s.ws()
-	if s.i >= len(s.b) {
-		return false, false
-	}
-	switch s.b[s.i] {
-	case ',':
-		s.i++
-		s.ws()
-		return false, true
-	case closing:
-		s.i++
-		return true, true
-	}
-	return false, false
-}
+type pushScan struct{ jsonscan.Scanner }
 
 // key reads an object key and the colon after it. The key is returned only when it can be compared
 // byte for byte: encoding/json matches field names case-insensitively (with Unicode folding) and
 // unescapes keys, so a key with an escape or a non-ASCII byte makes the reader give up.
 func (s *pushScan) key() ([]byte, bool) {
-	start := s.i
-	escaped, ok := s.str()
-	if !ok || escaped {
+	lit, ok := s.Key()
+	if !ok {
 		return nil, false
 	}
-	k := s.b[start+1 : s.i-1]
+	k := lit[1 : len(lit)-1]
 	for _, c := range k {
-		if c >= 0x80 {
+		if c >= 0x80 || c == '\\' {
 			return nil, false
 		}
 	}
-	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != ':' {
-		return nil, false
-	}
-	s.i++
-	s.ws()
 	return k, true
 }
 
@@ -256,18 +64,17 @@ var rawItems = sync.Pool{New: func() any { return new([]rawPushItem) }}
 // scanPushBody reads {"items":[{...},...]} into raw items whose fields alias b, appended to items.
 // ok=false: the body is not one the reader is sure of (including every body the general path refuses).
 func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
-	s := pushScan{b: b}
-	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+	s := pushScan{jsonscan.Scanner{B: b}}
+	s.WS()
+	if !s.Eat('{') {
 		return nil, false
 	}
-	s.i++
-	s.ws()
-	seen := false
-	if s.i < len(s.b) && s.b[s.i] == '}' {
+	s.WS()
+	if s.Eat('}') {
 		return nil, false // no items: the general path words it
 	}
-	for {
+	seen := false
+	for done := false; !done; {
 		k, ok := s.key()
 		if !ok {
 			return nil, false
@@ -284,20 +91,15 @@ func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
 				return nil, false
 			}
 		default:
-			if _, ok := s.value(1); !ok {
+			if _, ok := s.Value(); !ok {
 				return nil, false
 			}
 		}
-		done, ok := s.next('}')
-		if !ok {
+		if done, ok = s.Next('}'); !ok {
 			return nil, false
 		}
-		if done {
-			break
-		}
 	}
-	s.ws()
-	if s.i != len(s.b) || !seen {
+	if !s.End() || !seen {
 		return nil, false
 	}
 	return items, true
@@ -305,24 +107,22 @@ func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
 
 // items reads the items array, appending to items; every element must be an object.
 func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
+	if !s.Eat('[') {
 		return nil, false
 	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
+	s.WS()
+	if s.Eat(']') {
 		return items, true
 	}
 	for {
-		if s.i >= len(s.b) || s.b[s.i] != '{' {
+		if !s.Eat('{') {
 			return nil, false
 		}
 		items = append(items, rawPushItem{})
 		if !s.item(&items[len(items)-1]) {
 			return nil, false
 		}
-		done, ok := s.next(']')
+		done, ok := s.Next(']')
 		if !ok {
 			return nil, false
 		}
@@ -332,12 +132,11 @@ func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
 	}
 }
 
-// item reads one item object at s.i; a repeated field keeps its last value, as with encoding/json.
+// item reads one item object after its opening brace; a repeated field keeps its last value, as with
+// encoding/json.
 func (s *pushScan) item(it *rawPushItem) bool {
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	s.WS()
+	if s.Eat('}') {
 		return true
 	}
 	for {
@@ -349,7 +148,7 @@ func (s *pushScan) item(it *rawPushItem) bool {
 		if !ok {
 			return false
 		}
-		v, ok := s.value(3)
+		v, ok := s.Value()
 		if !ok {
 			return false
 		}
@@ -365,7 +164,7 @@ func (s *pushScan) item(it *rawPushItem) bool {
 		case 4:
 			it.TraceID = v
 		}
-		done, ok := s.next('}')
+		done, ok := s.Next('}')
 		if !ok {
 			return false
 		}

@@ -1,0 +1,200 @@
+// Package jsonscan reads JSON text piece by piece with the grammar of RFC 8259 (what encoding/json
+// accepts), keeping nothing but its position. It serves the hand-written readers of hot paths (the
+// push route's body, the load generator's push answers), which pick out a few fields themselves and
+// hand anything they are not sure of to encoding/json.
+package jsonscan
+
+// MaxDepth is how deep Value follows nested arrays and objects before it gives up.
+const MaxDepth = 128
+
+// Scanner reads B from I on. A method that fails leaves I somewhere inside the text: callers give up
+// on the whole text then.
+type Scanner struct {
+	B []byte
+	I int
+}
+
+// WS skips whitespace.
+func (s *Scanner) WS() {
+	for s.I < len(s.B) {
+		switch s.B[s.I] {
+		case ' ', '\t', '\n', '\r':
+			s.I++
+		default:
+			return
+		}
+	}
+}
+
+// Eat consumes c if it is next.
+func (s *Scanner) Eat(c byte) bool {
+	if s.I < len(s.B) && s.B[s.I] == c {
+		s.I++
+		return true
+	}
+	return false
+}
+
+// End reports whether only whitespace is left.
+func (s *Scanner) End() bool {
+	s.WS()
+	return s.I == len(s.B)
+}
+
+// Str reads a string literal and returns it with its quotes; escaped: it holds a backslash.
+func (s *Scanner) Str() (lit []byte, escaped, ok bool) {
+	start := s.I
+	if !s.Eat('"') {
+		return nil, false, false
+	}
+	for s.I < len(s.B) {
+		switch c := s.B[s.I]; {
+		case c == '"':
+			s.I++
+			return s.B[start:s.I], escaped, true
+		case c == '\\':
+			escaped = true
+			if s.I+1 >= len(s.B) {
+				return nil, false, false
+			}
+			switch s.B[s.I+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.I += 2
+			case 'u':
+				if s.I+6 > len(s.B) {
+					return nil, false, false
+				}
+				for _, h := range s.B[s.I+2 : s.I+6] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return nil, false, false
+					}
+				}
+				s.I += 6
+			default:
+				return nil, false, false
+			}
+		case c < 0x20:
+			return nil, false, false
+		default:
+			s.I++ // any other byte, as encoding/json's scanner (invalid UTF-8 included)
+		}
+	}
+	return nil, false, false
+}
+
+func (s *Scanner) digits() int {
+	n := 0
+	for s.I < len(s.B) && s.B[s.I] >= '0' && s.B[s.I] <= '9' {
+		s.I++
+		n++
+	}
+	return n
+}
+
+func (s *Scanner) number() bool {
+	s.Eat('-')
+	start := s.I
+	if n := s.digits(); n == 0 || n > 1 && s.B[start] == '0' {
+		return false
+	}
+	if s.Eat('.') && s.digits() == 0 {
+		return false
+	}
+	if s.Eat('e') || s.Eat('E') {
+		if !s.Eat('+') {
+			s.Eat('-')
+		}
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Scanner) word(w string) bool {
+	if len(s.B)-s.I < len(w) || string(s.B[s.I:s.I+len(w)]) != w {
+		return false
+	}
+	s.I += len(w)
+	return true
+}
+
+// Value reads any value that starts at I and returns its text.
+func (s *Scanner) Value() ([]byte, bool) { return s.value(0) }
+
+func (s *Scanner) value(depth int) ([]byte, bool) {
+	if s.I >= len(s.B) || depth > MaxDepth {
+		return nil, false
+	}
+	start := s.I
+	ok := false
+	switch c := s.B[s.I]; {
+	case c == '"':
+		_, _, ok = s.Str()
+	case c == '{':
+		ok = s.container(depth, '}', true)
+	case c == '[':
+		ok = s.container(depth, ']', false)
+	case c == '-' || c >= '0' && c <= '9':
+		ok = s.number()
+	case c == 't':
+		ok = s.word("true")
+	case c == 'f':
+		ok = s.word("false")
+	case c == 'n':
+		ok = s.word("null")
+	}
+	if !ok {
+		return nil, false
+	}
+	return s.B[start:s.I], true
+}
+
+func (s *Scanner) container(depth int, closing byte, keys bool) bool {
+	s.I++
+	s.WS()
+	if s.Eat(closing) {
+		return true
+	}
+	for {
+		if keys {
+			if _, ok := s.Key(); !ok {
+				return false
+			}
+		}
+		if _, ok := s.value(depth + 1); !ok {
+			return false
+		}
+		if done, ok := s.Next(closing); done || !ok {
+			return ok
+		}
+	}
+}
+
+// Key reads an object key, the colon after it and the whitespace around; the key keeps its quotes.
+func (s *Scanner) Key() ([]byte, bool) {
+	k, _, ok := s.Str()
+	if !ok {
+		return nil, false
+	}
+	s.WS()
+	if !s.Eat(':') {
+		return nil, false
+	}
+	s.WS()
+	return k, true
+}
+
+// Next reads what follows a member or element: a comma and whitespace (more to come) or, after
+// whitespace, the closing bracket (done).
+func (s *Scanner) Next(closing byte) (done, ok bool) {
+	s.WS()
+	switch {
+	case s.Eat(','):
+		s.WS()
+		return false, true
+	case s.Eat(closing):
+		return true, true
+	}
+	return false, false
+}
