@@ -163,7 +163,8 @@ func checkAckPlan(n planNode, hot []string, leading map[string]string, parent st
 	}
 	switch n.NodeType {
 	case "Seq Scan", "Tid Scan", "Tid Range Scan", "Sample Scan":
-		if isHot(n.Relation) {
+		// A TID scan with a condition fetches the rows whose addresses a key lookup found.
+		if isHot(n.Relation) && (n.NodeType != "Tid Scan" || n.TIDCond == "") {
 			bad = append(bad, n.NodeType+" on "+n.Relation)
 		}
 	case "Index Scan", "Index Only Scan":

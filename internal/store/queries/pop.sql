@@ -43,12 +43,15 @@ WITH RECURSIVE q AS (
     SELECT x.*
     FROM ids i
     CROSS JOIN LATERAL (
-        SELECT p.id, p.name, coalesce(pc.cursor_seq, 0) AS cursor_seq, coalesce(pc.batch_retry_count, 0) AS retries
+        SELECT p.id, p.name, coalesce(pc.cursor_seq, 0) AS cursor_seq, coalesce(pc.batch_retry_count, 0) AS retries,
+               p.last_seq
         FROM q
         JOIN partitions p ON p.id = i.partition_id
         LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $2
+        -- The redeliveries probe is a scalar subquery, not EXISTS: the planner may turn an EXISTS under OR
+        -- into one hash of every retried dead letter of the group, read by consumer_group alone.
         WHERE (p.last_seq > coalesce(pc.cursor_seq, 0)
-               OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2))
+               OR (SELECT true FROM redeliveries r WHERE r.partition_id = p.id AND r.consumer_group = $2 LIMIT 1))
           AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
           AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
           AND (q.window_buffer = 0 OR p.last_push_at <= coalesce($8::timestamptz, now()) - make_interval(secs => q.window_buffer))
@@ -64,7 +67,7 @@ WITH RECURSIVE q AS (
         LIMIT $4
     ) c
 ), msgs AS (
-    SELECT l.id AS partition_id, l.name AS partition_name, l.cursor_seq, l.retries, l.claim_order,
+    SELECT l.id AS partition_id, l.name AS partition_name, l.cursor_seq, l.retries, l.claim_order, l.last_seq,
            m.seq, m.id, m.transaction_id, m.trace_id, m.payload, m.producer_sub, m.is_encrypted, m.created_at
     FROM locked l
     CROSS JOIN q
@@ -79,7 +82,8 @@ WITH RECURSIVE q AS (
              LIMIT $5)
             UNION ALL
             (SELECT m.* FROM redeliveries r
-             JOIN messages m ON m.partition_id = r.partition_id AND m.seq = r.seq
+             CROSS JOIN LATERAL (SELECT m.* FROM messages m
+                                 WHERE m.partition_id = r.partition_id AND m.seq = r.seq OFFSET 0) m
              WHERE r.partition_id = l.id AND r.consumer_group = $2)
         ) m
         WHERE q.delayed_processing = 0 OR m.created_at <= coalesce($8::timestamptz, now()) - make_interval(secs => q.delayed_processing)
@@ -91,7 +95,8 @@ WITH RECURSIVE q AS (
         SELECT msgs.*, row_number() OVER (ORDER BY claim_order, seq) AS rn FROM msgs
     ) x WHERE rn <= $5
 ), agg AS (
-    SELECT partition_id, min(cursor_seq) AS cursor_seq, max(seq) AS upto, count(*) AS cnt FROM kept GROUP BY partition_id
+    SELECT partition_id, min(cursor_seq) AS cursor_seq, max(seq) AS upto, count(*) AS cnt, max(last_seq) AS last_seq
+    FROM kept GROUP BY partition_id
 ), claimed AS (
     INSERT INTO partition_consumers AS pc
         (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
@@ -125,30 +130,47 @@ WITH RECURSIVE q AS (
     RETURNING partition_id
 ), turn AS (
     -- A claimed partition goes to the back of its group's line (unless autoAck consumed it to its end:
-    -- see done).
-    UPDATE pending_partitions pp SET ready_at = coalesce($8::timestamptz, now())
-    FROM claimed c JOIN agg a ON a.partition_id = c.partition_id JOIN partitions p ON p.id = c.partition_id
-    WHERE pp.partition_id = c.partition_id AND pp.consumer_group = $2
-      AND NOT ($7 AND greatest(a.upto, a.cursor_seq) >= p.last_seq)
+    -- see done). last_seq is the one cand read, in this statement's snapshot.
+    -- An upsert, not an UPDATE joined to claimed: its conflict check is a lookup of the primary key by
+    -- both columns whatever the statistics say, while the generic plan of the join, built when the tables
+    -- were small, scanned a whole index of pending_partitions on consumer_group alone (every row of every
+    -- queue). A record an ack dropped in between comes back: a record may outlive its work (0006).
+    INSERT INTO pending_partitions AS pp (partition_id, consumer_group, queue_id, ready_at)
+    SELECT c.partition_id, $2, q.id, coalesce($8::timestamptz, now())
+    FROM claimed c JOIN agg a ON a.partition_id = c.partition_id CROSS JOIN q
+    WHERE NOT ($7 AND greatest(a.upto, a.cursor_seq) >= a.last_seq)
+    ORDER BY c.partition_id
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE SET ready_at = EXCLUDED.ready_at
 ), done AS (
     -- autoAck consumed these partitions to their end: their records go, under the share lock that keeps
     -- a concurrent push out (a partition a push holds is skipped: it is getting new work).
+    -- The last_seq test reads the locked partition row (p), not the snapshot's: a push that committed
+    -- since keeps the record. The records are found one key lookup per partition (a fenced LATERAL, for
+    -- the reason given at turn) and deleted by row address; one changed meanwhile is left, which a
+    -- record may be (0006).
     DELETE FROM pending_partitions pp
-    USING (SELECT p.id
-           FROM claimed c JOIN agg a ON a.partition_id = c.partition_id JOIN partitions p ON p.id = c.partition_id
-           WHERE $7 AND greatest(a.upto, a.cursor_seq) >= p.last_seq
-             AND NOT EXISTS (SELECT 1 FROM redeliveries r
-                             WHERE r.partition_id = p.id AND r.consumer_group = $2
-                               AND NOT EXISTS (SELECT 1 FROM kept k WHERE k.partition_id = r.partition_id AND k.seq = r.seq))
-           ORDER BY p.id
-           FOR SHARE OF p SKIP LOCKED) d
-    WHERE pp.partition_id = d.id AND pp.consumer_group = $2
+    WHERE $7 AND pp.ctid = ANY (ARRAY(
+          SELECT x.ctid
+          FROM (SELECT p.id
+                FROM (SELECT c.partition_id, greatest(a.upto, a.cursor_seq) AS upto
+                      FROM claimed c JOIN agg a ON a.partition_id = c.partition_id
+                      WHERE $7 ORDER BY c.partition_id) c
+                CROSS JOIN LATERAL (SELECT p.id FROM partitions p
+                                    WHERE p.id = c.partition_id AND p.last_seq <= c.upto
+                                    FOR SHARE SKIP LOCKED) p
+                WHERE (SELECT true FROM redeliveries r
+                       WHERE r.partition_id = p.id AND r.consumer_group = $2
+                         AND NOT EXISTS (SELECT 1 FROM kept k WHERE k.partition_id = r.partition_id AND k.seq = r.seq)
+                       LIMIT 1) IS NULL) d
+          CROSS JOIN LATERAL (SELECT pp2.ctid FROM pending_partitions pp2
+                              WHERE pp2.partition_id = d.id AND pp2.consumer_group = $2
+                              ORDER BY pp2.partition_id, pp2.consumer_group LIMIT 1) x))
 ), redelivered AS (
     -- autoAck consumes retried dead letters at delivery
     DELETE FROM redeliveries r
-    USING kept k, claimed c
-    WHERE $7 AND c.partition_id = k.partition_id AND r.partition_id = k.partition_id
-      AND r.consumer_group = $2 AND r.seq = k.seq
+    WHERE $7 AND r.consumer_group = $2
+      AND r.partition_id = ANY (ARRAY(SELECT c.partition_id FROM claimed c))
+      AND (r.partition_id, r.seq) IN (SELECT k.partition_id, k.seq FROM kept k)
 )
 SELECT k.partition_id, k.partition_name, k.retries, k.id, k.transaction_id, k.trace_id, k.payload,
        k.producer_sub, k.is_encrypted, k.created_at
