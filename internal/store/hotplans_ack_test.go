@@ -116,16 +116,7 @@ INSERT INTO redeliveries (partition_id, consumer_group, seq)
 		out := explain(tx, name, "FORMAT JSON, ANALYZE, BUFFERS")
 		var doc []struct{ Plan planNode }
 		require.NoError(t, json.Unmarshal([]byte(out), &doc), name)
-		lines, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+args[name]+`)`)
-		require.NoError(t, err, name)
-		var plan strings.Builder
-		for lines.Next() {
-			var line string
-			require.NoError(t, lines.Scan(&line))
-			plan.WriteString(line + "\n")
-		}
-		require.NoError(t, lines.Err(), name)
-		text := plan.String()
+		text := explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+args[name]+`)`, name)
 		for _, bad := range checkAckPlan(doc[0].Plan, hot, leading, "") {
 			t.Errorf("%s: %s; generic plan:\n%s", name, bad, text)
 		}

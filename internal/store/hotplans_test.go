@@ -112,7 +112,13 @@ func genericPlan(t *testing.T, c *pgx.Conn, name string) string {
 	for i := range args {
 		args[i] = "NULL"
 	}
-	rows, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+strings.Join(args, ",")+`)`)
+	return explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+strings.Join(args, ",")+`)`, name)
+}
+
+// explainText runs an EXPLAIN of statement name and returns its lines as one text.
+func explainText(t *testing.T, tx pgx.Tx, explain, name string) string {
+	t.Helper()
+	rows, err := tx.Query(t.Context(), explain)
 	require.NoError(t, err, name)
 	var plan strings.Builder
 	for rows.Next() {
