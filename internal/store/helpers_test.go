@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -45,6 +46,17 @@ func openStore(t *testing.T, url, schema string) *store.Store {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	return st
+}
+
+// privateConn opens a store on a database of its own and holds one of its connections for the whole
+// test, for tests that prepare statements or read plans on one connection.
+func privateConn(t *testing.T) (*store.Store, *pgx.Conn) {
+	t.Helper()
+	st := openStore(t, testenv.NewDatabase(t), "")
+	conn, err := store.PoolOf(st).Acquire(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(conn.Release)
+	return st, conn.Conn()
 }
 
 var uniqN atomic.Int64

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestAckPlansAfterSmallTables: the ack statements' generic plans, built under HotPathSettings while the
@@ -21,9 +20,7 @@ import (
 func TestAckPlansAfterSmallTables(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
+	st, c := privateConn(t)
 	pool := store.PoolOf(st)
 	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries"}
 
@@ -55,13 +52,9 @@ INSERT INTO redeliveries (partition_id, consumer_group, seq)
 		require.NoError(t, err)
 	}
 	fill(1, 3)
-	_, err = pool.Exec(ctx, `ANALYZE`)
+	_, err := pool.Exec(ctx, `ANALYZE`)
 	require.NoError(t, err)
 
-	conn, err := pool.Acquire(ctx)
-	require.NoError(t, err)
-	defer conn.Release()
-	c := conn.Conn()
 	pid := func(i int) string { return fmt.Sprintf("00000000-0000-0000-0001-%012x", i) }
 	// Keys of partitions 1000 and 4000 (added later), both groups; g2 has a redelivery, g1 does not.
 	args := map[string]string{
@@ -95,17 +88,7 @@ INSERT INTO redeliveries (partition_id, consumer_group, seq)
 
 	fill(4, 5000)
 
-	leading := map[string]string{}
-	rows, err := c.Query(ctx, `SELECT i.indexrelid::regclass::text, a.attname FROM pg_index i
-		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-		WHERE i.indrelid = ANY ($1::regclass[])`, hot)
-	require.NoError(t, err)
-	for rows.Next() {
-		var idx, col string
-		require.NoError(t, rows.Scan(&idx, &col))
-		leading[idx] = col
-	}
-	require.NoError(t, rows.Err())
+	leading := leadingColumns(t, c)
 
 	tx, err = c.Begin(ctx)
 	require.NoError(t, err)

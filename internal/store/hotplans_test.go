@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 var hotStatements = []string{"Pop", "PartitionBump", "ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"}
@@ -32,28 +31,11 @@ var hotStatements = []string{"Pop", "PartitionBump", "ConsumerLock", "AckResolve
 //     pending_partitions by consumer_group alone, every row of the group in every queue.
 func TestHotPathPlans(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
-	conn, err := store.PoolOf(st).Acquire(t.Context())
-	require.NoError(t, err)
-	defer conn.Release()
-	c := conn.Conn()
-
-	leading := map[string]string{}
-	rows, err := c.Query(t.Context(), `SELECT i.indexrelid::regclass::text, a.attname
-		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-		WHERE i.indrelid::regclass::text NOT LIKE 'pg_%'`)
-	require.NoError(t, err)
-	for rows.Next() {
-		var idx, col string
-		require.NoError(t, rows.Scan(&idx, &col))
-		leading[idx] = col
-	}
-	require.NoError(t, rows.Err())
+	st, c := privateConn(t)
+	leading := leadingColumns(t, c)
 
 	t.Run("empty", func(t *testing.T) {
-		_, err = c.Exec(t.Context(), `ANALYZE`)
+		_, err := c.Exec(t.Context(), `ANALYZE`)
 		require.NoError(t, err)
 		for _, name := range hotStatements {
 			plan := genericPlan(t, c, name)
@@ -79,7 +61,7 @@ func TestHotPathPlans(t *testing.T) {
 		}
 		pop(t, st, "fresh", store.QueueMode, "", 10)
 		pop(t, st, "fresh", "g1", "", 10)
-		_, err = c.Exec(t.Context(), `ANALYZE`)
+		_, err := c.Exec(t.Context(), `ANALYZE`)
 		require.NoError(t, err)
 		for _, name := range hotStatements {
 			plan := genericPlan(t, c, name)
@@ -113,6 +95,23 @@ func genericPlan(t *testing.T, c *pgx.Conn, name string) string {
 		args[i] = "NULL"
 	}
 	return explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+strings.Join(args, ",")+`)`, name)
+}
+
+// leadingColumns maps every index of the broker's tables to its first column.
+func leadingColumns(t *testing.T, c *pgx.Conn) map[string]string {
+	t.Helper()
+	leading := map[string]string{}
+	rows, err := c.Query(t.Context(), `SELECT i.indexrelid::regclass::text, a.attname
+		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+		WHERE i.indrelid::regclass::text NOT LIKE 'pg_%'`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var idx, col string
+		require.NoError(t, rows.Scan(&idx, &col))
+		leading[idx] = col
+	}
+	require.NoError(t, rows.Err())
+	return leading
 }
 
 // explainText runs an EXPLAIN of statement name and returns its lines as one text.

@@ -6,21 +6,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-
-	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestUUIDParams: uuid.UUID parameters (plain, pointer, nil pointer, slice) reach PostgreSQL as the
 // same uuids through the store's connections, in the binary form rather than through their text.
 func TestUUIDParams(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
-	conn, err := store.PoolOf(st).Acquire(t.Context())
-	require.NoError(t, err)
-	defer conn.Release()
+	_, conn := privateConn(t)
 
 	a, b := uuid.New(), uuid.New()
 	var nilID *uuid.UUID
@@ -35,7 +27,7 @@ func TestUUIDParams(t *testing.T) {
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT $1::uuid::text`, &b).Scan(&ptext))
 	require.Equal(t, b.String(), ptext)
 
-	plan := conn.Conn().TypeMap().PlanEncode(2950 /* uuid */, 1 /* binary */, a)
+	plan := conn.TypeMap().PlanEncode(2950 /* uuid */, 1 /* binary */, a)
 	require.NotNil(t, plan)
 	require.NotContains(t, fmt.Sprintf("%T", plan), "DriverValuer", "uuid.UUID must not go through its text form")
 }
