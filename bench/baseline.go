@@ -175,14 +175,21 @@ func timed(workers int, d time.Duration, prepare func(w, n int) func() (int, err
 
 // insertSQL is a plain multi-row INSERT of n rows.
 func insertSQL(n int) string {
+	return multiRowInsert("INSERT INTO bench_scratch.messages (partition_id, seq, id, transaction_id, payload)", n, "")
+}
+
+// multiRowInsert is head followed by VALUES of n rows of five parameters each (partition id, seq, id,
+// transactionId, payload as jsonb), every row ending with the literal columns of tail.
+func multiRowInsert(head string, n int, tail string) string {
 	var sb strings.Builder
-	sb.WriteString("INSERT INTO bench_scratch.messages (partition_id, seq, id, transaction_id, payload) VALUES ")
+	sb.WriteString(head)
+	sb.WriteString(" VALUES ")
 	for i := range n {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
 		k := i * 5
-		fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d::jsonb)", k+1, k+2, k+3, k+4, k+5)
+		fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d::jsonb%s)", k+1, k+2, k+3, k+4, k+5, tail)
 	}
 	return sb.String()
 }

@@ -357,18 +357,12 @@ func (x *pushSQLRun) once(ctx context.Context, kind, stmt, lock string, mine []u
 	b := &pgx.Batch{}
 	switch kind {
 	case "plain":
-		var sb strings.Builder
 		args := make([]any, 0, merge*5)
-		sb.WriteString("INSERT INTO messages (partition_id, seq, id, transaction_id, payload, created_at) VALUES ")
 		for i := range merge {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			k := i * 5
-			fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d::jsonb,clock_timestamp())", k+1, k+2, k+3, k+4, k+5)
 			args = append(args, pids[i], base+int64(i)+1, ids[i], txids[i], string(payloads[i]))
 		}
-		_, err := x.pool.Exec(ctx, sb.String(), args...)
+		sql := multiRowInsert("INSERT INTO messages (partition_id, seq, id, transaction_id, payload, created_at)", merge, ",clock_timestamp()")
+		_, err := x.pool.Exec(ctx, sql, args...)
 		return err
 	case "current":
 		b.Queue("BEGIN")
