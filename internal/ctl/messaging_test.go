@@ -241,22 +241,19 @@ func TestPopScenarios(t *testing.T) {
 	// decides time by a clock the test advances.
 	clk := testenv.NewClock()
 	cc := newCLI(t, startRunning(t, nil, broker.Options{Clock: clk.Now}).URL)
-	q4 := uniq(t, "delayed")
-	cc.ok("queues", "configure", q4, "--delayed-processing", "600")
-	cc.ok("push", q4, `{"d":1}`)
-	cc.fails(ctl.ExitNoop, "pop", q4)
-	clk.Advance(500 * time.Second)
-	cc.fails(ctl.ExitNoop, "pop", q4)
-	clk.Advance(101 * time.Second)
-	cc.ok("pop", q4, "--auto-ack")
-	q5 := uniq(t, "window")
-	cc.ok("queues", "configure", q5, "--window-buffer", "600")
-	cc.ok("push", q5, `{"w":1}`)
-	cc.fails(ctl.ExitNoop, "pop", q5)
-	clk.Advance(500 * time.Second)
-	cc.fails(ctl.ExitNoop, "pop", q5)
-	clk.Advance(101 * time.Second)
-	cc.ok("pop", q5, "--auto-ack")
+	for _, hold := range []struct{ name, flag, payload string }{
+		{"delayed", "--delayed-processing", `{"d":1}`},
+		{"window", "--window-buffer", `{"w":1}`},
+	} {
+		q := uniq(t, hold.name)
+		cc.ok("queues", "configure", q, hold.flag, "600")
+		cc.ok("push", q, hold.payload)
+		cc.fails(ctl.ExitNoop, "pop", q)
+		clk.Advance(500 * time.Second)
+		cc.fails(ctl.ExitNoop, "pop", q)
+		clk.Advance(101 * time.Second)
+		cc.ok("pop", q, "--auto-ack")
+	}
 
 	// subscriptions: a group starting at "new" skips history; "all" (the default) replays it
 	q6 := uniq(t, "subs")
