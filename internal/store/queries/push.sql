@@ -101,4 +101,8 @@ FROM unnest($1::int[], $2::uuid[], $3::text[]) AS t(idx, partition_id, transacti
 JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
 
 -- name: QueueNotify :exec
-SELECT pg_notify($1, n) FROM (SELECT DISTINCT unnest($2::text[]) AS n) s
+-- Its own transaction (never a push's or an ack's: NOTIFY serialises commits on a global lock), with
+-- an asynchronous commit: a NOTIFY gets a transaction id, so a synchronous commit would wait for a WAL
+-- flush, up to every few milliseconds per broker beside the pushes' commits, to make durable a
+-- notification that a crash loses anyway (listeners re-check after every reconnect).
+SELECT pg_notify($1, n), set_config('synchronous_commit', 'off', true) FROM (SELECT DISTINCT unnest($2::text[]) AS n) s
