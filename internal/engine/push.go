@@ -23,6 +23,9 @@ type PushItem struct {
 	TransactionID string          // "" = generated
 	TraceID       *uuid.UUID
 	ProducerSub   string // stamped by the caller from the authenticated subject; "" = none
+	// PayloadChecked: the caller has checked Payload against the input limits (the HTTP push route
+	// checks whole bodies), so validation does not scan it again.
+	PayloadChecked bool
 	// minted: TransactionID was generated for this push (not the client's, not a spool replay), so it
 	// cannot already be stored and the insert skips the duplicate lookup.
 	minted bool
