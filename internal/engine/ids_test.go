@@ -10,7 +10,7 @@ import (
 )
 
 // Message ids are RFC 9562 version 7, carry the clock's millisecond, and increase strictly within a
-// batch, across batches, and across batches larger than one random read (64 ids).
+// batch and across batches of any size.
 func TestNewMessageIDsAreIncreasingV7(t *testing.T) {
 	before := time.Now().UnixMilli()
 	var all []uuid.UUID

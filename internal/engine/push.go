@@ -55,6 +55,10 @@ const (
 
 var jsonNull = json.RawMessage("null")
 
+// nullTraceID is the TraceID of a result without one, boxed once: converting jsonNull to any per
+// result allocated per pushed message.
+var nullTraceID any = jsonNull
+
 // Push stores items and answers one result per item, in order. Items sharing a partition are stored in
 // slice order; an item whose transactionId is already stored in its partition (earlier, or earlier in
 // this same request) is a duplicate and stores nothing.
@@ -153,7 +157,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 				pidText, pidOf = pids[i].String(), pids[i]
 			}
 			r.PartitionID = pidText
-			r.TraceID = jsonNull
+			r.TraceID = nullTraceID
 			if it.TraceID != nil {
 				r.TraceID = it.TraceID.String()
 			}
@@ -284,6 +288,7 @@ func (e *Engine) pushRows(ctx context.Context, items []PushItem, pids []uuid.UUI
 	ids := make([]uuid.UUID, len(items))
 	newMessageIDs(ids)
 	var sub *string // the items of a request share their producer
+	seal := rowSealer{e: e}
 	for i := range items {
 		it := &items[i]
 		if sub == nil || *sub != it.ProducerSub {
@@ -301,7 +306,7 @@ func (e *Engine) pushRows(ctx context.Context, items []PushItem, pids []uuid.UUI
 		if len(r.Payload) == 0 {
 			r.Payload = jsonNull
 		}
-		if err := e.sealRow(ctx, it.Queue, &r); err != nil {
+		if err := seal.seal(ctx, it.Queue, &r); err != nil {
 			return err
 		}
 		rows[i] = r
