@@ -3,11 +3,15 @@ package engine
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	mrand "math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/store"
 )
 
 // Message ids are UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then 12 bits counting within the
@@ -61,3 +65,29 @@ var idRandom = sync.Pool{New: func() any {
 	}
 	return mrand.NewChaCha8(seed)
 }}
+
+// rowIDTexts writes the text form of the rows' ids (as uuid.UUID.String) into one string: a push
+// answers every message id as text, and one allocation per request is cheaper than one per message.
+// The text of rows[i].ID is idText(all, i).
+func rowIDTexts(rows []store.PushRow) string {
+	var sb strings.Builder
+	sb.Grow(36 * len(rows))
+	var b [36]byte
+	for i := range rows {
+		id := &rows[i].ID
+		hex.Encode(b[0:8], id[0:4])
+		b[8] = '-'
+		hex.Encode(b[9:13], id[4:6])
+		b[13] = '-'
+		hex.Encode(b[14:18], id[6:8])
+		b[18] = '-'
+		hex.Encode(b[19:23], id[8:10])
+		b[23] = '-'
+		hex.Encode(b[24:36], id[10:16])
+		sb.Write(b[:])
+	}
+	return sb.String()
+}
+
+// idText is the text of the i-th id written by rowIDTexts.
+func idText(all string, i int) string { return all[36*i : 36*i+36] }

@@ -143,6 +143,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		return nil, nil, err
 	}
 	res := make([]PushResult, len(items))
+	ids := rowIDTexts(job.rows)
 	var stale []store.PartitionKey
 	var pidText string // pidOf as text: a request's items mostly share their partition
 	var pidOf uuid.UUID
@@ -152,7 +153,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		switch {
 		case o.Inserted:
 			r.Status = StatusQueued
-			r.MessageID = job.rows[i].ID.String()
+			r.MessageID = idText(ids, i)
 			if pidText == "" || pids[i] != pidOf {
 				pidText, pidOf = pids[i].String(), pids[i]
 			}

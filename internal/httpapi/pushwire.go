@@ -70,18 +70,30 @@ func (s *pushScan) value(depth int, kind jsonguard.Kind) ([]byte, bool) {
 
 // key reads an object key and the colon after it. The key is returned only when it can be compared
 // byte for byte: encoding/json matches field names case-insensitively (with Unicode folding) and
-// unescapes keys, so a key with an escape or a non-ASCII byte makes the reader give up.
+// unescapes keys, so a key with an escape or a non-ASCII byte makes the reader give up (as does any
+// control character, which the grammar refuses). Such keys also meet all of jsonguard's rules.
 func (s *pushScan) key() ([]byte, bool) {
-	lit, ok := s.Key()
-	if !ok {
+	if !s.Eat('"') {
 		return nil, false
 	}
-	k := lit[1 : len(lit)-1]
-	for _, c := range k {
-		if c >= 0x80 || c == '\\' {
+	start := s.I
+	for ; s.I < len(s.B); s.I++ {
+		if c := s.B[s.I]; c == '"' {
+			break
+		} else if c < 0x20 || c >= 0x80 || c == '\\' {
 			return nil, false
 		}
 	}
+	if s.I == len(s.B) {
+		return nil, false
+	}
+	k := s.B[start:s.I]
+	s.I++
+	s.WS()
+	if !s.Eat(':') {
+		return nil, false
+	}
+	s.WS()
 	return k, true
 }
 
@@ -408,7 +420,7 @@ func appendPushResults(dst []byte, res []engine.PushResult) ([]byte, bool) {
 // left to json.Marshal itself.
 func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !copiedAsIs[s[i]] {
 			b, _ := json.Marshal(s) // a string always marshals
 			return append(dst, b...)
 		}
@@ -417,3 +429,12 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// copiedAsIs marks the bytes appendJSONString copies as they are (one table look-up per byte: the
+// answer's strings are most of its bytes).
+var copiedAsIs = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

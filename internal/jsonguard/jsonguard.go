@@ -130,6 +130,23 @@ func (r Rules) KindOf(key []byte) Kind {
 // It returns where the value ends; ok=false for a syntax error or a rule violation alike, without
 // wording either, so a caller that must answer with the error runs Check on the whole text.
 func Accept(b []byte, i, depth int, rules Rules, kind Kind) (end int, ok bool) {
+	if i < len(b) && b[i] == '"' {
+		// The common value, a string of printable ASCII without escapes, meets every rule but the
+		// name length: it is checked here, without setting the scanner up. Any other string is left
+		// to the scanner, from its start.
+		for j := i + 1; j < len(b); j++ {
+			c := b[j]
+			if c == '"' {
+				if kind == Name && j-i-1 > MaxName {
+					break
+				}
+				return j + 1, true
+			}
+			if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+				break
+			}
+		}
+	}
 	s := scanner{b: b, i: i, rules: rules, quiet: true}
 	var err error
 	switch kind {
