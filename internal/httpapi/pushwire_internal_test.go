@@ -201,3 +201,23 @@ func TestPushAnswerWriterMatchesMarshal(t *testing.T) {
 		require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	}
 }
+
+// FuzzPushReader compares the push route's reader with guardBody, the reader by grammar alone and
+// the general path, without a broker, so it runs many more bodies a second than FuzzPushBody (which
+// checks the same on every body it sends). Not in `make fuzz-ci`: its seeds run with the tests.
+func FuzzPushReader(f *testing.F) {
+	for _, s := range append([]string{
+		`{"items":[{"queue":"q","partition":"p","payload":{"a":[1,-2.5e3,"é",null]},"transactionId":"t1","traceId":null}]}`,
+		`{"x":{"queue":"` + strings.Repeat("y", jsonguard.MaxName) + `"},"items":[{"queue":"q","status":"s","payload":"\ud83d\ude00"}]}`,
+	}, guardRefuses...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := comparePushDecoders(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := compareSinglePass(b); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
