@@ -95,3 +95,17 @@ func (r *runner) vacuumDatabase(ctx context.Context) {
 	}
 	fmt.Fprintf(r.out, "-vacuum-between: VACUUM of the database took %v\n", time.Since(start).Round(10*time.Millisecond))
 }
+
+// checkpoint writes a checkpoint before a measured window (-checkpoint), so that every window starts
+// right after one: the full-page images of first page changes then fall alike on the broker's windows
+// and the baseline's, instead of on whichever a checkpoint happened to start in. A failure (no
+// privilege on a remote database) is reported once and ends the checkpoints.
+func (r *runner) checkpoint(ctx context.Context) {
+	if r.db == nil || !r.opt.checkpoint || r.noCheckpoint {
+		return
+	}
+	if _, err := r.db.pool.Exec(ctx, `CHECKPOINT`); err != nil {
+		r.noCheckpoint = true
+		fmt.Fprintf(r.out, "[%s] CHECKPOINT failed, windows run without one: %v\n", r.label, err)
+	}
+}

@@ -22,6 +22,7 @@ type options struct {
 	url, pgURL, jsonOut, scenarios   string
 	brokerPID                        int
 	fast, verifyPush, baseline       bool
+	checkpoint                       bool
 	keep                             bool
 	producers, consumers, conns      int
 	pushBatches                      []int
@@ -96,6 +97,7 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.baselineDuration, "baseline-duration", 5*time.Second, "duration of each INSERT baseline")
 	flag.BoolVar(&o.baseline, "baseline", true, "measure plain INSERTs into the same PostgreSQL after each push scenario")
 	flag.BoolVar(&o.verifyPush, "verify-push", true, "drain push scenarios' queues to verify them")
+	flag.BoolVar(&o.checkpoint, "checkpoint", true, "CHECKPOINT before every measured window and baseline, so that each starts from the same WAL state instead of some meeting a checkpoint's full-page writes")
 	flag.DurationVar(&o.popWait, "pop-wait", time.Second, "long-poll timeout of pops (wait=true)")
 	flag.DurationVar(&o.lease, "lease", 10*time.Second, "leaseTime the bench queues are configured with (whole seconds)")
 	flag.DurationVar(&o.drainIdle, "drain-idle", 15*time.Second, "give up draining after this long without progress (keep it above -lease so lost leases expire and redeliver)")

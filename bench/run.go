@@ -47,7 +47,9 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 	if url == "" {
 		durable := !o.fast
 		fmt.Printf("[%s] starting PostgreSQL (durable=%v) and the broker ...\n", label, durable)
-		var settings []string
+		// A write-heavy deployment raises max_wal_size; at the default (1GB) a checkpoint started
+		// every ~500 MB of WAL, i.e. inside some push-b100 windows and not in others.
+		settings := []string{"max_wal_size=4GB"}
 		if o.pgStats {
 			settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on")
 		}

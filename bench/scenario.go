@@ -68,10 +68,11 @@ type runner struct {
 	db       *baseliner // the broker's PostgreSQL, nil without a URL
 	pgStats  bool       // pg_stat_statements is available on db
 	// stmtTotals: the last window's sums over all statements (set by topStatements)
-	stmtTotals StatementTotals
-	pprofURL   string // the broker's pprof listener, "" when unknown
-	label      string // target label
-	out        io.Writer
+	stmtTotals   StatementTotals
+	pprofURL     string // the broker's pprof listener, "" when unknown
+	label        string // target label
+	noCheckpoint bool   // a CHECKPOINT failed: no more are tried
+	out          io.Writer
 }
 
 func (r *runner) queue(name string) string { return "bench-" + r.tag + "-" + name }
@@ -118,6 +119,7 @@ func (r *runner) window(ctx context.Context, res *Result, st *scenarioStats, ps 
 	cctx := consumerCtx(ctx, consStop)
 	prodStop := make(chan struct{})
 	var pg, cg group
+	r.checkpoint(ctx)
 	prof := r.startProfile(ctx, res.Name)
 	r.resetStatements(ctx)
 	rel0 := r.relationSnapshot(ctx)
@@ -297,6 +299,7 @@ func (r *runner) runPush(ctx context.Context, batch int) (*Result, error) {
 		res.Notes = append(res.Notes, "not verified (-verify-push=false)")
 	}
 	if r.baseline != nil {
+		r.checkpoint(ctx)
 		b, err := r.baseline.run(ctx, batch, r.opt.producers, r.opt.partitions, r.opt.msgSize, r.opt.baselineDuration, r.cpu.postgresPID)
 		if err != nil {
 			res.Notes = append(res.Notes, "baseline failed: "+err.Error())
