@@ -158,7 +158,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		return nil, nil
 	}
 	created := make([]time.Time, len(rows))
-	leaseID := lease.String()
+	leaseID := rows[0].LeaseID.String()
 	if r.AutoAck {
 		leaseID = ""
 	}

@@ -1,6 +1,9 @@
 package store_test
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,6 +42,42 @@ func TestLease(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, out[0].ExpiresAt.Equal(*after))
 		require.True(t, expiry(t, p).Equal(*after))
+	})
+
+	t.Run("LeaseExtend/multi-partition", func(t *testing.T) {
+		// One pop claims three partitions under one lease, found again from the id alone: the head (the
+		// lowest partition id) lists the others.
+		q := uniq("lease-multi")
+		var parts []uuid.UUID
+		for i := range 3 {
+			p := partition(t, st, q, fmt.Sprint("p", i))
+			push(t, st, p, "a")
+			parts = append(parts, p)
+		}
+		slices.SortFunc(parts, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+		got, err := st.Pop(ctx, store.PopParams{Queue: q, Group: store.QueueMode, MaxPartitions: 3, Batch: 10, LeaseID: uuid.Must(uuid.NewV7())})
+		require.NoError(t, err)
+		require.Len(t, got, 3)
+		lease := got[0].LeaseID
+		for _, m := range got {
+			require.Equal(t, lease, m.LeaseID, "one lease for the pop")
+		}
+		require.Equal(t, parts[0][:8], lease[:8], "named after the head")
+		require.Equal(t, parts, scalar[[]uuid.UUID](t, st, `SELECT lease_partitions FROM partition_consumers WHERE partition_id = $1`, parts[0]))
+		out, err := st.ExtendLease(ctx, lease, time.Hour)
+		require.NoError(t, err)
+		require.Len(t, out, 3)
+		for i, e := range out {
+			require.Equal(t, parts[i], e.PartitionID)
+			require.True(t, e.Live)
+			require.True(t, expiry(t, parts[i]).Equal(*e.ExpiresAt))
+			require.True(t, e.ExpiresAt.After(time.Now().Add(50*time.Minute)))
+		}
+		// A partition that has since been claimed under another lease is no longer this one's.
+		exec(t, st, `UPDATE partition_consumers SET lease_id = gen_random_uuid() WHERE partition_id = $1`, parts[2])
+		out, err = st.ExtendLease(ctx, lease, time.Hour)
+		require.NoError(t, err)
+		require.Len(t, out, 2)
 	})
 
 	t.Run("LeaseExtend/unknown", func(t *testing.T) {
