@@ -9,7 +9,7 @@ import (
 )
 
 func printHeader(w io.Writer, rep Report, o options, brokerPID int) {
-	fmt.Fprintf(w, "[%s] broker %s (local child: %v, pid %d, commit %s)\n", rep.Target, rep.Broker, rep.Local, brokerPID, rep.Commit)
+	fmt.Fprintf(w, "[%s] broker %s (local child: %v, pid %d, build %s)\n", rep.Target, rep.Broker, rep.Local, brokerPID, rep.Commit)
 	if rep.Durable != nil {
 		fmt.Fprintf(w, "postgres durable: %v\n", *rep.Durable)
 	}

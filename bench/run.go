@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -41,7 +42,7 @@ func (t *target) stop() {
 
 // openTarget starts (url == "") or attaches to a broker and prepares a runner for it.
 func openTarget(ctx context.Context, o options, label, url, pgURL string, brokerPID int, started time.Time) (*target, error) {
-	t := &target{rep: Report{Started: started, Target: label, Broker: url, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Commit: gitCommit(o.repo)}}
+	t := &target{rep: Report{Started: started, Target: label, Broker: url, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}}
 	r := &runner{opt: o, tag: strconv.FormatInt(time.Now().UnixNano()/1e6, 36) + label[:1], out: os.Stdout, label: label}
 	if url == "" {
 		durable := !o.fast
@@ -66,6 +67,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		if label == "compare" && o.compareBin != "" {
 			bin = o.compareBin
 		}
+		t.rep.Commit = brokerBuild(o.repo, bin)
 		b, err := startLocalBroker(ctx, o.repo, bin, durable, settings, env, os.Stderr)
 		if err != nil {
 			return nil, err
@@ -107,6 +109,33 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 	t.runner = r
 	printHeader(os.Stdout, t.rep, o, brokerPID)
 	return t, nil
+}
+
+// brokerBuild names the build a local broker runs: the checkout's commit when the bench builds it, else
+// the binary's path and the revision stamped into it, if any (a -compare-bin build is usually another
+// commit than the checkout's, and a remote broker's build is unknown, so it gets no label).
+func brokerBuild(repo, bin string) string {
+	if bin == "" {
+		return gitCommit(repo)
+	}
+	label := "binary " + bin
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return label
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return label
+	}
+	return label + " (" + rev[:min(len(rev), 7)] + dirty + ")"
 }
 
 func gitCommit(repo string) string {

@@ -159,6 +159,9 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 		maintenance.NewEviction(b.st, log, cfg.EvictionInterval),
 		maintenance.NewSamples(b.st, b.eng, log, maintenance.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port),
 			KeepDays: cfg.Jobs.MetricsRetentionDays})}
+	if cfg.Jobs.VacuumInterval > 0 {
+		b.services = append(b.services, maintenance.NewVacuum(b.st, log, cfg.Jobs.VacuumInterval))
+	}
 	for _, sv := range b.services {
 		if err = sv.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)

@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// JobsConfig holds the intervals and bounds of the background jobs: statistics and retention.
+// JobsConfig holds the intervals and bounds of the background jobs: statistics, retention and
+// the vacuum of pending_partitions.
 type JobsConfig struct {
 	StatsInterval        time.Duration
+	VacuumInterval       time.Duration // 0: no vacuum job
 	RetentionInterval    time.Duration
 	RetentionBatchSize   int
 	PartitionCleanupDays int

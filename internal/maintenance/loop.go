@@ -16,6 +16,7 @@ type Loop struct {
 	run      func(ctx context.Context) error
 	log      *slog.Logger
 	wake     <-chan struct{} // WakeOn: asks for a pass before the interval is up
+	duty     float64         // BoundDuty: the largest share of the time passes may take (0: no bound)
 
 	mu      sync.Mutex // protects cancel, started, stopped, running
 	cancel  context.CancelFunc
@@ -46,12 +47,14 @@ func (l *Loop) Start(ctx context.Context) error {
 	go func() {
 		defer close(stopped)
 		close(started)
-		t := time.NewTicker(l.interval)
+		t := time.NewTimer(0)
 		defer t.Stop()
 		for {
+			began := time.Now()
 			if err := l.run(ctx); err != nil && ctx.Err() == nil {
 				l.log.WarnContext(ctx, "background pass failed", slog.String("loop", l.name), slog.Any("error", err))
 			}
+			t.Reset(l.pause(time.Since(began)))
 			select {
 			case <-ctx.Done():
 				return
@@ -67,6 +70,27 @@ func (l *Loop) Start(ctx context.Context) error {
 func (l *Loop) WakeOn(ch <-chan struct{}) *Loop {
 	l.wake = ch
 	return l
+}
+
+// BoundDuty keeps the loop's passes to at most share (0 < share < 1) of its time: after a pass that
+// took longer than share × interval, the next one waits until the pass's time is that share of the
+// whole, instead of starting one interval after the last began. A job whose pass grows with the data
+// (the stats pass visits every partition) then gives way to the work it describes, and its results
+// age by more than an interval only while a pass takes longer than that share. WakeOn's passes are
+// not held back. Call it before Start.
+func (l *Loop) BoundDuty(share float64) *Loop {
+	l.duty = share
+	return l
+}
+
+// pause is how long the loop waits after a pass that took took: until one interval after the pass
+// began, or longer under BoundDuty.
+func (l *Loop) pause(took time.Duration) time.Duration {
+	wait := l.interval - took
+	if l.duty > 0 && l.duty < 1 {
+		wait = max(wait, time.Duration(float64(took)*(1-l.duty)/l.duty))
+	}
+	return max(wait, 0)
 }
 
 // Stop ends the loop and waits for its goroutine; it is safe to call more than once, or before Start.

@@ -44,3 +44,24 @@ func TestLoopStartStopStress(t *testing.T) {
 	require.Positive(t, passes.Load(), "a started run makes its first pass at once")
 	require.Error(t, NewLoop("bad", 0, slog.New(slog.DiscardHandler), nil).Start(t.Context()), "a loop needs a positive interval")
 }
+
+// TestLoopBoundDuty: a loop starts its passes one interval apart while they are short, and, under
+// BoundDuty, spaces longer passes so that they take at most the given share of the time.
+func TestLoopBoundDuty(t *testing.T) {
+	t.Parallel()
+	log := slog.New(slog.DiscardHandler)
+	free := NewLoop("free", 10*time.Second, log, nil)
+	bound := NewLoop("bound", 10*time.Second, log, nil).BoundDuty(0.1)
+	for _, c := range []struct {
+		took, free, bound time.Duration
+	}{
+		{0, 10 * time.Second, 10 * time.Second},
+		{200 * time.Millisecond, 9800 * time.Millisecond, 9800 * time.Millisecond},
+		{time.Second, 9 * time.Second, 9 * time.Second},
+		{5 * time.Second, 5 * time.Second, 45 * time.Second},
+		{20 * time.Second, 0, 180 * time.Second},
+	} {
+		require.Equal(t, c.free, free.pause(c.took), "unbounded after a pass of %v", c.took)
+		require.Equal(t, c.bound, bound.pause(c.took), "bounded to 10%% after a pass of %v", c.took)
+	}
+}

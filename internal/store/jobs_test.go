@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,5 +40,32 @@ func TestJobs(t *testing.T) {
 		require.Equal(t, []bool{true, true}, passes())
 		// The lock is the transaction's: a pass leaves it free.
 		require.True(t, scalar[bool](t, st, `SELECT pg_try_advisory_lock($1) AND pg_advisory_unlock($1)`, int64(evictionKey)))
+	})
+	t.Run("PendingDeadRows+VacuumPendingPartitions", func(t *testing.T) {
+		// A schema of its own: the check reads the dead rows of the schema's table only.
+		st := schemaStore(t)
+		q := uniq("churn")
+		configure(t, st, q, store.QueueOptions{})
+		for i := range 40 {
+			push(t, st, partition(t, st, q, fmt.Sprint(i)), uniq("tx"))
+		}
+		vacuumed, err := st.VacuumPending(ctx, 20)
+		require.NoError(t, err)
+		require.False(t, vacuumed, "40 live rows and no dead one")
+		ok, err := st.DeleteQueue(ctx, q)
+		require.NoError(t, err)
+		require.True(t, ok)
+		// 40 dead rows and no live one. A session reports its dead rows to the statistics a moment after
+		// its commit.
+		require.Eventually(t, func() bool {
+			vacuumed, err := st.VacuumPending(ctx, 20)
+			require.NoError(t, err)
+			return vacuumed
+		}, 30*time.Second, 50*time.Millisecond)
+		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT count(*) FROM pg_stat_user_tables
+			WHERE schemaname = current_schema() AND relname = 'pending_partitions' AND n_dead_tup = 0 AND vacuum_count = 1`))
+		vacuumed, err = st.VacuumPending(ctx, 20)
+		require.NoError(t, err)
+		require.False(t, vacuumed, "nothing is due once the dead rows are gone")
 	})
 }

@@ -21,7 +21,8 @@ GROUP BY q.name, q.max_size
 
 -- name: QueueList :many
 -- Queue listing from the rolled-up stats ($1 namespace, $2 task: NULL = any). Partition counts and
--- consumption totals are read live (small tables); message counts are at most one stats interval old.
+-- consumption totals are read live (small tables); message counts are at most one stats interval old
+-- (or ten passes' duration, when passes are long: docs/decisions.md "Stats from counters").
 SELECT q.id, q.name, q.namespace, q.task, q.priority, q.created_at,
        (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
        coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0), coalesce(s.completed, 0),
