@@ -134,6 +134,14 @@ func ackPlan(items []AckItem, strict bool) *ackRun {
 		p.results = make([]AckResult, len(items))
 		for i, it := range items {
 			r := d.decide(i, it, p.targets[i].ConsumerKey, msgs[i])
+			if strict && r.Noop {
+				// A transaction's other operations are the processing of this message: applied
+				// once per consumption. A completion that changes nothing (the message was already
+				// consumed, e.g. by another consumer after this lease expired) must not apply
+				// them again (docs/decisions.md "A transaction's ack must consume").
+				msg := RejectCommitted
+				r.Success, r.Noop, r.Error = false, false, &msg
+			}
 			p.results[i] = r
 			if strict && !r.Success {
 				return store.AckEffects{}, errAckRejected

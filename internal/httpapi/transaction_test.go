@@ -109,6 +109,26 @@ func TestTransaction(t *testing.T) {
 		require.True(t, r.LeaseReleased)
 	})
 
+	t.Run("AckOfAConsumedMessageRollsBackEverything", func(t *testing.T) {
+		// A completion under the lease that delivered it, of a message already consumed, is a noop on
+		// /ack; in a transaction it would apply the push a second time for one consumption.
+		t.Parallel()
+		a := srv.rawFor(t)
+		in, out := uniqueName("againin"), uniqueName("againout")
+		a.pushTxs(in, "", "input")
+		m := a.popOne(popPath(in, ""))
+		res := a.tx(txAck(m, "completed", m.LeaseID), txPush(out, "first"))
+		require.True(t, res.Success, "%+v", res)
+		res = a.tx(txAck(m, "completed", m.LeaseID), txPush(out, "second"))
+		require.False(t, res.Success)
+		require.True(t, strings.HasPrefix(res.Error, "QTXN"), "%q", res.Error)
+		require.Contains(t, res.Error, "already committed")
+		require.Empty(t, res.Results)
+		require.Equal(t, []string{"first"}, a.drain(out, ""))
+		// On /ack the same repeat stays a harmless noop.
+		require.True(t, a.ackOK(m, "completed", "").Noop)
+	})
+
 	t.Run("FailedAckSpendsRetryBudget", func(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
