@@ -98,3 +98,39 @@ func TestLease(t *testing.T) {
 		require.True(t, expiry(t, p).Before(time.Now()))
 	})
 }
+
+// TestLeaseExtendPlan: without an index on lease_id, LeaseExtend finds a lease through the primary key of
+// partition_consumers by its head partition's id prefix, and LeaseExtensionApply updates the rows it found
+// through the same key, in a custom plan and in the generic one; never by a walk of a whole table or index (scans are switched off so that the plan shows the index it would use at
+// any size).
+func TestLeaseExtendPlan(t *testing.T) {
+	t.Parallel()
+	st, c := privateConn(t)
+	q := uniq("lease-plan")
+	p := partition(t, st, q, "Default")
+	push(t, st, p, "a")
+	_, lease := pop(t, st, q, store.QueueMode, "", 10)
+	_, err := c.Exec(t.Context(), `ANALYZE`)
+	require.NoError(t, err)
+	leading := leadingColumns(t, c)
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		tx, err := c.Begin(t.Context())
+		require.NoError(t, err)
+		_, err = tx.Exec(t.Context(), `SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', $1, true)`, mode)
+		require.NoError(t, err)
+		_, err = tx.Prepare(t.Context(), "LeaseExtend", store.Queries["LeaseExtend"])
+		require.NoError(t, err)
+		plan := explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "LeaseExtend"('`+lease.String()+`', 60, NULL)`, "LeaseExtend")
+		require.Contains(t, plan, "partition_consumers_pkey", "%s:\n%s", mode, plan)
+		require.NotContains(t, plan, "Seq Scan", "%s:\n%s", mode, plan)
+		require.Empty(t, laterColumnScans(plan, leading), "%s:\n%s", mode, plan)
+		_, err = tx.Prepare(t.Context(), "LeaseExtensionApply", store.Queries["LeaseExtensionApply"])
+		require.NoError(t, err)
+		plan = explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "LeaseExtensionApply"('`+lease.String()+`', 60, NULL, ARRAY['`+p.String()+`'::uuid])`, "LeaseExtensionApply")
+		require.Contains(t, plan, "partition_consumers_pkey", "%s:\n%s", mode, plan)
+		require.Empty(t, laterColumnScans(plan, leading), "%s:\n%s", mode, plan)
+		require.NoError(t, tx.Rollback(t.Context()))
+		require.NoError(t, c.Deallocate(t.Context(), "LeaseExtend"))
+		require.NoError(t, c.Deallocate(t.Context(), "LeaseExtensionApply"))
+	}
+}
