@@ -44,14 +44,31 @@ func (e *Engine) queueEncrypted(ctx context.Context, queue string) (bool, error)
 	return enabled, nil
 }
 
-// sealRow encrypts a row's payload when its queue is encrypted. Without a key the push fails: an
-// encrypted queue never silently stores plaintext.
-func (e *Engine) sealRow(ctx context.Context, queue string, r *store.PushRow) error {
-	enc, err := e.queueEncrypted(ctx, queue)
-	if err != nil || !enc {
-		return err
+// rowSealer seals the rows of one push: encrypts a row's payload when its queue is encrypted.
+// The items of a request mostly share their queue, so the queue's flag is looked up once per run of
+// items with the same queue, not per row (each lookup reads the clock for the cache's TTL: 4 % of the
+// broker's CPU on push-b100 when it ran per row).
+type rowSealer struct {
+	e     *Engine
+	queue string // the queue enc is the flag of; valid when known
+	enc   bool
+	known bool
+}
+
+// seal encrypts r's payload when queue is encrypted. Without a key the push fails: an encrypted
+// queue never silently stores plaintext.
+func (s *rowSealer) seal(ctx context.Context, queue string, r *store.PushRow) error {
+	if !s.known || queue != s.queue {
+		enc, err := s.e.queueEncrypted(ctx, queue)
+		if err != nil {
+			return err
+		}
+		s.queue, s.enc, s.known = queue, enc, true
 	}
-	key := e.key
+	if !s.enc {
+		return nil
+	}
+	key := s.e.key
 	if key == nil {
 		return invalid("queue %q has encryptionEnabled but %s is not set", queue, crypto.KeyHint)
 	}

@@ -7,10 +7,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
 )
 
 // Message ids are RFC 9562 version 7, carry the clock's millisecond, and increase strictly within a
-// batch, across batches, and across batches larger than one random read (64 ids).
+// batch and across batches of any size.
 func TestNewMessageIDsAreIncreasingV7(t *testing.T) {
 	before := time.Now().UnixMilli()
 	var all []uuid.UUID
@@ -34,4 +36,21 @@ func TestNewMessageIDsAreIncreasingV7(t *testing.T) {
 	}
 	// The random bits differ from id to id.
 	require.NotEqual(t, all[0][9:], all[1][9:])
+}
+
+// rowIDTexts writes every id as uuid.UUID.String does.
+func TestRowIDTexts(t *testing.T) {
+	rows := make([]store.PushRow, 70)
+	ids := make([]uuid.UUID, len(rows))
+	newMessageIDs(ids)
+	for i := range rows {
+		rows[i].ID = ids[i]
+	}
+	rows[3].ID = uuid.Nil
+	rows[4].ID = uuid.Max
+	all := rowIDTexts(rows)
+	for i := range rows {
+		require.Equal(t, rows[i].ID.String(), idText(all, i))
+	}
+	require.Empty(t, rowIDTexts(nil))
 }

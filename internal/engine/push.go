@@ -23,6 +23,9 @@ type PushItem struct {
 	TransactionID string          // "" = generated
 	TraceID       *uuid.UUID
 	ProducerSub   string // stamped by the caller from the authenticated subject; "" = none
+	// PayloadChecked: the caller has checked Payload against the input limits (the HTTP push route
+	// checks whole bodies), so validation does not scan it again.
+	PayloadChecked bool
 	// minted: TransactionID was generated for this push (not the client's, not a spool replay), so it
 	// cannot already be stored and the insert skips the duplicate lookup.
 	minted bool
@@ -51,6 +54,10 @@ const (
 )
 
 var jsonNull = json.RawMessage("null")
+
+// nullTraceID is the TraceID of a result without one, boxed once: converting jsonNull to any per
+// result allocated per pushed message.
+var nullTraceID any = jsonNull
 
 // Push stores items and answers one result per item, in order. Items sharing a partition are stored in
 // slice order; an item whose transactionId is already stored in its partition (earlier, or earlier in
@@ -136,6 +143,7 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		return nil, nil, err
 	}
 	res := make([]PushResult, len(items))
+	ids := rowIDTexts(job.rows)
 	var stale []store.PartitionKey
 	var pidText string // pidOf as text: a request's items mostly share their partition
 	var pidOf uuid.UUID
@@ -145,12 +153,12 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 		switch {
 		case o.Inserted:
 			r.Status = StatusQueued
-			r.MessageID = job.rows[i].ID.String()
+			r.MessageID = idText(ids, i)
 			if pidText == "" || pids[i] != pidOf {
 				pidText, pidOf = pids[i].String(), pids[i]
 			}
 			r.PartitionID = pidText
-			r.TraceID = jsonNull
+			r.TraceID = nullTraceID
 			if it.TraceID != nil {
 				r.TraceID = it.TraceID.String()
 			}
@@ -281,6 +289,7 @@ func (e *Engine) pushRows(ctx context.Context, items []PushItem, pids []uuid.UUI
 	ids := make([]uuid.UUID, len(items))
 	newMessageIDs(ids)
 	var sub *string // the items of a request share their producer
+	seal := rowSealer{e: e}
 	for i := range items {
 		it := &items[i]
 		if sub == nil || *sub != it.ProducerSub {
@@ -298,7 +307,7 @@ func (e *Engine) pushRows(ctx context.Context, items []PushItem, pids []uuid.UUI
 		if len(r.Payload) == 0 {
 			r.Payload = jsonNull
 		}
-		if err := e.sealRow(ctx, it.Queue, &r); err != nil {
+		if err := seal.seal(ctx, it.Queue, &r); err != nil {
 			return err
 		}
 		rows[i] = r

@@ -45,7 +45,7 @@ func validatePushItem(it *PushItem, array string, i int) error {
 			return invalid("bad body: %s.%s %s", at(), f.name, p)
 		}
 	}
-	if len(it.Payload) == 0 {
+	if len(it.Payload) == 0 || it.PayloadChecked {
 		return nil
 	}
 	var ge *jsonguard.Error

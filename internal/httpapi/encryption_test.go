@@ -56,6 +56,15 @@ func TestEncryptedQueue(t *testing.T) {
 	for _, m := range got.Messages {
 		require.JSONEq(t, want, string(m.Data))
 	}
+
+	// One push alternating between the encrypted queue and a plain one seals exactly the former's rows.
+	a.push(pushItem{Queue: "secret", Payload: payload, TransactionID: "mix-1"}, pushItem{Queue: "plain", Payload: payload, TransactionID: "mix-2"},
+		pushItem{Queue: "plain", Payload: payload, TransactionID: "mix-3"}, pushItem{Queue: "secret", Payload: payload, TransactionID: "mix-4"})
+	for tx, sealedWant := range map[string]bool{"mix-1": true, "mix-2": false, "mix-3": false, "mix-4": true} {
+		require.NoError(t, db.QueryRow(t.Context(), `SELECT payload, is_encrypted FROM queenmq.messages WHERE transaction_id = $1`, tx).Scan(&raw, &enc))
+		require.Equal(t, sealedWant, enc, tx)
+		require.Equal(t, sealedWant, !strings.Contains(string(raw), "4111"), tx)
+	}
 }
 
 // TestEncryptedQueueNeedsKey: a broker without a key refuses to start on a database holding an

@@ -1,9 +1,13 @@
 package httpapi
 
-// ComparePushCodecs runs the push route's own body reader and answer writer against encoding/json on
-// one input (the fuzz target of the push route calls it on every body it sends).
+// ComparePushCodecs runs the push route's own body reader and answer writer against encoding/json,
+// and the reader's single pass against guardBody and the reader by grammar alone, on one input (the
+// fuzz target of the push route calls it on every body it sends).
 func ComparePushCodecs(b []byte) error {
 	if _, err := comparePushDecoders(b); err != nil {
+		return err
+	}
+	if err := compareSinglePass(b); err != nil {
 		return err
 	}
 	return comparePushEncoders(pushResultsOf(string(b)))

@@ -12,22 +12,27 @@ func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := guardBody(b); err != nil {
-		return nil, err
-	}
 	size := len(b)
 	var items []engine.PushItem
 	if size < reclaimAfter {
 		// The items' payloads point into b, which lives as long as they do: for a body this size that
-		// costs less than a copy of each payload.
+		// costs less than a copy of each payload. The reader applies guardBody's rules itself.
 		items, _ = fastPushItems(b, subject(q.Request))
 	}
 	if items == nil {
+		if err := guardBody(b); err != nil {
+			return nil, err
+		}
 		if items, err = parsePushBody(b, subject(q.Request)); err != nil {
 			return nil, err
 		}
 		b = nil // the items hold their own copies of the payloads
 		reclaim(size)
+	}
+	// Either way the whole body, payloads included, met the input limits: the engine need not scan
+	// the payloads again.
+	for i := range items {
+		items[i].PayloadChecked = true
 	}
 	res, err := s.eng.Push(q.Context(), items)
 	if err != nil {

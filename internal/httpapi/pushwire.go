@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/jsonguard"
 	"github.com/queen-go/queen/internal/jsonscan"
 )
 
@@ -22,23 +23,77 @@ import (
 // error; the writer falls back to json.Marshal for any value it does not write the same way. Tests
 // compare both with encoding/json (pushwire_internal_test.go, and FuzzPushBody on every input).
 
-// pushScan reads one push body.
-type pushScan struct{ jsonscan.Scanner }
+// The reader also applies the input limits (jsonguard's rules, which guardBody applies to every other
+// body) in the same pass: it gives up on any body they refuse, and the general path then runs guardBody,
+// which words the refusal. So a push body is scanned once, not once by the guard, once by the reader
+// and once more per payload by the engine (the items it reads carry PayloadChecked).
 
-// key reads an object key and the colon after it. The key is returned only when it can be compared
-// byte for byte: encoding/json matches field names case-insensitively (with Unicode folding) and
-// unescapes keys, so a key with an escape or a non-ASCII byte makes the reader give up.
-func (s *pushScan) key() ([]byte, bool) {
-	lit, ok := s.Key()
+// pushScan reads one push body.
+type pushScan struct {
+	jsonscan.Scanner
+	// unguarded: values are read by grammar alone, as the reader did before the rules were folded in.
+	// Only the tests use it, as the reference the single pass is compared with (guardBody, then this).
+	unguarded bool
+}
+
+// Depths (arrays and objects open around a value) of the body's values, as jsonguard counts them.
+const (
+	bodyMemberDepth = 1 // the value of a member of the body's object
+	itemMemberDepth = 3 // {"items":[{"queue": here
+)
+
+// itemFields are the fields of an item the reader keeps, and itemKinds how the rules treat them.
+var (
+	itemFields = [...]string{"queue", "partition", "payload", "transactionId", "traceId"}
+	itemKinds  [len(itemFields)]jsonguard.Kind
+)
+
+func init() {
+	for i, f := range itemFields {
+		itemKinds[i] = jsonguard.API.KindOf([]byte(f))
+	}
+}
+
+// value reads the value that starts here, at depth and of kind, refusing it when jsonguard's rules do.
+func (s *pushScan) value(depth int, kind jsonguard.Kind) ([]byte, bool) {
+	if s.unguarded {
+		return s.Value()
+	}
+	start := s.I
+	end, ok := jsonguard.Accept(s.B, s.I, depth, jsonguard.API, kind)
 	if !ok {
 		return nil, false
 	}
-	k := lit[1 : len(lit)-1]
-	for _, c := range k {
-		if c >= 0x80 || c == '\\' {
+	s.I = end
+	return s.B[start:end], true
+}
+
+// key reads an object key and the colon after it. The key is returned only when it can be compared
+// byte for byte: encoding/json matches field names case-insensitively (with Unicode folding) and
+// unescapes keys, so a key with an escape or a non-ASCII byte makes the reader give up (as does any
+// control character, which the grammar refuses). Such keys also meet all of jsonguard's rules.
+func (s *pushScan) key() ([]byte, bool) {
+	if !s.Eat('"') {
+		return nil, false
+	}
+	start := s.I
+	for ; s.I < len(s.B); s.I++ {
+		if c := s.B[s.I]; c == '"' {
+			break
+		} else if c < 0x20 || c >= 0x80 || c == '\\' {
 			return nil, false
 		}
 	}
+	if s.I == len(s.B) {
+		return nil, false
+	}
+	k := s.B[start:s.I]
+	s.I++
+	s.WS()
+	if !s.Eat(':') {
+		return nil, false
+	}
+	s.WS()
 	return k, true
 }
 
@@ -62,9 +117,15 @@ func known(k []byte, names ...string) (idx int, ok bool) {
 var rawItems = sync.Pool{New: func() any { return new([]rawPushItem) }}
 
 // scanPushBody reads {"items":[{...},...]} into raw items whose fields alias b, appended to items.
-// ok=false: the body is not one the reader is sure of (including every body the general path refuses).
+// ok=false: the body is not one the reader is sure of (including every body the general path or
+// guardBody refuses).
 func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
-	s := pushScan{jsonscan.Scanner{B: b}}
+	s := pushScan{Scanner: jsonscan.Scanner{B: b}}
+	return s.body(items)
+}
+
+// body reads the whole body (see scanPushBody).
+func (s *pushScan) body(items []rawPushItem) ([]rawPushItem, bool) {
 	s.WS()
 	if !s.Eat('{') {
 		return nil, false
@@ -91,7 +152,7 @@ func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
 				return nil, false
 			}
 		default:
-			if _, ok := s.Value(); !ok {
+			if _, ok := s.value(bodyMemberDepth, jsonguard.API.KindOf(k)); !ok {
 				return nil, false
 			}
 		}
@@ -144,11 +205,17 @@ func (s *pushScan) item(it *rawPushItem) bool {
 		if !ok {
 			return false
 		}
-		idx, ok := known(k, "queue", "partition", "payload", "transactionId", "traceId")
+		idx, ok := known(k, itemFields[:]...)
 		if !ok {
 			return false
 		}
-		v, ok := s.Value()
+		var kind jsonguard.Kind
+		if idx >= 0 {
+			kind = itemKinds[idx]
+		} else {
+			kind = jsonguard.API.KindOf(k)
+		}
+		v, ok := s.value(itemMemberDepth, kind)
 		if !ok {
 			return false
 		}
@@ -353,7 +420,7 @@ func appendPushResults(dst []byte, res []engine.PushResult) ([]byte, bool) {
 // left to json.Marshal itself.
 func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !copiedAsIs[s[i]] {
 			b, _ := json.Marshal(s) // a string always marshals
 			return append(dst, b...)
 		}
@@ -362,3 +429,12 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// copiedAsIs marks the bytes appendJSONString copies as they are (one table look-up per byte: the
+// answer's strings are most of its bytes).
+var copiedAsIs = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

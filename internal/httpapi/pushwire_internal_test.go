@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/jsonguard"
+	"github.com/queen-go/queen/internal/jsonscan"
 )
 
 // comparePushDecoders checks the push route's own reader against the general path on one body: when
@@ -31,6 +33,22 @@ func comparePushDecoders(b []byte) (fast bool, err error) {
 		return true, fmt.Errorf("body %q: fast reader gives %#v, the general path %#v", b, got, want)
 	}
 	return true, nil
+}
+
+// compareSinglePass checks the reader's single pass against what it replaces, guardBody and then the
+// reader by grammar alone: both take exactly the same bodies and read the same raw items from them.
+func compareSinglePass(b []byte) error {
+	got, ok := scanPushBody(b, nil)
+	ref := pushScan{Scanner: jsonscan.Scanner{B: b}, unguarded: true}
+	want, wantOK := ref.body(nil)
+	guard := guardBody(b)
+	if wantOK = wantOK && guard == nil; ok != wantOK {
+		return fmt.Errorf("body %q: the single pass takes it: %v; guardBody (%v) and the reader by grammar: %v", b, ok, guard, wantOK)
+	}
+	if ok && !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("body %q: the single pass reads %q, guardBody and the reader by grammar %q", b, got, want)
+	}
+	return nil
 }
 
 // comparePushEncoders checks the push answer's writer against json.Marshal.
@@ -72,7 +90,6 @@ func TestFastPushReaderMatchesTheGeneralPath(t *testing.T) {
 		`{"items":[{"queue":"q1","partition":"a"},{"queue":"q1","partition":"a"},{"queue":"q2","partition":"b"},{"queue":"q1","partition":"a"}]}`,
 		`{"items":[{"queue":"q","queue":"r","payload":1,"payload":"two"}]}`,
 		`{"items":[{"queue":"héllo","partition":"wörld","transactionId":"✓","payload":"ünï"}]}`,
-		`{"items":[{"queue":"q","payload":"bad` + "\xff" + `utf8"}]}`,
 		`{"items":[{"queue":"q","traceId":"` + strings.ToUpper(pid) + `"}]}`,
 	}
 	for _, b := range taken {
@@ -94,10 +111,53 @@ func TestFastPushReaderMatchesTheGeneralPath(t *testing.T) {
 		`{"items":[{"queue":"q","Kelvin\u212a":1}]}`, `{"items":[{"queue":"q","ſ":1}]}`, "\ufeff" + `{"items":[{"queue":"q"}]}`,
 		`{"items":[{"queue":"q","payload":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}]}`,
 	}
+	left = append(left, guardRefuses...)
 	for _, b := range left {
 		fast, err := comparePushDecoders([]byte(b))
 		require.NoError(t, err)
 		require.False(t, fast, "the fast reader should leave %s to the general path", b)
+	}
+}
+
+// guardRefuses are push bodies the grammar allows and guardBody refuses, one per rule and place.
+var guardRefuses = func() []string {
+	long := `"` + strings.Repeat("x", jsonguard.MaxName+1) + `"`
+	var bodies []string
+	for _, v := range []string{`"bad` + "\xff" + `utf8"`, `"a\u0000b"`, `"\ud800"`, `"\udc00x"`, `"\ud800\u0041"`, `1e999999`,
+		`0e-500`, strings.Repeat("1", jsonguard.MaxNumberText+1), `{"k` + "\xff" + `":1}`, `{"k\u0000":1}`} {
+		bodies = append(bodies, `{"items":[{"queue":"q","payload":`+v+`}]}`, `{"items":[{"queue":"q","extra":[`+v+`]}]}`,
+			`{"other":{"x":`+v+`},"items":[{"queue":"q"}]}`)
+	}
+	for _, f := range []string{"queue", "partition", "transactionId", "traceId"} {
+		bodies = append(bodies, `{"items":[{"queue":"q","`+f+`":`+long+`}]}`)
+	}
+	return append(bodies,
+		`{"items":[{"queue":"q","status":`+long+`}]}`, `{"items":[{"queue":"q","traceNames":["a",`+long+`]}]}`,
+		`{"queue":`+long+`,"items":[{"queue":"q"}]}`, `{"items":[{"queue":"q"}],"x":{"partition":`+long+`}}`,
+		`{"items":[{"queue":"q","payload":`+strings.Repeat("[", jsonguard.MaxDepth-2)+strings.Repeat("]", jsonguard.MaxDepth-2)+`}]}`,
+		`{"x":`+strings.Repeat("[", jsonguard.MaxDepth)+strings.Repeat("]", jsonguard.MaxDepth)+`,"items":[{"queue":"q"}]}`)
+}()
+
+// TestSinglePassMatchesGuardAndReader: the reader's single pass takes a body exactly when guardBody
+// and the reader by grammar alone both do (FuzzPushBody checks the same on every body it sends).
+func TestSinglePassMatchesGuardAndReader(t *testing.T) {
+	long := `"` + strings.Repeat("x", jsonguard.MaxName-2) + `\u00e9"` // longer than MaxName raw, not decoded
+	bodies := append([]string{
+		`{"items":[{"queue":"q","payload":{"queue":"` + strings.Repeat("x", 300) + `"}}]}`,
+		`{"items":[{"queue":"q","payload":` + strings.Repeat("[", jsonguard.MaxDepth-3) + strings.Repeat("]", jsonguard.MaxDepth-3) + `}]}`,
+		`{"x":` + strings.Repeat("[", jsonguard.MaxDepth-1) + strings.Repeat("]", jsonguard.MaxDepth-1) + `,"items":[{"queue":"q"}]}`,
+		`{"items":[{"queue":"q","transactionId":` + long + `,"partition":"\ud83d\ude00","payload":[1e60,-1.5e-50,0.000]}]}`,
+		`{"items":[{"queue":"q","payload":"\ud83d\ude00 é"}],"status":"x"}`,
+	}, guardRefuses...)
+	for _, b := range bodies {
+		require.NoError(t, compareSinglePass([]byte(b)))
+	}
+	for _, b := range bodies[:5] {
+		_, ok := scanPushBody([]byte(b), nil)
+		require.True(t, ok, "the single pass should take %s", b)
+	}
+	for _, b := range guardRefuses {
+		require.Error(t, guardBody([]byte(b)), "guardBody should refuse %s", b)
 	}
 }
 
@@ -140,4 +200,24 @@ func TestPushAnswerWriterMatchesMarshal(t *testing.T) {
 		require.Equal(t, strconv.Itoa(len(want)), rec.Header().Get("Content-Length"))
 		require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	}
+}
+
+// FuzzPushReader compares the push route's reader with guardBody, the reader by grammar alone and
+// the general path, without a broker, so it runs many more bodies a second than FuzzPushBody (which
+// checks the same on every body it sends). Not in `make fuzz-ci`: its seeds run with the tests.
+func FuzzPushReader(f *testing.F) {
+	for _, s := range append([]string{
+		`{"items":[{"queue":"q","partition":"p","payload":{"a":[1,-2.5e3,"é",null]},"transactionId":"t1","traceId":null}]}`,
+		`{"x":{"queue":"` + strings.Repeat("y", jsonguard.MaxName) + `"},"items":[{"queue":"q","status":"s","payload":"\ud83d\ude00"}]}`,
+	}, guardRefuses...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := comparePushDecoders(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := compareSinglePass(b); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

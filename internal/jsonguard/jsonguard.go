@@ -15,6 +15,7 @@ package jsonguard
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -103,6 +104,61 @@ func CheckAt(b []byte, rules Rules, path string) error {
 	return nil
 }
 
+// Kind is how the rules treat a value by the key it sits under.
+type Kind uint8
+
+const (
+	Plain  Kind = iota // the rules apply as usual
+	Name               // an identifier: a string value is limited to MaxName bytes
+	Opaque             // user data: no name rule anywhere below
+)
+
+// KindOf says how the rules treat the value of a member with the raw key text key.
+func (r Rules) KindOf(key []byte) Kind {
+	switch {
+	case r.Opaque[string(key)]:
+		return Opaque
+	case r.Names[string(key)]:
+		return Name
+	}
+	return Plain
+}
+
+// Accept is Check for one value inside a larger text that the caller reads itself (the push route's
+// body reader): the value starting at b[i] (no whitespace before it), nested in depth open arrays
+// and objects and of the given kind, is scanned and checked exactly as Check does at that place.
+// It returns where the value ends; ok=false for a syntax error or a rule violation alike, without
+// wording either, so a caller that must answer with the error runs Check on the whole text.
+func Accept(b []byte, i, depth int, rules Rules, kind Kind) (end int, ok bool) {
+	if i < len(b) && b[i] == '"' {
+		// The common value, a string of printable ASCII without escapes, meets every rule but the
+		// name length: it is checked here, without setting the scanner up. Any other string is left
+		// to the scanner, from its start.
+		for j := i + 1; j < len(b); j++ {
+			c := b[j]
+			if c == '"' {
+				if kind == Name && j-i-1 > MaxName {
+					break
+				}
+				return j + 1, true
+			}
+			if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+				break
+			}
+		}
+	}
+	s := scanner{b: b, i: i, rules: rules, quiet: true}
+	var err error
+	switch kind {
+	case Opaque:
+		s.rules = Rules{}
+		err = s.value(depth, false)
+	default:
+		err = s.value(depth, kind == Name)
+	}
+	return s.i, err == nil
+}
+
 type seg struct {
 	key []byte // raw key text (without quotes); nil for an array index
 	idx int
@@ -114,9 +170,16 @@ type scanner struct {
 	rules Rules
 	root  string
 	path  []seg
+	quiet bool // only accept or reject (Accept): no path is kept and no error worded
 }
 
+// errRejected is every error of a quiet scanner.
+var errRejected = errors.New("rejected")
+
 func (s *scanner) fail(reason string) error {
+	if s.quiet {
+		return errRejected
+	}
 	var sb strings.Builder
 	sb.WriteString(s.root)
 	for _, p := range s.path {
@@ -156,7 +219,25 @@ func (s *scanner) ws() {
 	}
 }
 
-func (s *scanner) syntax() error { return &SyntaxError{Offset: s.i} }
+func (s *scanner) syntax() error {
+	if s.quiet {
+		return errRejected
+	}
+	return &SyntaxError{Offset: s.i}
+}
+
+// push and pop keep the path of the value being scanned, for the error texts.
+func (s *scanner) push(p seg) {
+	if !s.quiet {
+		s.path = append(s.path, p)
+	}
+}
+
+func (s *scanner) pop() {
+	if !s.quiet {
+		s.path = s.path[:len(s.path)-1]
+	}
+}
 
 // value scans one value; name tells that it sits under an identifier key.
 func (s *scanner) value(depth int, name bool) error {
@@ -229,21 +310,20 @@ func (s *scanner) object(depth int) error {
 		}
 		s.i++
 		s.ws()
-		s.path = append(s.path, seg{key: key})
-		opaque := s.rules.Opaque[string(key)]
+		s.push(seg{key: key})
 		var err error
-		if opaque {
+		if kind := s.rules.KindOf(key); kind == Opaque {
 			saved := s.rules
 			s.rules = Rules{}
 			err = s.value(depth, false)
 			s.rules = saved
 		} else {
-			err = s.value(depth, s.rules.Names[string(key)])
+			err = s.value(depth, kind == Name)
 		}
 		if err != nil {
 			return err
 		}
-		s.path = s.path[:len(s.path)-1]
+		s.pop()
 		if done, err := s.after('}'); done || err != nil {
 			return err
 		}
@@ -259,11 +339,11 @@ func (s *scanner) array(depth int, name bool) error {
 	}
 	for n := 0; ; n++ {
 		s.ws()
-		s.path = append(s.path, seg{idx: n})
+		s.push(seg{idx: n})
 		if err := s.value(depth, name); err != nil {
 			return err
 		}
-		s.path = s.path[:len(s.path)-1]
+		s.pop()
 		if done, err := s.after(']'); done || err != nil {
 			return err
 		}

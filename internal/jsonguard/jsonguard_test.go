@@ -39,6 +39,9 @@ func TestCheck(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := Check([]byte(c.doc), API)
+			if acceptsWhole([]byte(c.doc)) != (err == nil) {
+				t.Fatalf("Accept and Check disagree: Check says %v", err)
+			}
 			var ge *Error
 			var se *SyntaxError
 			switch {
@@ -71,6 +74,9 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		err := Check(b, API)
+		if acceptsWhole(b) != (err == nil) {
+			t.Fatalf("Accept and Check disagree on %q: Check says %v", b, err)
+		}
 		var se *SyntaxError
 		if errors.As(err, &se) {
 			return
@@ -80,4 +86,44 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("accepted invalid JSON %q", b)
 		}
 	})
+}
+
+// acceptsWhole is Check(b, API) == nil by way of Accept.
+func acceptsWhole(b []byte) bool {
+	s := scanner{b: b}
+	s.ws()
+	end, ok := Accept(b, s.i, 0, API, Plain)
+	s.i = end
+	s.ws()
+	return ok && s.i == len(b)
+}
+
+// TestAcceptInContext: Accept applies the rules as Check does at the value's place in a larger text:
+// its depth and the kind of its key.
+func TestAcceptInContext(t *testing.T) {
+	long := `"` + strings.Repeat("x", MaxName+1) + `"`
+	doc := []byte(`{"payload":{"queue":` + long + `},"queue":` + long + `}`)
+	at := func(sub string) int { return strings.Index(string(doc), sub) }
+	if end, ok := Accept(doc, at(`{"queue"`), 1, API, Opaque); !ok || doc[end] != ',' {
+		t.Fatalf("opaque value refused or misread: %v %d", ok, end)
+	}
+	if _, ok := Accept(doc, at(`{"queue"`), 1, API, Plain); ok {
+		t.Fatal("a long name under a plain key accepted")
+	}
+	if _, ok := Accept(doc, strings.LastIndex(string(doc), long), 1, API, Name); ok {
+		t.Fatal("a long name accepted")
+	}
+	if _, ok := Accept(doc, strings.LastIndex(string(doc), long), 1, API, Plain); !ok {
+		t.Fatal("a long string under a plain key refused")
+	}
+	deep := []byte(strings.Repeat("[", 10) + strings.Repeat("]", 10))
+	if _, ok := Accept(deep, 0, MaxDepth-10, API, Plain); !ok {
+		t.Fatal("refused at the deepest allowed place")
+	}
+	if _, ok := Accept(deep, 0, MaxDepth-9, API, Plain); ok {
+		t.Fatal("accepted one level too deep")
+	}
+	if API.KindOf([]byte("payload")) != Opaque || API.KindOf([]byte("queue")) != Name || API.KindOf([]byte("x")) != Plain {
+		t.Fatal("KindOf")
+	}
 }

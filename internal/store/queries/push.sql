@@ -30,12 +30,15 @@ SELECT set_config('enable_seqscan', CASE WHEN $1::bool THEN 'off' ELSE (SELECT r
 -- clock when it has one, docs/decisions.md "One clock"; NULL: the database's).
 WITH dup AS MATERIALIZED (
     -- A LATERAL probe with LIMIT 1 is one index lookup per row; an EXISTS here may be planned as a
-    -- hashed subplan that reads the whole table.
+    -- hashed subplan that reads the whole table. Its ORDER BY is the one the unique index returns
+    -- unsorted: planned on a near-empty messages, a probe of messages_pkey by partition_id alone looks
+    -- as cheap and would read the whole partition per row (docs/performance.md, Known issue 5).
     SELECT t.idx, t.partition_id, t.k
     FROM unnest($3::int[], $4::uuid[], $5::int[], $6::text[]) AS t(idx, partition_id, k, transaction_id)
     CROSS JOIN LATERAL (
         SELECT 1 FROM messages m
         WHERE m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+        ORDER BY m.partition_id, m.transaction_id
         LIMIT 1
     ) d
 ), counts AS (
@@ -53,16 +56,31 @@ WITH dup AS MATERIALIZED (
 ), pend AS (
     -- The partitions that receive messages have work for the queue-mode group ($7) and every group
     -- subscribed to their queue (0006_pending_partitions.sql). An existing row keeps its place in line
-    -- and is not locked.
+    -- and is not locked. The rows a partition has are read in one range of pending_partitions_pkey and
+    -- only the missing groups are inserted: with N subscribed groups, an insert of every group with
+    -- ON CONFLICT DO NOTHING made N probes of the index per pushed partition although the rows are
+    -- almost always there. Reading them in this statement's snapshot is safe: a record is deleted only
+    -- under a share lock of its partition row, which waited for our PartitionLock's, so no delete is in
+    -- flight; a record inserted meanwhile by a pop or a subscription is left by ON CONFLICT.
+    -- Each lookup is a LATERAL subquery ordered as its index returns it (LIMIT / ARRAY keep it from
+    -- being flattened into a join): a generic plan built while these tables looked empty could otherwise
+    -- hash all of queues, or walk pending_partitions_line_idx whole for one partition.
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
     SELECT b.id, g.consumer_group, b.queue_id, coalesce($8::timestamptz, now()) + make_interval(secs => q.delayed_processing)
     FROM bump b
-    JOIN queues q ON q.id = b.queue_id
+    CROSS JOIN LATERAL (SELECT q.delayed_processing FROM queues q WHERE q.id = b.queue_id ORDER BY q.id LIMIT 1) q
+    CROSS JOIN LATERAL (
+        SELECT ARRAY(SELECT pp.consumer_group FROM pending_partitions pp
+                     WHERE pp.partition_id = b.id ORDER BY pp.partition_id, pp.consumer_group) AS have
+        OFFSET 0 -- read once per partition: flattened, the read would be repeated for every group
+    ) e
     CROSS JOIN LATERAL (
         SELECT $7::text AS consumer_group
         UNION ALL
-        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = b.queue_id AND s.consumer_group <> $7::text
+        SELECT s.consumer_group FROM consumer_group_subscriptions s
+        WHERE s.queue_id = b.queue_id AND s.consumer_group <> $7::text
     ) g
+    WHERE g.consumer_group <> ALL (e.have)
     ORDER BY 1, 2
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
 )
@@ -83,4 +101,8 @@ FROM unnest($1::int[], $2::uuid[], $3::text[]) AS t(idx, partition_id, transacti
 JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
 
 -- name: QueueNotify :exec
-SELECT pg_notify($1, n) FROM (SELECT DISTINCT unnest($2::text[]) AS n) s
+-- Its own transaction (never a push's or an ack's: NOTIFY serialises commits on a global lock), with
+-- an asynchronous commit: a NOTIFY gets a transaction id, so a synchronous commit would wait for a WAL
+-- flush, up to every few milliseconds per broker beside the pushes' commits, to make durable a
+-- notification that a crash loses anyway (listeners re-check after every reconnect).
+SELECT pg_notify($1, n), set_config('synchronous_commit', 'off', true) FROM (SELECT DISTINCT unnest($2::text[]) AS n) s
