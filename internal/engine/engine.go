@@ -42,7 +42,7 @@ type Options struct {
 func (o *Options) defaults() {
 	orDefault(&o.PushWorkers, 4)
 	orDefault(&o.PushMaxItems, 1000)
-	orDefault(&o.AckWorkers, 4)
+	orDefault(&o.AckWorkers, 2)
 	orDefault(&o.AckMaxItems, 1000)
 	orDefault(&o.RecheckInterval, time.Second)
 	orDefault(&o.MaxPollTimeout, 300*time.Second)

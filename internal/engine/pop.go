@@ -158,7 +158,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		return nil, nil
 	}
 	created := make([]time.Time, len(rows))
-	leaseID := lease.String()
+	leaseID := rows[0].LeaseID.String()
 	if r.AutoAck {
 		leaseID = ""
 	}
@@ -166,16 +166,18 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		Success: true, Queue: r.Queue, Partition: rows[0].Partition, PartitionID: rows[0].PartitionID.String(),
 		LeaseID: leaseID, ConsumerGroup: r.Group, Messages: make([]Message, len(rows)),
 	}
-	var last uuid.UUID
+	last, lastID := rows[0].PartitionID, res.PartitionID
+	res.PartitionsClaimed = 1
 	for i, m := range rows {
 		if m.PartitionID != last {
+			// Rows come grouped by partition: one id string per partition, not per message.
 			res.PartitionsClaimed++
-			last = m.PartitionID
+			last, lastID = m.PartitionID, m.PartitionID.String()
 		}
 		msg := Message{
 			ID: m.ID.String(), TransactionID: m.TransactionID, Data: m.Payload,
 			CreatedAt:   m.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z"),
-			PartitionID: m.PartitionID.String(), Partition: m.Partition, LeaseID: leaseID,
+			PartitionID: lastID, Partition: m.Partition, LeaseID: leaseID,
 			ConsumerGroup: r.Group, Queue: r.Queue, RetryCount: m.Retries,
 		}
 		msg.TraceID, msg.ProducerSub = optUUID(m.TraceID), m.ProducerSub

@@ -114,7 +114,8 @@ func push(t *testing.T, st *store.Store, pid uuid.UUID, txids ...string) []uuid.
 	return ids
 }
 
-// pop claims for group on queue (any partition when part is ""), without autoAck.
+// pop claims for group on queue (any partition when part is ""), without autoAck, and returns the
+// messages and their lease (uuid.Nil when nothing was claimed).
 func pop(t *testing.T, st *store.Store, queue, group, part string, batch int) ([]store.PoppedMessage, uuid.UUID) {
 	t.Helper()
 	p := store.PopParams{Queue: queue, Group: group, MaxPartitions: 1, Batch: batch, LeaseID: uuid.Must(uuid.NewV7())}
@@ -123,7 +124,10 @@ func pop(t *testing.T, st *store.Store, queue, group, part string, batch int) ([
 	}
 	got, err := st.Pop(t.Context(), p)
 	require.NoError(t, err)
-	return got, p.LeaseID
+	if len(got) == 0 {
+		return nil, uuid.Nil
+	}
+	return got, got[0].LeaseID
 }
 
 // txids lists the transaction ids of popped messages in order.

@@ -33,7 +33,11 @@ func (s *Store) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Durat
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, q("LeaseExtensionApply"), leaseID, d.Seconds(), now)
+		parts := make([]uuid.UUID, len(out))
+		for i, e := range out {
+			parts[i] = e.PartitionID
+		}
+		_, err = tx.Exec(ctx, q("LeaseExtensionApply"), leaseID, d.Seconds(), now, parts)
 		return err
 	})
 	if err != nil {

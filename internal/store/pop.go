@@ -20,7 +20,7 @@ type PopParams struct {
 	Partition     *string // invalid (NULL) = any partition
 	MaxPartitions int
 	Batch         int
-	LeaseID       uuid.UUID
+	LeaseID       uuid.UUID // minted by the caller; its last 8 bytes end the claim's lease id (see PoppedMessage.LeaseID)
 	AutoAck       bool
 }
 
@@ -36,6 +36,9 @@ type PoppedMessage struct {
 	ProducerSub   *string
 	Encrypted     bool
 	CreatedAt     time.Time
+	// The lease the pop claimed its partitions under (the same in every row): its first 8 bytes are those of
+	// the lowest claimed partition's id, by which ExtendLease finds it (queries/pop.sql).
+	LeaseID uuid.UUID
 }
 
 // Pop claims partitions and reads their messages in one statement (see queries/pop.sql). An empty
@@ -58,7 +61,7 @@ func (s *Store) Pop(ctx context.Context, p PopParams) (out []PoppedMessage, err 
 		for rows.Next() {
 			var m PoppedMessage
 			if err := rows.Scan(&m.PartitionID, &m.Partition, &m.Retries, &m.ID, &m.TransactionID, &m.TraceID,
-				&m.Payload, &m.ProducerSub, &m.Encrypted, &m.CreatedAt); err != nil {
+				&m.Payload, &m.ProducerSub, &m.Encrypted, &m.CreatedAt, &m.LeaseID); err != nil {
 				return err
 			}
 			out = append(out, m)

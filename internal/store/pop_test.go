@@ -42,6 +42,7 @@ func TestPop(t *testing.T) {
 		require.Equal(t, p, got[0].PartitionID)
 		require.JSONEq(t, `{"tx":"a"}`, string(got[0].Payload))
 		require.Equal(t, lease, scalar[uuid.UUID](t, st, `SELECT lease_id FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g))
+		require.Equal(t, p[:8], lease[:8], "the lease id starts like its partition's id, by which it is found again")
 		leaseSeconds := func(p uuid.UUID) float64 {
 			return scalar[float64](t, st, `SELECT extract(epoch FROM lease_expires_at - last_claimed_at)::float8 FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g)
 		}

@@ -1,7 +1,8 @@
 -- name: Pop :many
 -- One statement claims up to $4 partitions of queue $1 for group $2 and reads up to $5 messages (a global
 -- budget, in claim order) after each partition's cursor.
---   $3 partition name, NULL for any; $6 lease id; $7 autoAck; $8 now (NULL: the database clock).
+--   $3 partition name, NULL for any; $6 an id the broker minted, whose last 8 bytes end the lease id (see
+--   lease; every row returns the lease id); $7 autoAck; $8 now (NULL: the database clock).
 -- Candidates of a wildcard pop come from the group's line of partitions with pending work
 -- (pending_partitions, 0006_pending_partitions.sql), front first; those leased, in a retry delay or inside
 -- the window buffer are skipped, and the walk stops as soon as $4 partitions are locked, so its cost
@@ -97,20 +98,38 @@ WITH RECURSIVE q AS (
 ), agg AS (
     SELECT partition_id, min(cursor_seq) AS cursor_seq, max(seq) AS upto, count(*) AS cnt, max(last_seq) AS last_seq
     FROM kept GROUP BY partition_id
-), claimed AS (
+), lease AS (
+    -- The lease id tells where to find the lease again without an index on lease_id (a claim must not
+    -- change an indexed column: 0013_lease_lookup.sql): its first 8 bytes are those of the lowest
+    -- partition id to claim (the head), the other 8 those of the id the broker minted ($6, random there).
+    -- The head's row lists the partitions of a multi-partition pop (lease.sql).
+    SELECT h.partition_id AS head,
+           encode(substring(uuid_send(h.partition_id) FROM 1 FOR 8) || substring(uuid_send($6::uuid) FROM 9 FOR 8),
+                  'hex')::uuid AS id,
+           (SELECT CASE WHEN count(*) > 1 THEN array_agg(a.partition_id ORDER BY a.partition_id) END FROM agg a) AS parts
+    FROM (SELECT a.partition_id FROM agg a ORDER BY a.partition_id LIMIT 1) h
+), claim AS (
+    SELECT a.partition_id, a.partition_id = l.head AS is_head,
+           CASE WHEN $7 THEN greatest(a.upto, a.cursor_seq) ELSE a.cursor_seq END AS cursor_seq,
+           a.cursor_seq AS claim_cursor_seq,
+           l.id AS lease_id,
+           CASE WHEN $7 THEN NULL ELSE coalesce($8::timestamptz, now()) + make_interval(secs => q.lease_time) END AS lease_expires_at,
+           a.upto AS delivered_seq, a.cnt AS delivered_count,
+           CASE WHEN $7 THEN a.cnt ELSE 0 END AS total_consumed,
+           CASE WHEN $7 THEN coalesce($8::timestamptz, now()) END AS last_consumed_at,
+           CASE WHEN a.partition_id = l.head THEN l.parts END AS lease_partitions
+    FROM agg a CROSS JOIN q CROSS JOIN lease l
+), claimed_head AS (
+    -- The head first, then the others only if the head was claimed (claimed_rest): a lease must be
+    -- findable from its id whenever its pop claimed anything. Both in partition id order, the lock
+    -- order of acks: concurrent pops and acks cannot deadlock.
     INSERT INTO partition_consumers AS pc
         (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
-         delivered_seq, delivered_count, last_claimed_at, total_consumed, last_consumed_at)
-    SELECT a.partition_id, $2,
-           CASE WHEN $7 THEN greatest(a.upto, a.cursor_seq) ELSE a.cursor_seq END,
-           a.cursor_seq,
-           $6,
-           CASE WHEN $7 THEN NULL ELSE coalesce($8::timestamptz, now()) + make_interval(secs => q.lease_time) END,
-           a.upto, a.cnt, coalesce($8::timestamptz, now()),
-           CASE WHEN $7 THEN a.cnt ELSE 0 END,
-           CASE WHEN $7 THEN coalesce($8::timestamptz, now()) END
-    FROM agg a CROSS JOIN q
-    ORDER BY a.partition_id -- the lock order of acks: concurrent pops and acks cannot deadlock
+         delivered_seq, delivered_count, last_claimed_at, total_consumed, last_consumed_at, lease_partitions)
+    SELECT c.partition_id, $2, c.cursor_seq, c.claim_cursor_seq, c.lease_id, c.lease_expires_at,
+           c.delivered_seq, c.delivered_count, coalesce($8::timestamptz, now()), c.total_consumed, c.last_consumed_at,
+           c.lease_partitions
+    FROM claim c WHERE c.is_head
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
         prev_lease_id         = pc.lease_id,
         prev_claim_cursor_seq = pc.claim_cursor_seq,
@@ -123,11 +142,44 @@ WITH RECURSIVE q AS (
         delivered_count  = EXCLUDED.delivered_count,
         last_claimed_at  = EXCLUDED.last_claimed_at,
         total_consumed   = pc.total_consumed + EXCLUDED.total_consumed,
-        last_consumed_at = coalesce(EXCLUDED.last_consumed_at, pc.last_consumed_at)
+        last_consumed_at = coalesce(EXCLUDED.last_consumed_at, pc.last_consumed_at),
+        lease_partitions = EXCLUDED.lease_partitions
+    -- The lease is taken only if it is still free and the cursor is still the one the messages were
+    -- read after.
     WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
       AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
     RETURNING partition_id
+), claimed_rest AS (
+    -- Same upsert as claimed_head's.
+    INSERT INTO partition_consumers AS pc
+        (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
+         delivered_seq, delivered_count, last_claimed_at, total_consumed, last_consumed_at, lease_partitions)
+    SELECT c.partition_id, $2, c.cursor_seq, c.claim_cursor_seq, c.lease_id, c.lease_expires_at,
+           c.delivered_seq, c.delivered_count, coalesce($8::timestamptz, now()), c.total_consumed, c.last_consumed_at,
+           c.lease_partitions
+    FROM claim c WHERE NOT c.is_head AND EXISTS (SELECT 1 FROM claimed_head)
+    ORDER BY c.partition_id
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
+        prev_lease_id         = pc.lease_id,
+        prev_claim_cursor_seq = pc.claim_cursor_seq,
+        prev_delivered_seq    = pc.delivered_seq,
+        cursor_seq       = EXCLUDED.cursor_seq,
+        claim_cursor_seq = EXCLUDED.claim_cursor_seq,
+        lease_id         = EXCLUDED.lease_id,
+        lease_expires_at = EXCLUDED.lease_expires_at,
+        delivered_seq    = EXCLUDED.delivered_seq,
+        delivered_count  = EXCLUDED.delivered_count,
+        last_claimed_at  = EXCLUDED.last_claimed_at,
+        total_consumed   = pc.total_consumed + EXCLUDED.total_consumed,
+        last_consumed_at = coalesce(EXCLUDED.last_consumed_at, pc.last_consumed_at),
+        lease_partitions = EXCLUDED.lease_partitions
+    WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
+      AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
+      AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
+    RETURNING partition_id
+), claimed AS (
+    SELECT partition_id FROM claimed_head UNION ALL SELECT partition_id FROM claimed_rest
 ), turn AS (
     -- A claimed partition goes to the back of its group's line (unless autoAck consumed it to its end:
     -- see done). last_seq is the one cand read, in this statement's snapshot.
@@ -173,6 +225,6 @@ WITH RECURSIVE q AS (
       AND (r.partition_id, r.seq) IN (SELECT k.partition_id, k.seq FROM kept k)
 )
 SELECT k.partition_id, k.partition_name, k.retries, k.id, k.transaction_id, k.trace_id, k.payload,
-       k.producer_sub, k.is_encrypted, k.created_at
-FROM kept k JOIN claimed c ON c.partition_id = k.partition_id
+       k.producer_sub, k.is_encrypted, k.created_at, l.id
+FROM kept k JOIN claimed c ON c.partition_id = k.partition_id CROSS JOIN lease l
 ORDER BY k.claim_order, k.seq
