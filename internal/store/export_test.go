@@ -128,3 +128,6 @@ const (
 	StatsLockKey     = statsLockKey
 	RetentionLockKey = retentionLockKey
 )
+
+// TxConn exposes an explicit transaction's own connection, for the plan tests.
+func TxConn(tx *Tx) pgx.Tx { return tx.tx }

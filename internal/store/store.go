@@ -168,13 +168,14 @@ type Tx struct {
 	tx   pgx.Tx
 }
 
-// Begin starts an explicit transaction on a pooled connection.
+// Begin starts an explicit transaction on a pooled connection, with the hot path's plan settings
+// (TxPlanSettings) sent with its BEGIN in one round-trip.
 func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	c, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := c.Begin(ctx)
+	tx, err := c.BeginTx(ctx, pgx.TxOptions{BeginQuery: q("Begin") + ";\n" + q("TxPlanSettings")})
 	if err != nil {
 		c.Release()
 		return nil, fmt.Errorf("store: begin: %w", interpret(err))

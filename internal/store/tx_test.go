@@ -1,0 +1,127 @@
+package store_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
+)
+
+// TestTx: Store.Begin's transactions plan like the hot path (TxPlanSettings).
+func TestTx(t *testing.T) {
+	t.Parallel()
+	t.Run("TxPlanSettings", txPlansAfterSmallTables)
+}
+
+// txPlansAfterSmallTables: the statements an explicit transaction runs (the API's transaction
+// route: the ack's lock, resolve and apply, the push's lock, bump with its duplicate probe, and the
+// lookup of stored ids), planned inside a transaction of Store.Begin while the tables held a handful of
+// analyzed rows, still touch only the keys they are given once the tables have grown. Without the
+// hot path's plan settings the route ran custom plans from whatever the statistics said: after a large
+// queue's deletion AckResolve read the messages heap by partition_id alone (2.4 ms and 600 buffers per
+// call) and the duplicate probe likewise (1.7 ms and 350). Synchronous commit stays on.
+func txPlansAfterSmallTables(t *testing.T) {
+	ctx := t.Context()
+	// One connection: the plans built while the tables are small are the ones used after they grew.
+	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t), PoolSize: 1})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	pool := store.PoolOf(st)
+	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries", "queues"}
+
+	fill := func(from, to int) {
+		t.Helper()
+		_, err := pool.Exec(ctx, fmt.Sprintf(`
+INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q') ON CONFLICT DO NOTHING;
+INSERT INTO partitions (id, queue_id, name, last_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 20
+  FROM generate_series(%[1]d, %[2]d) i;
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
+  FROM generate_series(%[1]d, %[2]d) i, generate_series(1, 20) s;
+INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, 10
+  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
+INSERT INTO pending_partitions (partition_id, consumer_group, queue_id)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, '00000000-0000-0000-0000-000000000001'
+  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
+INSERT INTO redeliveries (partition_id, consumer_group, seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 'g2', 5
+  FROM generate_series(%[1]d, %[2]d) i`, from, to))
+		require.NoError(t, err)
+	}
+	// Autovacuum is kept from re-analyzing (which would replace the cached plans) while the tables grow.
+	for _, tbl := range hot {
+		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+	}
+	fill(1, 3)
+	_, err = pool.Exec(ctx, `ANALYZE`)
+	require.NoError(t, err)
+
+	pid := func(i int) string { return fmt.Sprintf("00000000-0000-0000-0001-%012x", i) }
+	// Keys of partitions 1000 and 4000 (added later); g2 has a redelivery, g1 does not. The push looks
+	// up one stored and one new transactionId.
+	args := map[string]string{
+		"ConsumerLock": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], NULL`, pid(1000), pid(1000), pid(4000)),
+		"AckResolve": fmt.Sprintf(`'{%s,%s}'::uuid[], '{tx-1000-20,tx-4000-3}'::text[], '{g1,g2}'::text[]`,
+			pid(1000), pid(4000)),
+		"AckApply": fmt.Sprintf(`'{%s,%s}'::uuid[], '{g1,g2}'::text[], '{20,20}'::bigint[], '{t,t}'::bool[],
+			'{0,0}'::int[], '{0,0}'::int[], '{1,1}'::int[], NULL`, pid(1000), pid(4000)),
+		"PendingForgetConsumed": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], '{20,20,20}'::bigint[]`,
+			pid(1000), pid(1000), pid(4000)),
+		"PartitionLock": fmt.Sprintf(`'{%s,%s}'::uuid[]`, pid(1000), pid(4000)),
+		"PartitionBump": fmt.Sprintf(`'{%[1]s,%[2]s}'::uuid[], '{1,1}'::int[], '{0,1}'::int[], '{%[1]s,%[2]s}'::uuid[],
+			'{1,1}'::int[], '{tx-1000-7,new-4000}'::text[], '%[3]s', NULL`, pid(1000), pid(4000), store.QueueMode),
+		"MessageExistingIDs": fmt.Sprintf(`'{0,1}'::int[], '{%s,%s}'::uuid[], '{tx-1000-7,tx-4000-9}'::text[]`,
+			pid(1000), pid(4000)),
+	}
+	names := []string{"ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed", "PartitionLock", "PartitionBump", "MessageExistingIDs"}
+	explain := func(tx pgx.Tx, name, opts string) string {
+		t.Helper()
+		var out string
+		require.NoError(t, tx.QueryRow(ctx, `EXPLAIN (`+opts+`) EXECUTE "`+name+`"(`+args[name]+`)`).Scan(&out), name)
+		return out
+	}
+
+	// Build (and cache on the store's one connection) the plans while the tables are tiny.
+	tx, err := st.Begin(ctx)
+	require.NoError(t, err)
+	for _, name := range names {
+		_, err := store.TxConn(tx).Prepare(ctx, name, store.Queries[name])
+		require.NoError(t, err, name)
+		explain(store.TxConn(tx), name, "FORMAT JSON, ANALYZE")
+	}
+	require.NoError(t, tx.Rollback(ctx))
+
+	fill(4, 5000)
+
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	leading := leadingColumns(t, conn.Conn())
+	conn.Release()
+
+	var syncCommit string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&syncCommit))
+
+	tx, err = st.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	require.Equal(t, syncCommit, store.TxSetting(t, tx, "synchronous_commit"), "the transaction's commit is the server's")
+	require.Equal(t, "force_generic_plan", store.TxSetting(t, tx, "plan_cache_mode"))
+	require.Equal(t, "off", store.TxSetting(t, tx, "enable_seqscan"))
+	for _, name := range names {
+		out := explain(store.TxConn(tx), name, "FORMAT JSON, ANALYZE, BUFFERS")
+		var doc []struct{ Plan planNode }
+		require.NoError(t, json.Unmarshal([]byte(out), &doc), name)
+		text := explainText(t, store.TxConn(tx), `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+args[name]+`)`, name)
+		for _, bad := range checkAckPlan(doc[0].Plan, hot, leading, "") {
+			t.Errorf("%s: %s; plan:\n%s", name, bad, text)
+		}
+	}
+}
