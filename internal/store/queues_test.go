@@ -103,10 +103,13 @@ func TestQueues(t *testing.T) {
 		push(t, st, p, "a")
 		pop(t, st, name, store.QueueMode, "", 1)
 		deadLetter(t, st, p, store.QueueMode, "a", "x")
+		tr, err := st.RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "a", EventType: "info", Data: []byte(`{}`), Names: []string{uniq("n")}})
+		require.NoError(t, err)
 		ok, err := st.DeleteQueue(ctx, name)
 		require.NoError(t, err)
 		require.True(t, ok)
-		for _, table := range []string{"partitions", "messages", "partition_consumers", "dead_letters", "pending_partitions"} {
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM message_trace_names WHERE trace_id = $1`, tr))
+		for _, table := range []string{"partitions", "messages", "partition_consumers", "dead_letters", "pending_partitions", "message_traces"} {
 			require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM `+table+` WHERE `+map[bool]string{true: "id", false: "partition_id"}[table == "partitions"]+` = $1`, p), table)
 		}
 		ok, err = st.DeleteQueue(ctx, name)

@@ -92,3 +92,41 @@ func TestTraces(t *testing.T) {
 		require.Equal(t, []string{got[1].Name, got[2].Name}, []string{page[0].Name, page[1].Name})
 	})
 }
+
+// TestTraceInsertRacingQueueDelete: traces have no foreign key to their message (0015); a trace being
+// recorded while its queue is deleted either is stored first and deleted with the queue, or finds no
+// message. Here the trace's transaction holds its message when the delete starts: the delete waits for
+// it and then takes the trace along.
+func TestTraceInsertRacingQueueDelete(t *testing.T) {
+	t.Parallel()
+	st := schemaStore(t)
+	ctx := t.Context()
+	pool := store.PoolOf(st)
+	name := uniq("trace-race")
+	p := partition(t, st, name, "Default")
+	push(t, st, p, "m")
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	var id uuid.UUID
+	require.NoError(t, tx.QueryRow(ctx, store.Queries["TraceInsert"], uuid.Must(uuid.NewV7()), p, "m", "info", []byte(`{}`), nil, nil).Scan(&id))
+	var pid int32
+	require.NoError(t, tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := st.DeleteQueue(ctx, name)
+		deleted <- err
+	}()
+	// The delete is blocked by the trace's transaction (and by nothing else).
+	require.Eventually(t, func() bool {
+		var n int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))`, pid).Scan(&n)
+		return err == nil && n == 1
+	}, time.Minute, 10*time.Millisecond)
+	require.NoError(t, tx.Commit(ctx))
+	require.NoError(t, <-deleted)
+	require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM message_traces WHERE id = $1`, id))
+	require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM messages WHERE partition_id = $1`, p))
+}

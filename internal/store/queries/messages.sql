@@ -44,6 +44,6 @@ LEFT JOIN dead_letters dl ON dl.partition_id = $1 AND dl.message_seq = $2 AND dl
 ORDER BY 1
 
 -- name: MessageDelete :one
--- Deletes one message with its dead letters (traces cascade); NULL row when it did not exist.
+-- Deletes one message with its dead letters and traces (delete_messages); NULL row when it did not exist.
 SELECT count(*)
 FROM delete_messages(ARRAY[$1::uuid], ARRAY(SELECT seq FROM messages WHERE partition_id = $1 AND transaction_id = $2))

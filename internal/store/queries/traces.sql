@@ -1,8 +1,11 @@
 -- name: TraceInsert :one
--- Resolves the message by (partition, transactionId); no row when it does not exist.
+-- Resolves the message by (partition, transactionId); no row when it does not exist. The message is
+-- locked as a foreign key's check would: its delete waits for this trace's transaction, and then
+-- deletes the trace too (0015_traces_without_message_fk.sql).
 INSERT INTO message_traces (id, partition_id, transaction_id, message_id, event_type, data, consumer_group, worker_id)
 SELECT $1, m.partition_id, m.transaction_id, m.id, $4, $5, $6, $7
 FROM messages m WHERE m.partition_id = $2 AND m.transaction_id = $3
+FOR KEY SHARE OF m
 RETURNING id
 
 -- name: TraceNamesInsert :exec
