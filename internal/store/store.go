@@ -168,8 +168,8 @@ type Tx struct {
 	tx   pgx.Tx
 }
 
-// Begin starts an explicit transaction on a pooled connection, with the hot path's plan settings
-// (TxPlanSettings) sent with its BEGIN in one round-trip.
+// Begin starts an explicit transaction on a pooled connection. Its BEGIN carries TxPlanSettings (no
+// sequential scans for the transaction's key lookups), in one round-trip.
 func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	c, err := s.acquire(ctx)
 	if err != nil {
