@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -222,10 +223,31 @@ func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult
 
 // partitionIDs resolves every item's partition, creating missing queues and partitions.
 func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUID, error) {
-	keys := make([]store.PartitionKey, len(items))
-	for i, it := range items {
-		keys[i] = store.PartitionKey{Queue: it.Queue, Partition: it.Partition}
+	// A request's items mostly name one partition: each run of items naming the same one is looked up
+	// once (a lookup takes the cache's lock).
+	var keys []store.PartitionKey
+	for i := range items {
+		if i == 0 || items[i].Queue != items[i-1].Queue || items[i].Partition != items[i-1].Partition {
+			keys = append(keys, store.PartitionKey{Queue: items[i].Queue, Partition: items[i].Partition})
+		}
 	}
+	ids, err := e.partitionIDsOf(ctx, keys)
+	if err != nil || len(keys) == len(items) {
+		return ids, err
+	}
+	out := make([]uuid.UUID, len(items))
+	k := -1
+	for i := range items {
+		if i == 0 || items[i].Queue != items[i-1].Queue || items[i].Partition != items[i-1].Partition {
+			k++
+		}
+		out[i] = ids[k]
+	}
+	return out, nil
+}
+
+// partitionIDsOf resolves keys, creating missing queues and partitions.
+func (e *Engine) partitionIDsOf(ctx context.Context, keys []store.PartitionKey) ([]uuid.UUID, error) {
 	return readThrough(e.parts, keys, func(missing []store.PartitionKey) (map[store.PartitionKey]uuid.UUID, error) {
 		ids, err := e.st.EnsurePartitions(ctx, missing)
 		if err != nil {
@@ -252,6 +274,9 @@ func pushShard(j pushJob) uint64 {
 	return binary.BigEndian.Uint64(j.rows[0].PartitionID[8:])
 }
 
+// mergedRows recycles the rows of merged push batches, which the store needs only until it answers.
+var mergedRows = sync.Pool{New: func() any { return new([]store.PushRow) }}
+
 // pushBatch stores the rows of several concurrent push requests with one statement and splits the
 // outcomes per request (the coalescer retries each request alone when the merged one fails).
 func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, error) {
@@ -261,10 +286,19 @@ func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushO
 		for _, j := range jobs {
 			n += len(j.rows)
 		}
-		rows = make([]store.PushRow, 0, n)
+		buf := mergedRows.Get().(*[]store.PushRow)
+		rows = slices.Grow((*buf)[:0], n)
 		for _, j := range jobs {
 			rows = append(rows, j.rows...)
 		}
+		defer func() {
+			// The rows hold the requests' payloads: cleared so the pool keeps none of them alive.
+			clear(rows)
+			if cap(rows) <= 1<<14 { // a rare huge merge is not kept for the next ones
+				*buf = rows[:0]
+				mergedRows.Put(buf)
+			}
+		}()
 	}
 	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 	defer cancel()
