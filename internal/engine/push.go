@@ -134,17 +134,25 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	if err != nil {
 		return nil, nil, err
 	}
-	job := pushJob{rows: make([]store.PushRow, len(items))}
+	buf := requestRows.Get().(*[]store.PushRow)
+	job := pushJob{rows: slices.Grow((*buf)[:0], len(items))[:len(items)]}
 	if err := e.pushRows(ctx, items, pids, job.rows); err != nil {
 		return nil, nil, err
 	}
 
 	outs, err := e.push.do(ctx, job)
 	if err != nil {
+		// The rows are not recycled: a request that stopped waiting may still be in a worker's batch.
 		return nil, nil, err
 	}
 	res := make([]PushResult, len(items))
 	ids := rowIDTexts(job.rows)
+	// The worker has answered and keeps nothing of the job, so its rows can serve the next request.
+	if cap(job.rows) <= 1<<14 {
+		clear(job.rows) // they point at the payloads
+		*buf = job.rows[:0]
+		requestRows.Put(buf)
+	}
 	var stale []store.PartitionKey
 	var pidText string // pidOf as text: a request's items mostly share their partition
 	var pidOf uuid.UUID
@@ -273,6 +281,9 @@ func pushShard(j pushJob) uint64 {
 	}
 	return binary.BigEndian.Uint64(j.rows[0].PartitionID[8:])
 }
+
+// requestRows recycles the rows of one push request, which live until the push coalescer answers it.
+var requestRows = sync.Pool{New: func() any { return new([]store.PushRow) }}
 
 // mergedRows recycles the rows of merged push batches, which the store needs only until it answers.
 var mergedRows = sync.Pool{New: func() any { return new([]store.PushRow) }}
