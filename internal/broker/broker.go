@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -279,6 +280,12 @@ func (b *Broker) release(ctx context.Context) {
 
 // Run starts the broker and serves until ctx ends, then shuts down gracefully.
 func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	// The collector settings are the process's, so they are set here and not by Start, which tests run
+	// several times in one process.
+	debug.SetGCPercent(cfg.GCPercent)
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
+	}
 	b, err := Start(ctx, cfg, log, nil)
 	if err != nil {
 		return err

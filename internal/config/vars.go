@@ -40,6 +40,15 @@ func varsOf(c *Config) []Var {
 		{"SHUTDOWN_TIMEOUT_MS", "10000", "ms graceful shutdown may take", false, msVar(&c.ShutdownTimeout)},
 		{"LOG_LEVEL", "info", "debug, info, warn or error", false, strVar(&c.LogLevel)},
 		{"LOG_FORMAT", "text", "text or json", false, strVar(&c.LogFormat)},
+		{"QUEEN_GC_PERCENT", "200", "the Go collector's GOGC: the heap may grow by this percent of the live heap before a collection (replaces GOGC); QUEEN_MEMORY_LIMIT_BYTES caps what this lets the heap take", false, intVar(&c.GCPercent)},
+		{"QUEEN_MEMORY_LIMIT_BYTES", "41943040", "soft limit of the memory the Go runtime holds (replaces GOMEMLIMIT): past it the collector runs sooner than QUEEN_GC_PERCENT says, at most half the CPU; 0 = no limit", false, func(v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("not a byte count: %q", v)
+			}
+			c.MemoryLimit = n
+			return nil
+		}},
 		{"PPROF_ADDR", "", "address of a separate net/http/pprof listener for CPU and heap profiles (empty = off); bind it to a private address", false, strVar(&c.PprofAddr)},
 
 		// HTTP connections (http.go).
