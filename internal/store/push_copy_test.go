@@ -12,7 +12,7 @@ import (
 )
 
 // TestCopySourceStreamsWholeRows reads MessageCopy's binary stream through buffers of several sizes,
-// down to a few bytes and around the rows' own sizes: whatever the driver's buffer, the stream is the
+// down to one byte and around the rows' own sizes: whatever the driver's buffer, the stream is the
 // header, every row as appendCopyRow encodes it, and the trailer, and copyRowSize is every row's
 // encoded length (Read relies on it to encode in place).
 func TestCopySourceStreamsWholeRows(t *testing.T) {
@@ -53,8 +53,9 @@ func TestCopySourceStreamsWholeRows(t *testing.T) {
 				if err == io.EOF {
 					break
 				}
-				require.NoError(t, err)
-				require.Positive(t, k, "a read that is not the end returns bytes")
+				if err != nil || k == 0 { // checked without testify: this loop runs a million times
+					t.Fatalf("buffer %d, %d rows: read %d bytes, error %v before the end", bufSize, n, k, err)
+				}
 			}
 			src.release()
 			exp := want
