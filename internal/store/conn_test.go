@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -31,29 +32,26 @@ func TestConn(t *testing.T) {
 	t.Cleanup(st.Close)
 	ctx := t.Context()
 
-	// idle asserts that the one connection is back in the pool outside any transaction, with the
-	// session's own settings.
-	idle := func(t *testing.T) {
+	// idleWith asserts that the one connection of pool is back outside any transaction, with the
+	// session settings want (plan_cache_mode, synchronous_commit, enable_seqscan).
+	idleWith := func(t *testing.T, pool *pgxpool.Pool, want []string) {
 		t.Helper()
-		c, err := store.PoolOf(st).Acquire(ctx)
+		c, err := pool.Acquire(ctx)
 		require.NoError(t, err)
 		defer c.Release()
 		require.Equal(t, byte('I'), c.Conn().PgConn().TxStatus())
 		var plan, sync, seqscan string
 		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('synchronous_commit'), current_setting('enable_seqscan')`).Scan(&plan, &sync, &seqscan))
-		require.Equal(t, []string{"auto", "local", "on"}, []string{plan, sync, seqscan}, "the hot path's settings are transaction-local")
+		require.Equal(t, want, []string{plan, sync, seqscan})
 	}
-	// hotIdle asserts the same of the hot pool's connection, which keeps its own session settings (the
-	// plan settings) but the database's synchronous_commit: Pop turns it off for its own transaction only.
+	// The general pool's connection has the session's own settings: the hot path's are transaction-local
+	// there.
+	idle := func(t *testing.T) { t.Helper(); idleWith(t, store.PoolOf(st), []string{"auto", "local", "on"}) }
+	// The hot pool's connection keeps its own session settings (the plan settings) but the database's
+	// synchronous_commit: Pop turns it off for its own transaction only.
 	hotIdle := func(t *testing.T) {
 		t.Helper()
-		c, err := store.HotPoolOf(st).Acquire(ctx)
-		require.NoError(t, err)
-		defer c.Release()
-		require.Equal(t, byte('I'), c.Conn().PgConn().TxStatus())
-		var plan, sync, seqscan string
-		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('synchronous_commit'), current_setting('enable_seqscan')`).Scan(&plan, &sync, &seqscan))
-		require.Equal(t, []string{"force_generic_plan", "local", "off"}, []string{plan, sync, seqscan})
+		idleWith(t, store.HotPoolOf(st), []string{"force_generic_plan", "local", "off"})
 	}
 
 	t.Run("Ping", func(t *testing.T) {
