@@ -27,7 +27,7 @@ func varsOf(c *Config) []Var {
 		{"PG_USE_SSL", "false", "connect to PostgreSQL over TLS (exactly `true`)", false, c.pg.pgVar(&c.pg.ssl)},
 		{"QUEEN_DATA_DIR", "./queen-data", "data directory of the embedded PostgreSQL started when no database is configured", false, strVar(&c.DataDir)},
 		{"QUEEN_SCHEMA", "queenmq", "PostgreSQL schema holding the broker's tables", false, strVar(&c.Schema)},
-		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker", false, intVar(&c.PoolSize)},
+		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker (half for pops and acks, half for everything else: docs/architecture.md \"Connections\")", false, intVar(&c.PoolSize)},
 		{"DB_CONNECTION_TIMEOUT", "2000", "ms a request waits for a free connection before answering 500 pool", false, msVar(&c.AcquireTimeout)},
 		{"DB_STATEMENT_TIMEOUT", "30000", "ms statement timeout of every broker query", false, msVar(&c.StatementTimeout)},
 		{"DEFAULT_TIMEOUT", "30000", "ms long-poll timeout of a pop that gives none", false, msVar(&c.DefaultTimeout)},
