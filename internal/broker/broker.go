@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -279,6 +280,15 @@ func (b *Broker) release(ctx context.Context) {
 
 // Run starts the broker and serves until ctx ends, then shuts down gracefully.
 func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	// The collector settings are the process's, so they are set here and not by Start, which tests run
+	// several times in one process. An operator who set the runtime's own GOGC or GOMEMLIMIT meant it:
+	// the runtime has applied it already, and it is left alone.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
+	}
 	b, err := Start(ctx, cfg, log, nil)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -34,6 +35,12 @@ type Config struct {
 
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
+
+	// GCPercent and MemoryLimit tune the Go collector (docs/decisions.md "Collector settings"): a
+	// higher percent than Go's 100 halves the collector's CPU per pushed message, and the soft limit
+	// keeps the heap that lets grow bounded.
+	GCPercent   int
+	MemoryLimit int64 // bytes; 0 = none
 
 	LogLevel  string
 	LogFormat string
@@ -85,6 +92,9 @@ func Load(getenv func(string) string) (Config, error) {
 func (c *Config) validate() error {
 	if c.Port == 0 || c.Port > 65535 {
 		return fmt.Errorf("config: PORT: out of range: %d", c.Port)
+	}
+	if c.GCPercent == 0 {
+		return errors.New("config: QUEEN_GC_PERCENT: must be positive")
 	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":

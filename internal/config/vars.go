@@ -27,7 +27,7 @@ func varsOf(c *Config) []Var {
 		{"PG_USE_SSL", "false", "connect to PostgreSQL over TLS (exactly `true`)", false, c.pg.pgVar(&c.pg.ssl)},
 		{"QUEEN_DATA_DIR", "./queen-data", "data directory of the embedded PostgreSQL started when no database is configured", false, strVar(&c.DataDir)},
 		{"QUEEN_SCHEMA", "queenmq", "PostgreSQL schema holding the broker's tables", false, strVar(&c.Schema)},
-		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker", false, intVar(&c.PoolSize)},
+		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker (half for pops and acks, half for everything else: docs/architecture.md \"Connections\")", false, intVar(&c.PoolSize)},
 		{"DB_CONNECTION_TIMEOUT", "2000", "ms a request waits for a free connection before answering 500 pool", false, msVar(&c.AcquireTimeout)},
 		{"DB_STATEMENT_TIMEOUT", "30000", "ms statement timeout of every broker query", false, msVar(&c.StatementTimeout)},
 		{"DEFAULT_TIMEOUT", "30000", "ms long-poll timeout of a pop that gives none", false, msVar(&c.DefaultTimeout)},
@@ -40,6 +40,15 @@ func varsOf(c *Config) []Var {
 		{"SHUTDOWN_TIMEOUT_MS", "10000", "ms graceful shutdown may take", false, msVar(&c.ShutdownTimeout)},
 		{"LOG_LEVEL", "info", "debug, info, warn or error", false, strVar(&c.LogLevel)},
 		{"LOG_FORMAT", "text", "text or json", false, strVar(&c.LogFormat)},
+		{"QUEEN_GC_PERCENT", "200", "the Go collector's GOGC: the heap may grow by this percent of the live heap before a collection (GOGC, when set, wins); QUEEN_MEMORY_LIMIT_BYTES caps what this lets the heap take", false, intVar(&c.GCPercent)},
+		{"QUEEN_MEMORY_LIMIT_BYTES", "41943040", "soft limit of the memory the Go runtime holds (GOMEMLIMIT, when set, wins): past it the collector runs sooner than QUEEN_GC_PERCENT says, at most half the CPU; 0 = no limit", false, func(v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("not a byte count: %q", v)
+			}
+			c.MemoryLimit = n
+			return nil
+		}},
 		{"PPROF_ADDR", "", "address of a separate net/http/pprof listener for CPU and heap profiles (empty = off); bind it to a private address", false, strVar(&c.PprofAddr)},
 
 		// HTTP connections (http.go).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -133,17 +134,25 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	if err != nil {
 		return nil, nil, err
 	}
-	job := pushJob{rows: make([]store.PushRow, len(items))}
+	buf := requestRows.Get().(*[]store.PushRow)
+	job := pushJob{rows: slices.Grow((*buf)[:0], len(items))[:len(items)]}
 	if err := e.pushRows(ctx, items, pids, job.rows); err != nil {
 		return nil, nil, err
 	}
 
 	outs, err := e.push.do(ctx, job)
 	if err != nil {
+		// The rows are not recycled: a request that stopped waiting may still be in a worker's batch.
 		return nil, nil, err
 	}
 	res := make([]PushResult, len(items))
 	ids := rowIDTexts(job.rows)
+	// The worker has answered and keeps nothing of the job, so its rows can serve the next request.
+	if cap(job.rows) <= 1<<14 {
+		clear(job.rows) // they point at the payloads
+		*buf = job.rows[:0]
+		requestRows.Put(buf)
+	}
 	var stale []store.PartitionKey
 	var pidText string // pidOf as text: a request's items mostly share their partition
 	var pidOf uuid.UUID
@@ -222,10 +231,31 @@ func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult
 
 // partitionIDs resolves every item's partition, creating missing queues and partitions.
 func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUID, error) {
-	keys := make([]store.PartitionKey, len(items))
-	for i, it := range items {
-		keys[i] = store.PartitionKey{Queue: it.Queue, Partition: it.Partition}
+	// A request's items mostly name one partition: each run of items naming the same one is looked up
+	// once (a lookup takes the cache's lock).
+	var keys []store.PartitionKey
+	for i := range items {
+		if i == 0 || items[i].Queue != items[i-1].Queue || items[i].Partition != items[i-1].Partition {
+			keys = append(keys, store.PartitionKey{Queue: items[i].Queue, Partition: items[i].Partition})
+		}
 	}
+	ids, err := e.partitionIDsOf(ctx, keys)
+	if err != nil || len(keys) == len(items) {
+		return ids, err
+	}
+	out := make([]uuid.UUID, len(items))
+	k := -1
+	for i := range items {
+		if i == 0 || items[i].Queue != items[i-1].Queue || items[i].Partition != items[i-1].Partition {
+			k++
+		}
+		out[i] = ids[k]
+	}
+	return out, nil
+}
+
+// partitionIDsOf resolves keys, creating missing queues and partitions.
+func (e *Engine) partitionIDsOf(ctx context.Context, keys []store.PartitionKey) ([]uuid.UUID, error) {
 	return readThrough(e.parts, keys, func(missing []store.PartitionKey) (map[store.PartitionKey]uuid.UUID, error) {
 		ids, err := e.st.EnsurePartitions(ctx, missing)
 		if err != nil {
@@ -252,6 +282,12 @@ func pushShard(j pushJob) uint64 {
 	return binary.BigEndian.Uint64(j.rows[0].PartitionID[8:])
 }
 
+// requestRows recycles the rows of one push request, which live until the push coalescer answers it.
+var requestRows = sync.Pool{New: func() any { return new([]store.PushRow) }}
+
+// mergedRows recycles the rows of merged push batches, which the store needs only until it answers.
+var mergedRows = sync.Pool{New: func() any { return new([]store.PushRow) }}
+
 // pushBatch stores the rows of several concurrent push requests with one statement and splits the
 // outcomes per request (the coalescer retries each request alone when the merged one fails).
 func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushOutcome, error) {
@@ -261,10 +297,19 @@ func (e *Engine) pushBatch(ctx context.Context, jobs []pushJob) ([][]store.PushO
 		for _, j := range jobs {
 			n += len(j.rows)
 		}
-		rows = make([]store.PushRow, 0, n)
+		buf := mergedRows.Get().(*[]store.PushRow)
+		rows = slices.Grow((*buf)[:0], n)
 		for _, j := range jobs {
 			rows = append(rows, j.rows...)
 		}
+		defer func() {
+			// The rows hold the requests' payloads: cleared so the pool keeps none of them alive.
+			clear(rows)
+			if cap(rows) <= 1<<14 { // a rare huge merge is not kept for the next ones
+				*buf = rows[:0]
+				mergedRows.Put(buf)
+			}
+		}()
 	}
 	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 	defer cancel()

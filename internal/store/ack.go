@@ -88,9 +88,11 @@ type AckDecision func(states map[ConsumerKey]*ConsumerState, msgs []ResolvedMess
 // resolves the messages, lets decide compute the outcome and applies it, all in one transaction.
 //
 // The transaction is opened and closed inside the two pipelined batches it needs anyway (read and
-// lock, then write), so an ack costs two round-trips rather than four.
+// lock, then write), so an ack costs two round-trips rather than four. It runs on the hot pool, whose
+// sessions carry the plan settings; its commit waits for the WAL flush (the database's
+// synchronous_commit).
 func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
-	c, err := s.acquire(ctx)
+	c, err := s.acquireHot(ctx)
 	if err != nil {
 		return err
 	}
@@ -113,7 +115,8 @@ func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) e
 }
 
 // ackTx runs the ack statements on db; with own it opens and commits the transaction itself, inside
-// its batches.
+// its batches (db is then a connection of the hot pool). Without own they run in the caller's
+// transaction, on the general pool, with the session defaults.
 func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecision, own bool, now pgtype.Timestamptz) error {
 	pids := make([]uuid.UUID, len(targets))
 	groups := make([]string, len(targets))
@@ -127,7 +130,6 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 		b := &pgx.Batch{}
 		if own {
 			b.Queue(q("Begin"))
-			b.Queue(q("HotPathSettings"), true)
 		}
 		lock := func(rs pgx.Rows) error {
 			for rs.Next() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -15,8 +16,8 @@ import (
 )
 
 // TestConn covers queries/conn.sql: the round-trip check, LISTEN and the transaction control the hot
-// paths pipeline with their statements. The store has one connection, so every statement after an
-// operation runs on the connection that operation used.
+// paths pipeline with their statements, and the two pools' session settings. The store has one
+// connection per pool, so every statement after an operation runs on the connection that operation used.
 func TestConn(t *testing.T) {
 	t.Parallel()
 	url := testenv.NewDatabase(t)
@@ -31,17 +32,26 @@ func TestConn(t *testing.T) {
 	t.Cleanup(st.Close)
 	ctx := t.Context()
 
-	// idle asserts that the one connection is back in the pool outside any transaction, with the
-	// session's own settings.
-	idle := func(t *testing.T) {
+	// idleWith asserts that the one connection of pool is back outside any transaction, with the
+	// session settings want (plan_cache_mode, synchronous_commit, enable_seqscan).
+	idleWith := func(t *testing.T, pool *pgxpool.Pool, want []string) {
 		t.Helper()
-		c, err := store.PoolOf(st).Acquire(ctx)
+		c, err := pool.Acquire(ctx)
 		require.NoError(t, err)
 		defer c.Release()
 		require.Equal(t, byte('I'), c.Conn().PgConn().TxStatus())
 		var plan, sync, seqscan string
 		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('plan_cache_mode'), current_setting('synchronous_commit'), current_setting('enable_seqscan')`).Scan(&plan, &sync, &seqscan))
-		require.Equal(t, []string{"auto", "local", "on"}, []string{plan, sync, seqscan}, "the hot path's settings are transaction-local")
+		require.Equal(t, want, []string{plan, sync, seqscan})
+	}
+	// The general pool's connection has the session's own settings: the hot path's are transaction-local
+	// there.
+	idle := func(t *testing.T) { t.Helper(); idleWith(t, store.PoolOf(st), []string{"auto", "local", "on"}) }
+	// The hot pool's connection keeps its own session settings (the plan settings) but the database's
+	// synchronous_commit: Pop turns it off for its own transaction only.
+	hotIdle := func(t *testing.T) {
+		t.Helper()
+		idleWith(t, store.HotPoolOf(st), []string{"force_generic_plan", "local", "off"})
 	}
 
 	t.Run("Ping", func(t *testing.T) {
@@ -56,9 +66,33 @@ func TestConn(t *testing.T) {
 		got, _ := pop(t, st, q, store.QueueMode, "", 10) // without autoAck: asynchronous commit
 		require.Len(t, got, 2)
 		idle(t)
+		hotIdle(t)
 		ackDone(t, st, p, store.QueueMode, "a", "b")
 		idle(t)
+		hotIdle(t)
 		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1`, p))
+	})
+
+	// The Pop statement sets its own transaction's commit mode: asynchronous unless autoAck.
+	t.Run("PopCommitMode", func(t *testing.T) {
+		q := uniq("conn-commit")
+		p := partition(t, st, q, "Default")
+		push(t, st, p, "a")
+		c, err := store.HotPoolOf(st).Acquire(ctx)
+		require.NoError(t, err)
+		defer c.Release()
+		for _, autoAck := range []bool{false, true} {
+			tx, err := c.Begin(ctx)
+			require.NoError(t, err)
+			rows, err := tx.Query(ctx, store.Queries["Pop"], q, store.QueueMode, nil, 1, 10, uuid.New(), autoAck, nil)
+			require.NoError(t, err)
+			rows.Close()
+			require.NoError(t, rows.Err())
+			var sync string
+			require.NoError(t, tx.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&sync))
+			require.Equal(t, map[bool]string{false: "off", true: "local"}[autoAck], sync, "autoAck %v", autoAck)
+			require.NoError(t, tx.Rollback(ctx))
+		}
 	})
 
 	t.Run("Rollback", func(t *testing.T) {

@@ -31,8 +31,11 @@ func TxSetting(t interface {
 // queue spans several. Call it before the store's first pass.
 func SetStatsSlice(s *Store, n int) { s.statsSlice = n }
 
-// PoolOf exposes a store's pool to the external tests.
+// PoolOf exposes a store's general pool to the external tests.
 func PoolOf(s *Store) *pgxpool.Pool { return s.pool }
+
+// HotPoolOf exposes a store's hot pool (pops and acks) to the external tests.
+func HotPoolOf(s *Store) *pgxpool.Pool { return s.hot }
 
 // The package's tests trace every statement of their stores and note which named queries ran, so that
 // a named query without a store test fails the run (see UnexercisedQueries).

@@ -39,10 +39,11 @@ func newStore(t *testing.T) *store.Store {
 	return openStore(t, testenv.NewDatabase(t), "")
 }
 
-// openStore opens a store on url in schema ("" = the default one), closed at the test's end.
+// openStore opens a store on url in schema ("" = the default one), closed at the test's end. Its pool
+// size of 8 gives each of the two pools 4 connections (some tests hold three of the general pool's).
 func openStore(t *testing.T, url, schema string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), store.Options{URL: url, Schema: schema, PoolSize: 4})
+	st, err := store.Open(t.Context(), store.Options{URL: url, Schema: schema, PoolSize: 8})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	return st

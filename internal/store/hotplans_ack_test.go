@@ -12,7 +12,8 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// TestAckPlansAfterSmallTables: the ack statements' generic plans, built under HotPathSettings while the
+// TestAckPlansAfterSmallTables: the ack statements' generic plans, built on a connection of the hot pool
+// (the session settings acks run with) while the
 // tables held a handful of analyzed rows (what a connection sees after queues were deleted and vacuumed),
 // still touch only the keys they are given once the tables have grown to thousands of partitions. Such
 // plans cost PendingForgetConsumed 6 773 buffers per call (all of pending_partitions) and made AckResolve
@@ -21,6 +22,7 @@ func TestAckPlansAfterSmallTables(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	st, c := privateConn(t)
+	h := hotConn(t, st)
 	pool := store.PoolOf(st)
 	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries"}
 
@@ -75,9 +77,7 @@ INSERT INTO redeliveries (partition_id, consumer_group, seq)
 	}
 
 	// Build (and cache on this connection) the generic plans while the tables are tiny.
-	tx, err := c.Begin(ctx)
-	require.NoError(t, err)
-	_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
+	tx, err := h.Begin(ctx)
 	require.NoError(t, err)
 	for _, name := range names {
 		_, err := tx.Prepare(ctx, name, store.Queries[name])
@@ -90,11 +90,9 @@ INSERT INTO redeliveries (partition_id, consumer_group, seq)
 
 	leading := leadingColumns(t, c)
 
-	tx, err = c.Begin(ctx)
+	tx, err = h.Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(ctx) }()
-	_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
-	require.NoError(t, err)
 	for _, name := range names {
 		out := explain(tx, name, "FORMAT JSON, ANALYZE, BUFFERS")
 		var doc []struct{ Plan planNode }

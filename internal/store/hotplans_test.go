@@ -16,8 +16,10 @@ import (
 
 var hotStatements = []string{"Pop", "PartitionBump", "ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"}
 
-// TestHotPathPlans: the generic plans of the pop, push and ack statements, built under HotPathSettings
-// (a connection keeps that plan while the tables grow, until the next ANALYZE), read every table through
+// TestHotPathPlans: the generic plans of the pop, push and ack statements, built with the settings they
+// run with (pop and ack statements on a connection of the hot pool, with its session settings; the push's
+// under HotPathSettings on the general pool; a connection keeps that plan while the tables grow, until
+// the next ANALYZE), read every table through
 // an index, and walk each index from its leading column. Two moments are checked:
 //   - right after the tables were analyzed empty: no sequential scan (one of messages in AckResolve's
 //     plan cost 10-12 ms per ack in the fan-out benchmark once the queue had grown), and the ack's
@@ -32,13 +34,20 @@ var hotStatements = []string{"Pop", "PartitionBump", "ConsumerLock", "AckResolve
 func TestHotPathPlans(t *testing.T) {
 	t.Parallel()
 	st, c := privateConn(t)
+	h := hotConn(t, st)
 	leading := leadingColumns(t, c)
+	genericPlan := func(t *testing.T, name string) string {
+		if name == "PartitionBump" {
+			return genericPlanOn(t, c, name, true)
+		}
+		return genericPlanOn(t, h, name, false)
+	}
 
 	t.Run("empty", func(t *testing.T) {
 		_, err := c.Exec(t.Context(), `ANALYZE`)
 		require.NoError(t, err)
 		for _, name := range hotStatements {
-			plan := genericPlan(t, c, name)
+			plan := genericPlan(t, name)
 			require.NotContains(t, plan, "Seq Scan", "%s's generic plan:\n%s", name, plan)
 			switch name {
 			case "ConsumerLock", "AckResolve", "AckApply", "PartitionBump":
@@ -66,7 +75,7 @@ func TestHotPathPlans(t *testing.T) {
 		_, err := c.Exec(t.Context(), `ANALYZE`)
 		require.NoError(t, err)
 		for _, name := range hotStatements {
-			plan := genericPlan(t, c, name)
+			plan := genericPlan(t, name)
 			require.NotContains(t, plan, "Seq Scan", "%s's generic plan:\n%s", name, plan)
 			require.NotContains(t, plan, "Bitmap", "%s's generic plan:\n%s", name, plan)
 			require.Empty(t, laterColumnScans(plan, leading), "%s's generic plan:\n%s", name, plan)
@@ -74,16 +83,28 @@ func TestHotPathPlans(t *testing.T) {
 	})
 }
 
-// genericPlan prepares a named query inside a transaction under HotPathSettings and returns EXPLAIN of
-// its generic plan.
-func genericPlan(t *testing.T, c *pgx.Conn, name string) string {
+// hotConn holds a connection of the store's hot pool for the whole test: the session settings that pops
+// and acks run with.
+func hotConn(t *testing.T, st *store.Store) *pgx.Conn {
+	t.Helper()
+	conn, err := store.HotPoolOf(st).Acquire(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(conn.Release)
+	return conn.Conn()
+}
+
+// genericPlanOn prepares a named query inside a transaction (under HotPathSettings with settings, as
+// pushes run; without, c must be a hot connection) and returns EXPLAIN of its plan.
+func genericPlanOn(t *testing.T, c *pgx.Conn, name string, settings bool) string {
 	t.Helper()
 	ctx := t.Context()
 	tx, err := c.Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
-	require.NoError(t, err)
+	if settings {
+		_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
+		require.NoError(t, err)
+	}
 	sd, err := tx.Prepare(ctx, name, store.Queries[name])
 	require.NoError(t, err, name)
 	defer func() { _ = c.Deallocate(context.WithoutCancel(ctx), name) }()

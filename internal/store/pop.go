@@ -44,35 +44,27 @@ type PoppedMessage struct {
 // Pop claims partitions and reads their messages in one statement (see queries/pop.sql). An empty
 // result means nothing was claimable.
 //
-// The statement runs in its own transaction, pipelined with its settings in one round-trip. Unless it
-// is autoAck, the commit does not wait for its WAL flush: a lease lost in a crash of PostgreSQL only
-// means its messages are delivered again, as when a lease expires, which at-least-once allows; any later
-// synchronous commit (the ack) flushes it first. autoAck consumes at delivery and stays synchronous.
-func (s *Store) Pop(ctx context.Context, p PopParams) (out []PoppedMessage, err error) {
-	c, err := s.acquire(ctx)
+// The statement runs alone, as its own transaction, on the hot pool (whose sessions carry the plan
+// settings): one statement and one round-trip. Unless it is autoAck, the statement turns synchronous
+// commit off for itself: a lease lost in a crash of PostgreSQL only means its messages are delivered
+// again, as when a lease expires, which at-least-once allows; any later synchronous commit (the ack)
+// flushes it first. autoAck consumes at delivery and stays synchronous.
+func (s *Store) Pop(ctx context.Context, p PopParams) ([]PoppedMessage, error) {
+	c, err := s.acquireHot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Release() // a connection left inside a transaction is discarded by the pool
-	b := &pgx.Batch{}
-	b.Queue(q("Begin"))
-	b.Queue(q("HotPathSettings"), p.AutoAck)
-	b.Queue(q("Pop"), p.Queue, p.Group, p.Partition, p.MaxPartitions, p.Batch, p.LeaseID, p.AutoAck, s.now()).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var m PoppedMessage
-			if err := rows.Scan(&m.PartitionID, &m.Partition, &m.Retries, &m.ID, &m.TransactionID, &m.TraceID,
-				&m.Payload, &m.ProducerSub, &m.Encrypted, &m.CreatedAt, &m.LeaseID); err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+	defer c.Release()
+	rows, err := c.Query(ctx, q("Pop"), p.Queue, p.Group, p.Partition, p.MaxPartitions, p.Batch, p.LeaseID, p.AutoAck, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("store: pop %q: %w", p.Queue, interpret(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (m PoppedMessage, err error) {
+		err = r.Scan(&m.PartitionID, &m.Partition, &m.Retries, &m.ID, &m.TransactionID, &m.TraceID,
+			&m.Payload, &m.ProducerSub, &m.Encrypted, &m.CreatedAt, &m.LeaseID)
+		return m, err
 	})
-	b.Queue(q("Commit"))
-	if err := c.SendBatch(ctx, b).Close(); err != nil {
-		if !c.Conn().IsClosed() {
-			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
-		}
+	if err != nil {
 		return nil, fmt.Errorf("store: pop %q: %w", p.Queue, interpret(err))
 	}
 	return out, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -134,6 +136,24 @@ type pushConn interface {
 	Conn() *pgx.Conn
 }
 
+// pushKey is a row's (partition, transactionId), unique among stored rows.
+type pushKey struct {
+	partition uuid.UUID
+	tx        string
+}
+
+// seenKeys recycles push's set of the keys met so far: a new one per push was the largest allocation
+// of the store per pushed row (a map entry per row whose transactionId is the client's).
+var seenKeys = sync.Pool{New: func() any { return map[pushKey]struct{}{} }}
+
+func releaseSeen(m map[pushKey]struct{}) {
+	if len(m) > 1<<14 { // a rare huge push's set is not kept for the next ones
+		return
+	}
+	clear(m) // also drops the transactionIds, which point into request bodies
+	seenKeys.Put(m)
+}
+
 // push stores rows on db in three round trips: the partition locks and PartitionBump in one pipelined
 // batch, then MessageCopy, then the commit. With own it opens and commits the transaction itself. It
 // looks up the stored transactionIds of every row with lookupAll, else, inside a caller's transaction
@@ -143,11 +163,7 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 	// A row repeating the (partition, transactionId) of an earlier row is left out (answered as a
 	// duplicate of that first row below); minted ids cannot repeat, so only the clients' are checked.
 	// The rest are numbered 1, 2, … per partition in slice order.
-	type key struct {
-		partition uuid.UUID
-		tx        string
-	}
-	var seen map[key]struct{}
+	var seen map[pushKey]struct{}
 	keep := make([]int32, 0, len(rows))
 	ords := make([]int32, len(rows))
 	var lock []uuid.UUID
@@ -160,9 +176,10 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 		r := &rows[i]
 		if !r.Minted {
 			if seen == nil {
-				seen = make(map[key]struct{}, len(rows))
+				seen = seenKeys.Get().(map[pushKey]struct{})
+				defer releaseSeen(seen)
 			}
-			k := key{r.PartitionID, r.TransactionID}
+			k := pushKey{r.PartitionID, r.TransactionID}
 			if _, dup := seen[k]; dup {
 				continue
 			}
@@ -226,7 +243,8 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 	if err := db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: push: %w", interpret(err))
 	}
-	copied := make([]copyRow, 0, len(keep))
+	src := newCopySource()
+	copied := slices.Grow(src.rows[:0], len(keep))
 	for _, i := range keep {
 		r := &rows[i]
 		bp, ok := got[r.PartitionID]
@@ -237,9 +255,12 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 		out[i].Inserted = true
 	}
 	if len(copied) > 0 {
-		if err := copyMessages(ctx, db.Conn(), copied); err != nil {
+		src.rows = copied
+		if err := copyMessages(ctx, db.Conn(), src); err != nil {
 			return nil, fmt.Errorf("store: push: %w", interpret(err))
 		}
+	} else {
+		src.release()
 	}
 	if own {
 		if _, err := db.Exec(ctx, q("Commit")); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,53 +23,107 @@ func pgEpochMicros(t time.Time) int64 {
 	return (t.Unix()-unixToPG)*1_000_000 + int64(t.Nanosecond()/1000)
 }
 
-// copySource writes rows in PostgreSQL's binary COPY format as the driver reads it, one row at a time:
-// at most one row's encoding is held besides what the driver sends, so a large push is never held
-// again as a whole (docs/decisions.md "Memory bound"). Encoding here rather than through the driver's
-// generic row encoder spares a value boxed per column and a type lookup per value.
+// copySource writes rows in PostgreSQL's binary COPY format as the driver reads it, encoding each row
+// straight into the driver's buffer: a row that does not fit the space left is encoded once into
+// spill and handed out from there, so at most one row's encoding is held besides what the driver
+// sends, and a large push is never held again as a whole (docs/decisions.md "Memory bound"). Encoding
+// here rather than through the driver's generic row encoder spares a value boxed per column and a type
+// lookup per value; encoding into the driver's buffer spares a buffer grown per push (a third of what
+// the broker allocated per pushed message).
 type copySource struct {
-	rows []copyRow
-	next int
-	mem  []byte // backing array of buf, reused by every fill
-	buf  []byte // the encoded rest not yet read
-	done bool   // the trailer is in buf
+	rows   []copyRow
+	next   int
+	spill  []byte // encoding of one row that did not fit, reused for the next one
+	buf    []byte // the part of spill not yet read
+	header bool   // the header was written
+	done   bool   // the trailer was written
 }
 
-func newCopySource(rows []copyRow) *copySource {
-	// Signature, flags, header extension length.
-	s := &copySource{rows: rows, mem: make([]byte, 0, 4096)}
-	s.buf = append(s.mem, "PGCOPY\n\377\r\n\000\000\000\000\000\000\000\000\000"...)
-	return s
+// copyHeader is the binary COPY signature, flags and header extension length.
+const copyHeader = "PGCOPY\n\377\r\n\000\000\000\000\000\000\000\000\000"
+
+// spillKeep and rowsKeep bound what a pooled copySource keeps between pushes: only rows over 64 KiB need
+// a larger spill, and only pushes of more rows than the coalescer merges a longer row list; such a push
+// pays for its own.
+const (
+	spillKeep = 64 << 10
+	rowsKeep  = 4096
+)
+
+var copySources = sync.Pool{New: func() any { return new(copySource) }}
+
+// newCopySource takes a source from the pool; the caller sets its rows, appending to the rows slice it
+// comes with so that slice is reused too.
+func newCopySource() *copySource {
+	return copySources.Get().(*copySource)
+}
+
+// release returns s to the pool, without its rows' contents (their payloads must not outlive the push).
+// A source too large to be worth keeping is left to the collector.
+func (s *copySource) release() {
+	if cap(s.spill) > spillKeep || cap(s.rows) > rowsKeep {
+		return
+	}
+	clear(s.rows)
+	*s = copySource{rows: s.rows[:0], spill: s.spill[:0]}
+	copySources.Put(s)
 }
 
 func (s *copySource) Read(p []byte) (int, error) {
 	n := 0
+	if !s.header && len(p) >= len(copyHeader) {
+		n = copy(p, copyHeader)
+		s.header = true
+	}
 	for n < len(p) {
-		if len(s.buf) == 0 {
+		if len(s.buf) > 0 {
+			k := copy(p[n:], s.buf)
+			s.buf = s.buf[k:]
+			n += k
+			continue
+		}
+		if !s.header {
+			s.buf = append(s.spill[:0], copyHeader...)
+			s.header = true
+			continue
+		}
+		if s.next == len(s.rows) {
 			if s.done {
 				return n, io.EOF
 			}
-			s.fill(len(p) - n)
+			s.done = true
+			if len(p)-n < 2 {
+				s.buf = append(s.spill[:0], 0xff, 0xff)
+				continue
+			}
+			binary.BigEndian.PutUint16(p[n:], 0xffff) // trailer: field count -1
+			return n + 2, io.EOF
 		}
-		k := copy(p[n:], s.buf)
-		s.buf = s.buf[k:]
-		n += k
+		c := &s.rows[s.next]
+		s.next++
+		if size := copyRowSize(c); size <= len(p)-n {
+			// p[n:n:len(p)] has room for the whole row, so appending writes into p in place.
+			appendCopyRow(p[n:n:len(p)], c)
+			n += size
+			continue
+		}
+		s.spill = appendCopyRow(s.spill[:0], c)
+		s.buf = s.spill
 	}
 	return n, nil
 }
 
-// fill encodes rows until about want bytes are ready, or the trailer after the last row.
-func (s *copySource) fill(want int) {
-	b := s.mem[:0]
-	for len(b) < want && s.next < len(s.rows) {
-		b = appendCopyRow(b, &s.rows[s.next])
-		s.next++
+// copyRowSize is the length of appendCopyRow's encoding of c.
+func copyRowSize(c *copyRow) int {
+	r := c.row
+	n := 2 + 9*4 + 16 + 8 + 16 + len(r.TransactionID) + 1 + len(r.Payload) + 1 + 8
+	if r.TraceID != nil {
+		n += 16
 	}
-	if s.next == len(s.rows) && len(b) < want {
-		b = binary.BigEndian.AppendUint16(b, 0xffff) // trailer: field count -1
-		s.done = true
+	if r.ProducerSub != nil {
+		n += len(*r.ProducerSub)
 	}
-	s.mem, s.buf = b, b
+	return n
 }
 
 // appendCopyRow encodes the columns of MessageCopy in their order.
@@ -110,15 +165,21 @@ func appendField(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// copyMessages runs MessageCopy on conn with rows. The driver does not trace a copy sent through its
+// copyMessages runs MessageCopy on conn with the rows of src, and releases src once the driver is
+// done with it. The driver does not trace a copy sent through its
 // low-level connection, so the connection's tracer, when it has one, is called here as for any
 // statement.
-func copyMessages(ctx context.Context, conn *pgx.Conn, rows []copyRow) (err error) {
+func copyMessages(ctx context.Context, conn *pgx.Conn, src *copySource) (err error) {
 	sql := q("MessageCopy")
 	if t := conn.Config().Tracer; t != nil {
 		ctx = t.TraceQueryStart(ctx, conn, pgx.TraceQueryStartData{SQL: sql})
 		defer func() { t.TraceQueryEnd(ctx, conn, pgx.TraceQueryEndData{Err: err}) }()
 	}
-	_, err = conn.PgConn().CopyFrom(ctx, newCopySource(rows), sql)
+	_, err = conn.PgConn().CopyFrom(ctx, src, sql)
+	if err == nil {
+		// Only a copy that succeeded is sure to have stopped reading src: on some errors the driver
+		// returns while its sending goroutine may still be in Read.
+		src.release()
+	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // BrokerSample is one broker process's vital signs at one moment.
@@ -48,9 +49,14 @@ func (s *Store) BrokerSamples(ctx context.Context, from, to time.Time, hostname,
 	}, from, to, nullText(hostname), nullText(brokerID))
 }
 
-// PoolSnapshot reports this broker's connection pool: its maximum size, idle and in-use connections,
-// and how many acquires so far found no idle connection and had to wait (a running total).
+// PoolSnapshot reports this broker's connection pools (both together): their maximum size, idle and
+// in-use connections, and how many acquires so far found no idle connection and had to wait (a running
+// total).
 func (s *Store) PoolSnapshot() (size, idle, active int, waitedTotal int64) {
-	st := s.pool.Stat()
-	return int(st.MaxConns()), int(st.IdleConns()), int(st.AcquiredConns()), st.EmptyAcquireCount()
+	for _, p := range []*pgxpool.Pool{s.pool, s.hot} {
+		st := p.Stat()
+		size, idle, active = size+int(st.MaxConns()), idle+int(st.IdleConns()), active+int(st.AcquiredConns())
+		waitedTotal += st.EmptyAcquireCount()
+	}
+	return size, idle, active, waitedTotal
 }

@@ -11,9 +11,14 @@
 -- (try-lock), never waited on. The upsert takes the lease only if it is still free and the cursor is
 -- still the one the messages were read after (claim_cursor_seq); a partition lost to a concurrent pop or
 -- ack is simply not returned.
+-- The statement is its own transaction (autocommit). Unless autoAck, q also turns synchronous_commit off
+-- for that transaction: a claim's commit need not wait for its WAL flush (see Store.Pop). q is read by
+-- every path of the statement, so the setting is made before anything is written; a queue that does not
+-- exist claims nothing, and then there is nothing to commit.
 WITH RECURSIVE q AS (
     SELECT id, CASE WHEN lease_time > 0 THEN lease_time ELSE 60 END AS lease_time,
-           delayed_processing, window_buffer
+           delayed_processing, window_buffer,
+           CASE WHEN NOT $7 THEN set_config('synchronous_commit', 'off', true) END AS commit_mode
     FROM queues WHERE name = $1
 ), line AS (
     -- The group's line, walked one index step at a time and only as far as the pop reads it (a plain
