@@ -1,6 +1,6 @@
 -- name: RetentionDeleteExpired :many
 -- retentionSeconds: messages older than the queue's retention, whatever their state, oldest first, at
--- most $2 per partition. Their dead letters go with them; traces cascade.
+-- most $2 per partition. Their dead letters go with them; their traces are deleted by delete_messages (0015).
 WITH victims AS (
     SELECT m.partition_id, m.seq, m.transaction_id, q.name AS queue_name
     FROM queues q
