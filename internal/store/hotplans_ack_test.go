@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -26,48 +27,9 @@ func TestAckPlansAfterSmallTables(t *testing.T) {
 	pool := store.PoolOf(st)
 	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries"}
 
-	// A few rows per table, analyzed; autovacuum is kept from re-analyzing (which would replace the
-	// cached plans) while the tables grow.
-	fill := func(from, to int) {
-		t.Helper()
-		_, err := pool.Exec(ctx, fmt.Sprintf(`
-INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q') ON CONFLICT DO NOTHING;
-INSERT INTO partitions (id, queue_id, name, last_seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 20
-  FROM generate_series(%[1]d, %[2]d) i;
-INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
-  FROM generate_series(%[1]d, %[2]d) i, generate_series(1, 20) s;
-INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, 10
-  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
-INSERT INTO pending_partitions (partition_id, consumer_group, queue_id)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, '00000000-0000-0000-0000-000000000001'
-  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
-INSERT INTO redeliveries (partition_id, consumer_group, seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 'g2', 5
-  FROM generate_series(%[1]d, %[2]d) i`, from, to))
-		require.NoError(t, err)
-	}
-	for _, tbl := range hot {
-		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
-		require.NoError(t, err)
-	}
-	fill(1, 3)
-	_, err := pool.Exec(ctx, `ANALYZE`)
-	require.NoError(t, err)
+	fill := growingTables(t, pool, hot)
 
-	pid := func(i int) string { return fmt.Sprintf("00000000-0000-0000-0001-%012x", i) }
-	// Keys of partitions 1000 and 4000 (added later), both groups; g2 has a redelivery, g1 does not.
-	args := map[string]string{
-		"ConsumerLock": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], NULL`, pid(1000), pid(1000), pid(4000)),
-		"AckResolve": fmt.Sprintf(`'{%s,%s}'::uuid[], '{tx-1000-20,tx-4000-3}'::text[], '{g1,g2}'::text[]`,
-			pid(1000), pid(4000)),
-		"AckApply": fmt.Sprintf(`'{%s,%s}'::uuid[], '{g1,g2}'::text[], '{20,20}'::bigint[], '{t,t}'::bool[],
-			'{0,0}'::int[], '{0,0}'::int[], '{1,1}'::int[], NULL`, pid(1000), pid(4000)),
-		"PendingForgetConsumed": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], '{20,20,20}'::bigint[]`,
-			pid(1000), pid(1000), pid(4000)),
-	}
+	args := ackArgs()
 	names := []string{"ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"}
 	explain := func(tx pgx.Tx, name, opts string) string {
 		t.Helper()
@@ -159,4 +121,60 @@ func checkAckPlan(n planNode, hot []string, leading map[string]string, parent st
 		bad = append(bad, checkAckPlan(ch, hot, leading, n.NodeType)...)
 	}
 	return bad
+}
+
+// growingTables readies a private database for a plan test: autovacuum off on the hot tables (a
+// re-analyze would replace the plans cached while they are small), partitions 1-3 of queue q filled and
+// analyzed. The returned fill adds partitions from..to: 20 messages each (tx-<i>-<seq>), consumers g1
+// and g2 at cursor 10 with pending work, and a redelivery of seq 5 for g2.
+func growingTables(t *testing.T, pool *pgxpool.Pool, hot []string) (fill func(from, to int)) {
+	t.Helper()
+	ctx := t.Context()
+	fill = func(from, to int) {
+		t.Helper()
+		_, err := pool.Exec(ctx, fmt.Sprintf(`
+INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q') ON CONFLICT DO NOTHING;
+INSERT INTO partitions (id, queue_id, name, last_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 20
+  FROM generate_series(%[1]d, %[2]d) i;
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
+  FROM generate_series(%[1]d, %[2]d) i, generate_series(1, 20) s;
+INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, 10
+  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
+INSERT INTO pending_partitions (partition_id, consumer_group, queue_id)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, '00000000-0000-0000-0000-000000000001'
+  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
+INSERT INTO redeliveries (partition_id, consumer_group, seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 'g2', 5
+  FROM generate_series(%[1]d, %[2]d) i`, from, to))
+		require.NoError(t, err)
+	}
+	for _, tbl := range hot {
+		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+	}
+	fill(1, 3)
+	_, err := pool.Exec(ctx, `ANALYZE`)
+	require.NoError(t, err)
+	return fill
+}
+
+// fixturePartition is the id growingTables gives partition i.
+func fixturePartition(i int) string { return fmt.Sprintf("00000000-0000-0000-0001-%012x", i) }
+
+// ackArgs are the ack statements' arguments for the keys of partitions 1000 and 4000 (added after the
+// plans were built), both groups; g2 has a redelivery, g1 does not.
+func ackArgs() map[string]string {
+	pid := fixturePartition
+	return map[string]string{
+		"ConsumerLock": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], NULL`, pid(1000), pid(1000), pid(4000)),
+		"AckResolve": fmt.Sprintf(`'{%s,%s}'::uuid[], '{tx-1000-20,tx-4000-3}'::text[], '{g1,g2}'::text[]`,
+			pid(1000), pid(4000)),
+		"AckApply": fmt.Sprintf(`'{%s,%s}'::uuid[], '{g1,g2}'::text[], '{20,20}'::bigint[], '{t,t}'::bool[],
+			'{0,0}'::int[], '{0,0}'::int[], '{1,1}'::int[], NULL`, pid(1000), pid(4000)),
+		"PendingForgetConsumed": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], '{20,20,20}'::bigint[]`,
+			pid(1000), pid(1000), pid(4000)),
+	}
 }

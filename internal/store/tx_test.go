@@ -34,51 +34,17 @@ func txPlansAfterSmallTables(t *testing.T) {
 	pool := store.PoolOf(st)
 	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries", "queues"}
 
-	fill := func(from, to int) {
-		t.Helper()
-		_, err := pool.Exec(ctx, fmt.Sprintf(`
-INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q') ON CONFLICT DO NOTHING;
-INSERT INTO partitions (id, queue_id, name, last_seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 20
-  FROM generate_series(%[1]d, %[2]d) i;
-INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
-  FROM generate_series(%[1]d, %[2]d) i, generate_series(1, 20) s;
-INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, 10
-  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
-INSERT INTO pending_partitions (partition_id, consumer_group, queue_id)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, g, '00000000-0000-0000-0000-000000000001'
-  FROM generate_series(%[1]d, %[2]d) i, unnest(ARRAY['g1', 'g2']) g;
-INSERT INTO redeliveries (partition_id, consumer_group, seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 'g2', 5
-  FROM generate_series(%[1]d, %[2]d) i`, from, to))
-		require.NoError(t, err)
-	}
-	// Autovacuum is kept from re-analyzing (which would replace the cached plans) while the tables grow.
-	for _, tbl := range hot {
-		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
-		require.NoError(t, err)
-	}
-	fill(1, 3)
-	_, err = pool.Exec(ctx, `ANALYZE`)
-	require.NoError(t, err)
+	fill := growingTables(t, pool, hot)
 
-	pid := func(i int) string { return fmt.Sprintf("00000000-0000-0000-0001-%012x", i) }
-	// Keys of partitions 1000 and 4000 (added later); g2 has a redelivery, g1 does not. The push looks
-	// up one stored and one new transactionId.
-	args := map[string]string{
-		"ConsumerLock": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], NULL`, pid(1000), pid(1000), pid(4000)),
-		"AckResolve": fmt.Sprintf(`'{%s,%s}'::uuid[], '{tx-1000-20,tx-4000-3}'::text[], '{g1,g2}'::text[]`,
-			pid(1000), pid(4000)),
-		"PendingForgetConsumed": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], '{20,20,20}'::bigint[]`,
-			pid(1000), pid(1000), pid(4000)),
-		"PartitionLock": fmt.Sprintf(`'{%s,%s}'::uuid[]`, pid(1000), pid(4000)),
-		"PartitionBump": fmt.Sprintf(`'{%[1]s,%[2]s}'::uuid[], '{1,1}'::int[], '{0,1}'::int[], '{%[1]s,%[2]s}'::uuid[],
-			'{1,1}'::int[], '{tx-1000-7,new-4000}'::text[], '%[3]s', NULL`, pid(1000), pid(4000), store.QueueMode),
-		"MessageExistingIDs": fmt.Sprintf(`'{0,1}'::int[], '{%s,%s}'::uuid[], '{tx-1000-7,tx-4000-9}'::text[]`,
-			pid(1000), pid(4000)),
-	}
+	// The ack statements' keys as in TestAckPlansAfterSmallTables; the push looks up one stored and one
+	// new transactionId.
+	pid := fixturePartition
+	args := ackArgs()
+	args["PartitionLock"] = fmt.Sprintf(`'{%s,%s}'::uuid[]`, pid(1000), pid(4000))
+	args["PartitionBump"] = fmt.Sprintf(`'{%[1]s,%[2]s}'::uuid[], '{1,1}'::int[], '{0,1}'::int[], '{%[1]s,%[2]s}'::uuid[],
+			'{1,1}'::int[], '{tx-1000-7,new-4000}'::text[], '%[3]s', NULL`, pid(1000), pid(4000), store.QueueMode)
+	args["MessageExistingIDs"] = fmt.Sprintf(`'{0,1}'::int[], '{%s,%s}'::uuid[], '{tx-1000-7,tx-4000-9}'::text[]`,
+		pid(1000), pid(4000))
 	// AckApply is left to TestAckPlansAfterSmallTables: built on these six consumer rows, its generic
 	// plan sometimes walks partition_consumers_group_idx (seen once here), whatever the transaction.
 	names := []string{"ConsumerLock", "AckResolve", "PendingForgetConsumed", "PartitionLock", "PartitionBump", "MessageExistingIDs"}
