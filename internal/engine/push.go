@@ -233,9 +233,12 @@ func (e *Engine) pushStored(ctx context.Context, items []PushItem) ([]PushResult
 func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUID, error) {
 	// A request's items mostly name one partition: each run of items naming the same one is looked up
 	// once (a lookup takes the cache's lock).
+	newRun := func(i int) bool {
+		return i == 0 || items[i].Queue != items[i-1].Queue || items[i].Partition != items[i-1].Partition
+	}
 	var keys []store.PartitionKey
 	for i := range items {
-		if i == 0 || items[i].Queue != items[i-1].Queue || items[i].Partition != items[i-1].Partition {
+		if newRun(i) {
 			keys = append(keys, store.PartitionKey{Queue: items[i].Queue, Partition: items[i].Partition})
 		}
 	}
@@ -246,7 +249,7 @@ func (e *Engine) partitionIDs(ctx context.Context, items []PushItem) ([]uuid.UUI
 	out := make([]uuid.UUID, len(items))
 	k := -1
 	for i := range items {
-		if i == 0 || items[i].Queue != items[i-1].Queue || items[i].Partition != items[i-1].Partition {
+		if newRun(i) {
 			k++
 		}
 		out[i] = ids[k]

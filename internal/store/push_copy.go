@@ -33,7 +33,7 @@ func pgEpochMicros(t time.Time) int64 {
 type copySource struct {
 	rows   []copyRow
 	next   int
-	spill  []byte // encoding of one row that did not fit, reused for the next one
+	spill  []byte // the header, the trailer, or the encoding of one row that did not fit; reused
 	buf    []byte // the part of spill not yet read
 	header bool   // the header was written
 	done   bool   // the trailer was written
@@ -71,10 +71,6 @@ func (s *copySource) release() {
 
 func (s *copySource) Read(p []byte) (int, error) {
 	n := 0
-	if !s.header && len(p) >= len(copyHeader) {
-		n = copy(p, copyHeader)
-		s.header = true
-	}
 	for n < len(p) {
 		if len(s.buf) > 0 {
 			k := copy(p[n:], s.buf)
@@ -82,33 +78,25 @@ func (s *copySource) Read(p []byte) (int, error) {
 			n += k
 			continue
 		}
-		if !s.header {
-			s.buf = append(s.spill[:0], copyHeader...)
-			s.header = true
-			continue
-		}
-		if s.next == len(s.rows) {
-			if s.done {
-				return n, io.EOF
-			}
-			s.done = true
-			if len(p)-n < 2 {
-				s.buf = append(s.spill[:0], 0xff, 0xff)
+		switch {
+		case !s.header:
+			s.buf, s.header = append(s.spill[:0], copyHeader...), true
+		case s.next < len(s.rows):
+			c := &s.rows[s.next]
+			s.next++
+			if size := copyRowSize(c); size <= len(p)-n {
+				// p[n:n:len(p)] has room for the whole row, so appending writes into p in place.
+				appendCopyRow(p[n:n:len(p)], c)
+				n += size
 				continue
 			}
-			binary.BigEndian.PutUint16(p[n:], 0xffff) // trailer: field count -1
-			return n + 2, io.EOF
+			s.spill = appendCopyRow(s.spill[:0], c)
+			s.buf = s.spill
+		case !s.done:
+			s.buf, s.done = append(s.spill[:0], 0xff, 0xff), true // trailer: field count -1
+		default:
+			return n, io.EOF
 		}
-		c := &s.rows[s.next]
-		s.next++
-		if size := copyRowSize(c); size <= len(p)-n {
-			// p[n:n:len(p)] has room for the whole row, so appending writes into p in place.
-			appendCopyRow(p[n:n:len(p)], c)
-			n += size
-			continue
-		}
-		s.spill = appendCopyRow(s.spill[:0], c)
-		s.buf = s.spill
 	}
 	return n, nil
 }
