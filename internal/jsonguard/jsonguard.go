@@ -148,14 +148,10 @@ func Accept(b []byte, i, depth int, rules Rules, kind Kind) (end int, ok bool) {
 		}
 	}
 	s := scanner{b: b, i: i, rules: rules, quiet: true}
-	var err error
-	switch kind {
-	case Opaque:
+	if kind == Opaque {
 		s.rules = Rules{}
-		err = s.value(depth, false)
-	default:
-		err = s.value(depth, kind == Name)
 	}
+	err := s.value(depth, kind == Name)
 	return s.i, err == nil
 }
 
