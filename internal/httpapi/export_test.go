@@ -12,3 +12,11 @@ func ComparePushCodecs(b []byte) error {
 	}
 	return comparePushEncoders(pushResultsOf(string(b)))
 }
+
+// ComparePopEncoders runs the pop answer's writer against json.Marshal on an answer with b as a
+// payload and as every text field (the push route's fuzz target calls it on every body it sends).
+func ComparePopEncoders(b []byte) error {
+	_, err := comparePopEncoders(popResultOf(string(b), b))
+	return err
+}
+

@@ -53,7 +53,8 @@ func fuzzBody(f *testing.F, path string, seeds ...string) {
 const fuzzPID = "0190d7a2-0000-7000-8000-000000000000"
 
 // FuzzPushBody also checks, on every body, that the push route's own reader and writer
-// (pushwire.go) agree with encoding/json.
+// (pushwire.go) and the pop answer's writer (popwire.go, with the body as a payload) agree with
+// encoding/json.
 func FuzzPushBody(f *testing.F) {
 	for _, s := range []string{
 		`{"items":[{"queue":"fz","partition":"p","payload":{"a":1},"transactionId":"t1"}]}`,
@@ -68,6 +69,9 @@ func FuzzPushBody(f *testing.F) {
 	base, hc := fuzzBroker(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if err := httpapi.ComparePushCodecs(body); err != nil {
+			t.Fatal(err)
+		}
+		if err := httpapi.ComparePopEncoders(body); err != nil {
 			t.Fatal(err)
 		}
 		requireNo5xx(t, hc, "POST", base+"/api/v1/push", body)

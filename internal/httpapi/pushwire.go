@@ -346,18 +346,7 @@ func writePushResults(w http.ResponseWriter, status int, res []engine.PushResult
 	if res == nil {
 		return false // json.Marshal writes null
 	}
-	buf := answers.Get().(*[]byte)
-	b, ok := appendPushResults((*buf)[:0], res)
-	if !ok {
-		answers.Put(buf)
-		return false
-	}
-	writeBody(w, status, b)
-	if cap(b) <= 1<<20 {
-		*buf = b[:0]
-		answers.Put(buf)
-	}
-	return true
+	return writeAnswer(w, status, func(dst []byte) ([]byte, bool) { return appendPushResults(dst, res) })
 }
 
 // appendPushResults writes results as json.Marshal does; ok=false when one holds a value it does not

@@ -10,10 +10,17 @@ import (
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	// A push's per-item results are written without reflection: they are the one answer written once
-	// per pushed message.
-	if res, isPush := v.([]engine.PushResult); isPush && writePushResults(w, status, res) {
-		return
+	// The answers of push and pop are written without reflection: they are the ones written once per
+	// message (pushwire.go, popwire.go).
+	switch res := v.(type) {
+	case []engine.PushResult:
+		if writePushResults(w, status, res) {
+			return
+		}
+	case *engine.PopResult:
+		if res != nil && writeAnswer(w, status, func(dst []byte) ([]byte, bool) { return appendPopResult(dst, res) }) {
+			return
+		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
