@@ -8,9 +8,18 @@ import (
 )
 
 func (s *Server) handleAck(q request) ([]engine.AckResult, error) {
-	var a rawAck
-	if err := q.decode(&a); err != nil {
+	b, err := readBody(q.w, q.Request, q.max)
+	if err != nil {
 		return nil, err
+	}
+	a, fast := rawAck{}, false
+	if len(b) < reclaimAfter {
+		a, fast = scanAck(b) // ackwire.go; its fields alias b
+	}
+	if !fast {
+		if err := parseBody(b, &a); err != nil {
+			return nil, err
+		}
 	}
 	it, err := a.toItem("transactionId is required", "partitionId is required to ensure message uniqueness")
 	if err != nil {
@@ -20,35 +29,40 @@ func (s *Server) handleAck(q request) ([]engine.AckResult, error) {
 }
 
 func (s *Server) handleAckBatch(q request) ([]engine.AckResult, error) {
+	b, err := readBody(q.w, q.Request, q.max)
+	if err != nil {
+		return nil, err
+	}
+	items, fast := []engine.AckItem(nil), false
+	if len(b) < reclaimAfter {
+		items, fast, err = fastAckBatch(b) // ackwire.go
+	}
+	if !fast {
+		items, err = parseAckBatch(b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.Ack(q.Context(), items)
+}
+
+// parseAckBatch reads a batch body with encoding/json, wording the error of any malformed one.
+func parseAckBatch(b []byte) ([]engine.AckItem, error) {
 	var body struct {
 		ConsumerGroup   json.RawMessage `json:"consumerGroup"`
 		Acknowledgments json.RawMessage `json:"acknowledgments"`
 	}
-	raws, err := q.batch(&body, &body.Acknowledgments, "acknowledgments array is required")
+	if err := parseBody(b, &body); err != nil {
+		return nil, err
+	}
+	raws, err := rawArray(body.Acknowledgments, "acknowledgments array is required")
 	if err != nil {
 		return nil, err
 	}
-	group, ok := optString(body.ConsumerGroup)
-	if !ok {
-		return nil, badRequest("consumerGroup must be a string")
-	}
-	items := make([]engine.AckItem, len(raws))
-	for i, raw := range raws {
+	return batchAckItems(body.ConsumerGroup, len(raws), func(i int) (rawAck, error) {
 		var a rawAck
-		if err := decodeElement(raw, &a, "acknowledgments", i); err != nil {
-			return nil, err
-		}
-		it, err := a.toItem("Each acknowledgment must have a valid transactionId string",
-			"Each acknowledgment must have a valid partitionId string to ensure message uniqueness")
-		if err != nil {
-			return nil, err
-		}
-		if group != "" {
-			it.Group = group
-		}
-		items[i] = it
-	}
-	return s.eng.Ack(q.Context(), items)
+		return a, decodeElement(raws[i], &a, "acknowledgments", i)
+	})
 }
 
 // rawAddress is how a body names a message, and the consumer group it speaks for.
@@ -68,23 +82,46 @@ type rawAck struct {
 }
 
 // toItem validates one acknowledgement; missing is the message for a missing or non-string id field.
+// The fields are checked in a fixed order and the first bad one is the error.
 func (a rawAck) toItem(missingTx, missingPartition string) (engine.AckItem, error) {
-	var it engine.AckItem
-	var pid string
-	if err := readStrings(required(a.TransactionID, &it.TransactionID, missingTx), required(a.PartitionID, &pid, missingPartition)); err != nil {
-		return engine.AckItem{}, err
+	tx, ok := optString(a.TransactionID)
+	if !ok || tx == "" {
+		return engine.AckItem{}, badRequest(missingTx)
+	}
+	pid, ok := optString(a.PartitionID)
+	if !ok || pid == "" {
+		return engine.AckItem{}, badRequest(missingPartition)
 	}
 	id, ok := parseUUID(pid)
 	if !ok {
 		return engine.AckItem{}, badRequest(fmt.Sprintf("partitionId must be a UUID: %q", pid))
 	}
-	it.PartitionID = id
-	if err := readStrings(optional(a.LeaseID, &it.LeaseID, "leaseId must be a string"), optional(a.Status, &it.Status, "status must be a string"),
-		optional(a.ConsumerGroup, &it.Group, "consumerGroup must be a string"), optional(a.Error, &it.Error, "error must be a string")); err != nil {
+	// Read without readStrings: its destinations would be pointers to this item, which escape
+	// analysis then moves to the heap, once per acknowledged message.
+	var err error
+	it := engine.AckItem{TransactionID: tx, PartitionID: id}
+	it.LeaseID = optField(a.LeaseID, "leaseId must be a string", &err)
+	it.Status = optField(a.Status, "status must be a string", &err)
+	it.Group = optField(a.ConsumerGroup, "consumerGroup must be a string", &err)
+	it.Error = optField(a.Error, "error must be a string", &err)
+	if err != nil {
 		return engine.AckItem{}, err
 	}
 	if err := engine.CheckAckStatus(it.Status); err != nil {
 		return engine.AckItem{}, err
 	}
 	return it, nil
+}
+
+// optField reads an optional string field unless *err already holds an earlier field's error; a
+// field that is not a string sets *err to a 400 with the text bad.
+func optField(raw json.RawMessage, bad string, err *error) string {
+	if *err != nil {
+		return ""
+	}
+	s, ok := optString(raw)
+	if !ok {
+		*err = badRequest(bad)
+	}
+	return s
 }

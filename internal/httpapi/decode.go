@@ -55,6 +55,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, max int64, v any) error 
 	if err != nil {
 		return err
 	}
+	return parseBody(b, v)
+}
+
+// parseBody is decodeBody for a body already read.
+func parseBody(b []byte, v any) error {
 	if err := guardBody(b); err != nil {
 		return err
 	}

@@ -78,6 +78,8 @@ func FuzzPushBody(f *testing.F) {
 	})
 }
 
+// FuzzAckBody also checks, on every body, that the ack routes' own reader (ackwire.go) agrees with
+// encoding/json.
 func FuzzAckBody(f *testing.F) {
 	for _, s := range []string{
 		`{"transactionId":"t1","partitionId":"` + fuzzPID + `","status":"completed"}`,
@@ -89,6 +91,9 @@ func FuzzAckBody(f *testing.F) {
 	}
 	base, hc := fuzzBroker(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
+		if err := httpapi.CompareAckReaders(body); err != nil {
+			t.Fatal(err)
+		}
 		requireNo5xx(t, hc, "POST", base+"/api/v1/ack", body)
 		requireNo5xx(t, hc, "POST", base+"/api/v1/ack/batch", body)
 	})

@@ -10,8 +10,8 @@ import (
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	// The answers of push and pop are written without reflection: they are the ones written once per
-	// message (pushwire.go, popwire.go).
+	// The answers of push, pop and ack are written without reflection: they are the ones written once
+	// per message (pushwire.go, popwire.go, ackwire.go).
 	switch res := v.(type) {
 	case []engine.PushResult:
 		if writePushResults(w, status, res) {
@@ -19,6 +19,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		}
 	case *engine.PopResult:
 		if res != nil && writeAnswer(w, status, func(dst []byte) ([]byte, bool) { return appendPopResult(dst, res) }) {
+			return
+		}
+	case []engine.AckResult:
+		if res != nil && writeAnswer(w, status, func(dst []byte) ([]byte, bool) { return appendAckResults(dst, res), true }) {
 			return
 		}
 	}

@@ -1,0 +1,262 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/jsonguard"
+	"github.com/queen-go/queen/internal/jsonscan"
+)
+
+// Every delivered message is acknowledged, by every consumer group: the ack routes' JSON work is done
+// once per delivery, and through encoding/json it was one pass of the input guard, one of the
+// decoder over the body, one more over the acknowledgments array and one per acknowledgment. This
+// file reads an ack body in one pass with the push route's reader (pushwire.go: the same rules, the
+// same giving up on any body it is not sure to read as encoding/json does, the general path then
+// decoding it and wording any error), and writes the ack answer without reflection. Tests compare
+// both with encoding/json (ackwire_internal_test.go, and FuzzAckBody on every body it sends).
+
+// ackFields are rawAck's fields, in the order ackField stores them, and ackKinds how the rules treat
+// them.
+var (
+	ackFields = [...]string{"transactionId", "partitionId", "consumerGroup", "leaseId", "status", "error"}
+	ackKinds  [len(ackFields)]jsonguard.Kind
+)
+
+func init() {
+	for i, f := range ackFields {
+		ackKinds[i] = jsonguard.API.KindOf([]byte(f))
+	}
+}
+
+// Depths of an acknowledgment's members, as jsonguard counts them.
+const (
+	ackMemberDepth      = bodyMemberDepth // POST /api/v1/ack: {"transactionId": here
+	batchAckMemberDepth = 3               // {"acknowledgments":[{"transactionId": here
+)
+
+// field is where ackFields[i] goes.
+func (a *rawAck) field(i int) *json.RawMessage {
+	switch i {
+	case 0:
+		return &a.TransactionID
+	case 1:
+		return &a.PartitionID
+	case 2:
+		return &a.ConsumerGroup
+	case 3:
+		return &a.LeaseID
+	case 4:
+		return &a.Status
+	}
+	return &a.Error
+}
+
+// ack reads an acknowledgment object after its opening brace into a, its members at depth. A
+// repeated field keeps its last value, as with encoding/json.
+func (s *pushScan) ack(a *rawAck, depth int) bool {
+	s.WS()
+	if s.Eat('}') {
+		return true
+	}
+	for {
+		k, ok := s.key()
+		if !ok {
+			return false
+		}
+		idx, ok := known(k, ackFields[:]...)
+		if !ok {
+			return false
+		}
+		kind := jsonguard.API.KindOf(k)
+		if idx >= 0 {
+			kind = ackKinds[idx]
+		}
+		v, ok := s.value(depth, kind)
+		if !ok {
+			return false
+		}
+		if idx >= 0 {
+			*a.field(idx) = v
+		}
+		done, ok := s.Next('}')
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
+}
+
+// scanAck reads the body of POST /api/v1/ack, one acknowledgment object, as decodeBody reads it into
+// a rawAck; its fields alias b. ok=false: the general path must read this body.
+func scanAck(b []byte) (rawAck, bool) {
+	s := pushScan{Scanner: jsonscan.Scanner{B: b}}
+	var a rawAck
+	s.WS()
+	if !s.Eat('{') || !s.ack(&a, ackMemberDepth) || !s.End() {
+		return rawAck{}, false
+	}
+	return a, true
+}
+
+// scanAckBatch reads the body of POST /api/v1/ack/batch, appending its acknowledgments (each an
+// object) to acks; the fields alias b. ok=false: the general path must read this body (it has no
+// acknowledgments array, or one with an element that is not an object, or anything the reader is not
+// sure of).
+func scanAckBatch(b []byte, acks []rawAck) (group json.RawMessage, _ []rawAck, ok bool) {
+	s := pushScan{Scanner: jsonscan.Scanner{B: b}}
+	s.WS()
+	if !s.Eat('{') {
+		return nil, nil, false
+	}
+	s.WS()
+	seen := false
+	for done := s.Eat('}'); !done; {
+		k, ok := s.key()
+		if !ok {
+			return nil, nil, false
+		}
+		switch idx, ok := known(k, "acknowledgments", "consumerGroup"); {
+		case !ok:
+			return nil, nil, false
+		case idx == 0:
+			if seen {
+				return nil, nil, false // encoding/json keeps the last one: not worth the reader's while
+			}
+			seen = true
+			if acks, ok = s.acks(acks); !ok {
+				return nil, nil, false
+			}
+		case idx == 1:
+			if group, ok = s.value(bodyMemberDepth, ackKinds[2]); !ok {
+				return nil, nil, false
+			}
+		default:
+			if _, ok := s.value(bodyMemberDepth, jsonguard.API.KindOf(k)); !ok {
+				return nil, nil, false
+			}
+		}
+		if done, ok = s.Next('}'); !ok {
+			return nil, nil, false
+		}
+	}
+	if !s.End() || !seen {
+		return nil, nil, false
+	}
+	return group, acks, true
+}
+
+// acks reads the acknowledgments array, appending to acks.
+func (s *pushScan) acks(acks []rawAck) ([]rawAck, bool) {
+	if !s.Eat('[') {
+		return nil, false
+	}
+	s.WS()
+	if s.Eat(']') {
+		return acks, true
+	}
+	for {
+		if !s.Eat('{') {
+			return nil, false
+		}
+		acks = append(acks, rawAck{})
+		if !s.ack(&acks[len(acks)-1], batchAckMemberDepth) {
+			return nil, false
+		}
+		done, ok := s.Next(']')
+		if !ok {
+			return nil, false
+		}
+		if done {
+			return acks, true
+		}
+	}
+}
+
+// rawAcks recycles the reader's acknowledgments: they only live while their items are made.
+var rawAcks = sync.Pool{New: func() any { return new([]rawAck) }}
+
+// fastAckBatch is the batch body read by scanAckBatch and checked as the general path checks it:
+// the same items, or the same error. fast=false: the general path must read this body.
+func fastAckBatch(b []byte) (items []engine.AckItem, fast bool, err error) {
+	pooled := rawAcks.Get().(*[]rawAck)
+	group, acks, ok := scanAckBatch(b, (*pooled)[:0])
+	defer func() {
+		keep := acks
+		if keep == nil {
+			keep = *pooled
+		}
+		// Cleared, so that the pool holds no pointer into a body; a rare huge batch is not kept.
+		if cap(keep) <= 4096 {
+			clear(keep[:cap(keep)])
+			*pooled = keep[:0]
+			rawAcks.Put(pooled)
+		}
+	}()
+	if !ok {
+		return nil, false, nil
+	}
+	items, err = batchAckItems(group, len(acks), func(i int) (rawAck, error) { return acks[i], nil })
+	return items, true, err
+}
+
+// batchAckItems checks a batch's consumerGroup and then its n acknowledgments in order (element
+// decodes element i, or words why it cannot); the first failure is the error.
+func batchAckItems(rawGroup json.RawMessage, n int, element func(i int) (rawAck, error)) ([]engine.AckItem, error) {
+	group, ok := optString(rawGroup)
+	if !ok {
+		return nil, badRequest("consumerGroup must be a string")
+	}
+	items := make([]engine.AckItem, n)
+	for i := range items {
+		a, err := element(i)
+		if err != nil {
+			return nil, err
+		}
+		it, err := a.toItem("Each acknowledgment must have a valid transactionId string",
+			"Each acknowledgment must have a valid partitionId string to ensure message uniqueness")
+		if err != nil {
+			return nil, err
+		}
+		if group != "" {
+			it.Group = group
+		}
+		items[i] = it
+	}
+	return items, nil
+}
+
+// appendAckResults writes results as json.Marshal does.
+func appendAckResults(dst []byte, res []engine.AckResult) []byte {
+	dst = append(dst, '[')
+	for i := range res {
+		r := &res[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"index":`...)
+		dst = strconv.AppendInt(dst, int64(r.Index), 10)
+		dst = append(dst, `,"transactionId":`...)
+		dst = appendJSONString(dst, r.TransactionID)
+		dst = append(dst, `,"success":`...)
+		dst = strconv.AppendBool(dst, r.Success)
+		dst = append(dst, `,"error":`...)
+		dst = appendOptString(dst, r.Error)
+		dst = append(dst, `,"queueName":`...)
+		dst = appendOptString(dst, r.QueueName)
+		dst = append(dst, `,"partitionName":`...)
+		dst = appendOptString(dst, r.PartitionName)
+		dst = append(dst, `,"leaseReleased":`...)
+		dst = strconv.AppendBool(dst, r.LeaseReleased)
+		dst = append(dst, `,"dlq":`...)
+		dst = strconv.AppendBool(dst, r.DLQ)
+		dst = append(dst, `,"noop":`...)
+		dst = strconv.AppendBool(dst, r.Noop)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
