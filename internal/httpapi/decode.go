@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -186,7 +187,12 @@ func parseUUID(s string) (uuid.UUID, bool) {
 
 // queryInt reads an optional integer query parameter with a lower bound.
 func queryInt(r *http.Request, name string, def, lowest int) (int, error) {
-	v := r.URL.Query().Get(name)
+	return intParam(r.URL.Query(), name, def, lowest)
+}
+
+// intParam is queryInt for a query string already parsed (each r.URL.Query() parses it anew).
+func intParam(q url.Values, name string, def, lowest int) (int, error) {
+	v := q.Get(name)
 	if v == "" {
 		return def, nil
 	}
@@ -215,7 +221,12 @@ func (p page) capped() int { return min(p.Limit, 10_000) }
 
 // queryBool reads an optional boolean query parameter: true/1 and false/0.
 func queryBool(r *http.Request, name string) (bool, error) {
-	switch r.URL.Query().Get(name) {
+	return boolParam(r.URL.Query(), name)
+}
+
+// boolParam is queryBool for a query string already parsed.
+func boolParam(q url.Values, name string) (bool, error) {
+	switch q.Get(name) {
 	case "":
 		return false, nil
 	case "true", "1":

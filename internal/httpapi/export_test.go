@@ -27,3 +27,6 @@ func CompareAckReaders(b []byte) error {
 	return err
 }
 
+// CompareQueryCheck runs the query string check against url.ParseQuery on one query (the pop
+// route's fuzz target calls it on every query it sends).
+func CompareQueryCheck(raw string) error { return compareQueryCheck(raw) }

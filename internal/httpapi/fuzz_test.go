@@ -120,6 +120,9 @@ func FuzzPopQuery(f *testing.F) {
 	}
 	base, hc := fuzzBroker(f)
 	f.Fuzz(func(t *testing.T, q string) {
+		if err := httpapi.CompareQueryCheck(q); err != nil {
+			t.Fatal(err)
+		}
 		// wait=false and a zero timeout come first, so the first value of each wins: never a long-poll.
 		for _, path := range []string{"/api/v1/pop/queue/fz", "/api/v1/pop/queue/fz/partition/p", "/api/v1/pop"} {
 			u, err := url.Parse(base + path)

@@ -16,25 +16,25 @@ func subject(r *http.Request) string {
 
 func (s *Server) handlePop(w http.ResponseWriter, r *http.Request) error {
 	req := engine.PopRequest{Queue: r.PathValue("queue"), Partition: r.PathValue("partition")}
+	q := r.URL.Query() // once: every Get of r.URL.Query() would parse the query string again
 	var err error
-	if req.Batch, err = queryInt(r, "batch", s.opt.DefaultBatchSize, 1); err != nil {
+	if req.Batch, err = intParam(q, "batch", s.opt.DefaultBatchSize, 1); err != nil {
 		return err
 	}
-	if req.Partitions, err = queryInt(r, "partitions", 1, 1); err != nil {
+	if req.Partitions, err = intParam(q, "partitions", 1, 1); err != nil {
 		return err
 	}
-	timeoutMs, err := queryInt(r, "timeout", int(s.opt.DefaultTimeout/time.Millisecond), 0)
+	timeoutMs, err := intParam(q, "timeout", int(s.opt.DefaultTimeout/time.Millisecond), 0)
 	if err != nil {
 		return err
 	}
 	req.Timeout = time.Duration(timeoutMs) * time.Millisecond
-	if req.Wait, err = queryBool(r, "wait"); err != nil {
+	if req.Wait, err = boolParam(q, "wait"); err != nil {
 		return err
 	}
-	if req.AutoAck, err = queryBool(r, "autoAck"); err != nil {
+	if req.AutoAck, err = boolParam(q, "autoAck"); err != nil {
 		return err
 	}
-	q := r.URL.Query()
 	req.Group = q.Get("consumerGroup")
 	req.SubscriptionMode, req.SubscriptionFrom = q.Get("subscriptionMode"), q.Get("subscriptionFrom")
 	if req.Queue == "" {

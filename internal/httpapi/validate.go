@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 
 	"github.com/queen-go/queen/internal/jsonguard"
 )
@@ -45,16 +46,53 @@ func checkParams(r *http.Request, names []string) error {
 			return badRequest(fmt.Sprintf("bad path: %s %s", n, p))
 		}
 	}
-	q, _ := url.ParseQuery(r.URL.RawQuery) // malformed pairs are dropped, as r.URL.Query() does
-	for k, vs := range q {
-		if p := jsonguard.NameProblem(k); p != "" {
-			return badRequest("bad query: a parameter name " + p)
-		}
-		for _, v := range vs {
-			if p := jsonguard.NameProblem(v); p != "" {
-				return badRequest(fmt.Sprintf("bad query: %s %s", printableName(k), p))
+	raw := r.URL.RawQuery
+	if strings.Count(raw, "&") >= maxPairsInOrder {
+		// url.ParseQuery also applies a limit to the number of pairs (GODEBUG urlmaxqueryparams)
+		// over which it keeps none: a long query is checked through it, as r.URL.Query() sees it.
+		q, _ := url.ParseQuery(raw) // malformed pairs are dropped, as r.URL.Query() does
+		for k, vs := range q {
+			for _, v := range vs {
+				if err := checkParam(k, v); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
+	}
+	// The pairs url.ParseQuery keeps, in order, without building its map (once per request).
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			continue
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			continue
+		}
+		if err := checkParam(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxPairsInOrder is the number of query pairs checkParams reads itself, well under url.ParseQuery's
+// limit.
+const maxPairsInOrder = 64
+
+// checkParam applies the name rules to one query parameter.
+func checkParam(k, v string) error {
+	if p := jsonguard.NameProblem(k); p != "" {
+		return badRequest("bad query: a parameter name " + p)
+	}
+	if p := jsonguard.NameProblem(v); p != "" {
+		return badRequest(fmt.Sprintf("bad query: %s %s", printableName(k), p))
 	}
 	return nil
 }
