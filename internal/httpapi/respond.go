@@ -34,10 +34,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, b)
 }
 
+// jsonType is the Content-Type of every JSON answer, shared as the CORS headers are (server.go).
+var jsonType = []string{"application/json"}
+
 // writeBody answers status with the JSON text b.
 func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = jsonType
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

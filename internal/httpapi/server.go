@@ -87,14 +87,23 @@ func (s *Server) wrap(rt Route) http.Handler {
 	})
 }
 
+// The CORS headers of every response, shared (canonical keys, set without h.Set's one-element slice
+// per call and request): net/http only reads a response's header values, and copies them when it
+// clones the header.
+var (
+	corsOrigin  = []string{"*"}
+	corsMethods = []string{"GET, POST, PUT, DELETE, OPTIONS"}
+	corsHeaders = []string{"Content-Type, Authorization"}
+)
+
 // ServeHTTP adds what every response carries (CORS, panic recovery, the access log line) around the mux.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	r = withRequestID(w, r)
 	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+	h["Access-Control-Allow-Origin"] = corsOrigin
+	h["Access-Control-Allow-Methods"] = corsMethods
+	h["Access-Control-Allow-Headers"] = corsHeaders
 	sw := &httpx.StatusWriter{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
