@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/queen-go/queen/internal/jsonscan"
@@ -17,90 +18,43 @@ import (
 func scanPopMessages(b []byte, msgs []popMessage) ([]popMessage, bool) {
 	s := jsonscan.Scanner{B: b}
 	s.WS()
-	if !s.Eat('{') {
-		return nil, false
-	}
-	s.WS()
 	seen := false
-	for done := s.Eat('}'); !done; {
-		key, ok := s.Key()
+	ok := s.Eat('{') && members(&s, func(key []byte) bool {
+		f, ok := field(key, "messages")
 		if !ok {
-			return nil, false
+			return false
 		}
-		if string(key) == `"messages"` {
-			if seen {
-				return nil, false // encoding/json keeps the last one: rare enough to leave to it
-			}
-			seen = true
-			if msgs, ok = scanMessageArray(&s, msgs); !ok {
-				return nil, false
-			}
-		} else if _, ok := s.Value(); !ok {
-			return nil, false
+		if f < 0 {
+			_, ok := s.Value()
+			return ok
 		}
-		if done, ok = s.Next('}'); !ok {
-			return nil, false
+		if seen || !s.Eat('[') {
+			return false // a second "messages" (encoding/json keeps the last one) or not an array
 		}
-	}
-	return msgs, s.End()
-}
-
-func scanMessageArray(s *jsonscan.Scanner, msgs []popMessage) ([]popMessage, bool) {
-	if !s.Eat('[') {
+		seen = true
+		return elements(&s, func() bool {
+			var m popMessage
+			ok := s.Eat('{') && members(&s, func(key []byte) bool {
+				f, ok := field(key, "id", "transactionId", "partitionId", "leaseId", "consumerGroup", "partition", "data")
+				v, ok2 := s.Value()
+				switch {
+				case !ok || !ok2:
+					return false
+				case f == 6:
+					m.Data = json.RawMessage(v)
+				case f >= 0:
+					return plainString(v, []*string{&m.ID, &m.TransactionID, &m.PartitionID, &m.LeaseID, &m.ConsumerGroup, &m.Partition}[f])
+				}
+				return true
+			})
+			msgs = append(msgs, m)
+			return ok
+		})
+	})
+	if !ok || !s.End() {
 		return nil, false
 	}
-	s.WS()
-	if s.Eat(']') {
-		return msgs, true
-	}
-	for {
-		if !s.Eat('{') {
-			return nil, false
-		}
-		s.WS()
-		var m popMessage
-		for done := s.Eat('}'); !done; {
-			key, ok := s.Key()
-			if !ok {
-				return nil, false
-			}
-			v, ok := s.Value()
-			if !ok {
-				return nil, false
-			}
-			var dst *string
-			switch string(key) {
-			case `"id"`:
-				dst = &m.ID
-			case `"transactionId"`:
-				dst = &m.TransactionID
-			case `"partitionId"`:
-				dst = &m.PartitionID
-			case `"leaseId"`:
-				dst = &m.LeaseID
-			case `"consumerGroup"`:
-				dst = &m.ConsumerGroup
-			case `"partition"`:
-				dst = &m.Partition
-			case `"data"`:
-				m.Data = json.RawMessage(v)
-			}
-			if dst != nil && !plainString(v, dst) {
-				return nil, false
-			}
-			if done, ok = s.Next('}'); !ok {
-				return nil, false
-			}
-		}
-		msgs = append(msgs, m)
-		done, ok := s.Next(']')
-		if !ok {
-			return nil, false
-		}
-		if done {
-			return msgs, true
-		}
-	}
+	return msgs, true
 }
 
 // plainString stores a JSON string without escapes (or null, which leaves dst alone, as encoding/json
@@ -126,59 +80,89 @@ func plainString(v []byte, dst *string) bool {
 func scanAckResults(b []byte, res []ackResult) ([]ackResult, bool) {
 	s := jsonscan.Scanner{B: b}
 	s.WS()
-	if !s.Eat('[') {
+	ok := s.Eat('[') && elements(&s, func() bool {
+		var r ackResult
+		ok := s.Eat('{') && members(&s, func(key []byte) bool {
+			f, ok := field(key, "success", "noop", "transactionId", "error")
+			v, ok2 := s.Value()
+			if !ok || !ok2 {
+				return false
+			}
+			switch f {
+			case 0:
+				r.Success, ok = jsonBool(v)
+			case 1:
+				r.Noop, ok = jsonBool(v)
+			case 2:
+				ok = plainString(v, &r.TxID)
+			case 3:
+				ok = string(v) == "null" || json.Unmarshal(v, &r.Error) == nil
+			}
+			return ok
+		})
+		res = append(res, r)
+		return ok
+	})
+	if !ok || !s.End() {
 		return nil, false
 	}
+	return res, true
+}
+
+// field finds an object key (with its quotes) among names: its index, or -1. ok=false: encoding/json
+// might read the key as one of names although it is not written as one (it unescapes keys and matches
+// them without regard to case, Unicode folding included).
+func field(key []byte, names ...string) (i int, ok bool) {
+	k := key[1 : len(key)-1]
+	for i, n := range names {
+		if string(k) == n {
+			return i, true
+		}
+	}
+	for _, c := range k {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return -1, false
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(string(k), n) {
+			return -1, false
+		}
+	}
+	return -1, true
+}
+
+// members reads the members of an object whose '{' was just read: value reads the value of key.
+func members(s *jsonscan.Scanner, value func(key []byte) bool) bool {
+	s.WS()
+	for done := s.Eat('}'); !done; {
+		key, ok := s.Key()
+		if !ok || !value(key) {
+			return false
+		}
+		if done, ok = s.Next('}'); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// elements reads the elements of an array whose '[' was just read, one per call of elem.
+func elements(s *jsonscan.Scanner, elem func() bool) bool {
 	s.WS()
 	if s.Eat(']') {
-		return res, s.End()
+		return true
 	}
 	for {
-		if !s.Eat('{') {
-			return nil, false
+		if !elem() {
+			return false
 		}
-		s.WS()
-		var r ackResult
-		for done := s.Eat('}'); !done; {
-			key, ok := s.Key()
-			if !ok {
-				return nil, false
-			}
-			v, ok := s.Value()
-			if !ok {
-				return nil, false
-			}
-			switch string(key) {
-			case `"success"`:
-				if r.Success, ok = jsonBool(v); !ok {
-					return nil, false
-				}
-			case `"noop"`:
-				if r.Noop, ok = jsonBool(v); !ok {
-					return nil, false
-				}
-			case `"transactionId"`:
-				if !plainString(v, &r.TxID) {
-					return nil, false
-				}
-			case `"error"`:
-				if string(v) != "null" {
-					if json.Unmarshal(v, &r.Error) != nil {
-						return nil, false
-					}
-				}
-			}
-			if done, ok = s.Next('}'); !ok {
-				return nil, false
-			}
-		}
-		res = append(res, r)
 		done, ok := s.Next(']')
 		if !ok {
-			return nil, false
+			return false
 		}
 		if done {
-			return res, s.End()
+			return true
 		}
 	}
 }

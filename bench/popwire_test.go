@@ -23,6 +23,10 @@ func TestScanPopMessagesReadsWhatUnmarshalReads(t *testing.T) {
 		{`{"messages":[{"id":1}]}`, false},
 		{`{"messages":[{"id":"a"}]`, false},
 		{`[]`, false},
+		{`{"Messages":[{"id":"b"}]}`, false},
+		{`{"messages":[{"transactionId":"a","TransactionId":"b"}]}`, false},
+		{`{"messages":[{"tr\u0061nsactionId":"b"}]}`, false},
+		{`{"messages":[{"other":"x","ids":1}]}`, true},
 	} {
 		got, ok := scanPopMessages([]byte(c.answer), nil)
 		if ok != c.takes {
@@ -52,6 +56,8 @@ func TestScanAckResultsReadsWhatUnmarshalReads(t *testing.T) {
 		{`[{"success":"yes"}]`, false},
 		{`[{"transactionId":"t\n"}]`, false},
 		{`{}`, false},
+		{`[{"SUCCESS":true}]`, false},
+		{`[{"ſuccess":true}]`, false},
 	} {
 		got, ok := scanAckResults([]byte(c.answer), nil)
 		if ok != c.takes {
