@@ -54,41 +54,9 @@ func (a *rawAck) field(i int) *json.RawMessage {
 	return &a.Error
 }
 
-// ack reads an acknowledgment object after its opening brace into a, its members at depth. A
-// repeated field keeps its last value, as with encoding/json.
+// ack reads an acknowledgment object after its opening brace into a, its members at depth.
 func (s *pushScan) ack(a *rawAck, depth int) bool {
-	s.WS()
-	if s.Eat('}') {
-		return true
-	}
-	for {
-		k, ok := s.key()
-		if !ok {
-			return false
-		}
-		idx, ok := known(k, ackFields[:]...)
-		if !ok {
-			return false
-		}
-		kind := jsonguard.API.KindOf(k)
-		if idx >= 0 {
-			kind = ackKinds[idx]
-		}
-		v, ok := s.value(depth, kind)
-		if !ok {
-			return false
-		}
-		if idx >= 0 {
-			*a.field(idx) = v
-		}
-		done, ok := s.Next('}')
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-	}
+	return s.fields(depth, ackFields[:], ackKinds[:], func(i int) *json.RawMessage { return a.field(i) }) // see item
 }
 
 // scanAck reads the body of POST /api/v1/ack, one acknowledgment object, as decodeBody reads it into
@@ -113,68 +81,38 @@ func scanAckBatch(b []byte, acks []rawAck) (group json.RawMessage, _ []rawAck, o
 	if !s.Eat('{') {
 		return nil, nil, false
 	}
-	s.WS()
 	seen := false
-	for done := s.Eat('}'); !done; {
-		k, ok := s.key()
-		if !ok {
-			return nil, nil, false
-		}
+	ok = s.members(func(k []byte) bool {
 		switch idx, ok := known(k, "acknowledgments", "consumerGroup"); {
 		case !ok:
-			return nil, nil, false
+			return false
 		case idx == 0:
 			if seen {
-				return nil, nil, false // encoding/json keeps the last one: not worth the reader's while
+				return false // encoding/json keeps the last one: not worth the reader's while
 			}
 			seen = true
-			if acks, ok = s.acks(acks); !ok {
-				return nil, nil, false
-			}
+			acks, ok = s.acks(acks)
+			return ok
 		case idx == 1:
-			if group, ok = s.value(bodyMemberDepth, ackKinds[2]); !ok {
-				return nil, nil, false
-			}
-		default:
-			if _, ok := s.value(bodyMemberDepth, jsonguard.API.KindOf(k)); !ok {
-				return nil, nil, false
-			}
+			group, ok = s.value(bodyMemberDepth, ackKinds[2])
+			return ok
 		}
-		if done, ok = s.Next('}'); !ok {
-			return nil, nil, false
-		}
-	}
-	if !s.End() || !seen {
+		_, ok := s.value(bodyMemberDepth, jsonguard.API.KindOf(k))
+		return ok
+	})
+	if !ok || !s.End() || !seen {
 		return nil, nil, false
 	}
 	return group, acks, true
 }
 
-// acks reads the acknowledgments array, appending to acks.
+// acks reads the acknowledgments array, appending to acks; every element must be an object.
 func (s *pushScan) acks(acks []rawAck) ([]rawAck, bool) {
-	if !s.Eat('[') {
-		return nil, false
-	}
-	s.WS()
-	if s.Eat(']') {
-		return acks, true
-	}
-	for {
-		if !s.Eat('{') {
-			return nil, false
-		}
+	ok := s.objects(func() bool {
 		acks = append(acks, rawAck{})
-		if !s.ack(&acks[len(acks)-1], batchAckMemberDepth) {
-			return nil, false
-		}
-		done, ok := s.Next(']')
-		if !ok {
-			return nil, false
-		}
-		if done {
-			return acks, true
-		}
-	}
+		return s.ack(&acks[len(acks)-1], batchAckMemberDepth)
+	})
+	return acks, ok
 }
 
 // rawAcks recycles the reader's acknowledgments: they only live while their items are made.
@@ -185,18 +123,7 @@ var rawAcks = sync.Pool{New: func() any { return new([]rawAck) }}
 func fastAckBatch(b []byte) (items []engine.AckItem, fast bool, err error) {
 	pooled := rawAcks.Get().(*[]rawAck)
 	group, acks, ok := scanAckBatch(b, (*pooled)[:0])
-	defer func() {
-		keep := acks
-		if keep == nil {
-			keep = *pooled
-		}
-		// Cleared, so that the pool holds no pointer into a body; a rare huge batch is not kept.
-		if cap(keep) <= 4096 {
-			clear(keep[:cap(keep)])
-			*pooled = keep[:0]
-			rawAcks.Put(pooled)
-		}
-	}()
+	defer func() { recycle(&rawAcks, pooled, acks) }()
 	if !ok {
 		return nil, false, nil
 	}

@@ -135,32 +135,22 @@ func (s *pushScan) body(items []rawPushItem) ([]rawPushItem, bool) {
 		return nil, false // no items: the general path words it
 	}
 	seen := false
-	for done := false; !done; {
-		k, ok := s.key()
-		if !ok {
-			return nil, false
-		}
+	ok := s.members(func(k []byte) bool {
 		switch idx, ok := known(k, "items"); {
 		case !ok:
-			return nil, false
+			return false
 		case idx == 0:
 			if seen {
-				return nil, false // encoding/json merges a repeated array into the first: leave it to it
+				return false // encoding/json merges a repeated array into the first: leave it to it
 			}
 			seen = true
-			if items, ok = s.items(items); !ok {
-				return nil, false
-			}
-		default:
-			if _, ok := s.value(bodyMemberDepth, jsonguard.API.KindOf(k)); !ok {
-				return nil, false
-			}
+			items, ok = s.items(items)
+			return ok
 		}
-		if done, ok = s.Next('}'); !ok {
-			return nil, false
-		}
-	}
-	if !s.End() || !seen {
+		_, ok := s.value(bodyMemberDepth, jsonguard.API.KindOf(k))
+		return ok
+	})
+	if !ok || !s.End() || !seen {
 		return nil, false
 	}
 	return items, true
@@ -168,68 +158,47 @@ func (s *pushScan) body(items []rawPushItem) ([]rawPushItem, bool) {
 
 // items reads the items array, appending to items; every element must be an object.
 func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
-	if !s.Eat('[') {
-		return nil, false
-	}
-	s.WS()
-	if s.Eat(']') {
-		return items, true
-	}
-	for {
-		if !s.Eat('{') {
-			return nil, false
-		}
+	ok := s.objects(func() bool {
 		items = append(items, rawPushItem{})
-		if !s.item(&items[len(items)-1]) {
-			return nil, false
-		}
-		done, ok := s.Next(']')
-		if !ok {
-			return nil, false
-		}
-		if done {
-			return items, true
-		}
-	}
+		return s.item(&items[len(items)-1])
+	})
+	return items, ok
 }
 
-// item reads one item object after its opening brace; a repeated field keeps its last value, as with
-// encoding/json.
+// item reads one item object after its opening brace.
 func (s *pushScan) item(it *rawPushItem) bool {
+	// A function literal, not the method value it.field, whose receiver escape analysis sends to the heap.
+	return s.fields(itemMemberDepth, itemFields[:], itemKinds[:], func(i int) *json.RawMessage { return it.field(i) })
+}
+
+// field is where itemFields[i] goes.
+func (it *rawPushItem) field(i int) *json.RawMessage {
+	switch i {
+	case 0:
+		return &it.Queue
+	case 1:
+		return &it.Partition
+	case 2:
+		return &it.Payload
+	case 3:
+		return &it.TransactionID
+	}
+	return &it.TraceID
+}
+
+// The readers of the push and ack bodies walk their objects and arrays with these.
+
+// members reads an object's members after its opening brace; value reads the value of the member
+// whose key (see key) it is given. false from either gives up.
+func (s *pushScan) members(value func(k []byte) bool) bool {
 	s.WS()
 	if s.Eat('}') {
 		return true
 	}
 	for {
 		k, ok := s.key()
-		if !ok {
+		if !ok || !value(k) {
 			return false
-		}
-		idx, ok := known(k, itemFields[:]...)
-		if !ok {
-			return false
-		}
-		var kind jsonguard.Kind
-		if idx >= 0 {
-			kind = itemKinds[idx]
-		} else {
-			kind = jsonguard.API.KindOf(k)
-		}
-		v, ok := s.value(itemMemberDepth, kind)
-		if !ok {
-			return false
-		}
-		switch idx {
-		case 0:
-			it.Queue = v
-		case 1:
-			it.Partition = v
-		case 2:
-			it.Payload = v
-		case 3:
-			it.TransactionID = v
-		case 4:
-			it.TraceID = v
 		}
 		done, ok := s.Next('}')
 		if !ok {
@@ -241,23 +210,70 @@ func (s *pushScan) item(it *rawPushItem) bool {
 	}
 }
 
+// fields reads an object's members after its opening brace: the value of names[i] (of kinds[i]) goes
+// to field(i), any other is scanned under the rules and dropped; all sit at depth. A repeated field
+// keeps its last value, as with encoding/json.
+func (s *pushScan) fields(depth int, names []string, kinds []jsonguard.Kind, field func(i int) *json.RawMessage) bool {
+	return s.members(func(k []byte) bool {
+		idx, ok := known(k, names...)
+		if !ok {
+			return false
+		}
+		kind := jsonguard.API.KindOf(k)
+		if idx >= 0 {
+			kind = kinds[idx]
+		}
+		v, ok := s.value(depth, kind)
+		if ok && idx >= 0 {
+			*field(idx) = v
+		}
+		return ok
+	})
+}
+
+// objects reads an array whose every element is an object, calling object after each opening brace.
+func (s *pushScan) objects(object func() bool) bool {
+	if !s.Eat('[') {
+		return false
+	}
+	s.WS()
+	if s.Eat(']') {
+		return true
+	}
+	for {
+		if !s.Eat('{') || !object() {
+			return false
+		}
+		done, ok := s.Next(']')
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
+}
+
+// recycle puts the reader's slice back in pool: kept, or the pooled one when the reader gave up (what
+// it appended is in that array, or in a dropped one). It is cleared, so that the pool holds no
+// pointer into a body; a rare huge batch is not kept.
+func recycle[T any](pool *sync.Pool, pooled *[]T, kept []T) {
+	if kept == nil {
+		kept = *pooled
+	}
+	if cap(kept) <= 4096 {
+		clear(kept[:cap(kept)])
+		*pooled = kept[:0]
+		pool.Put(pooled)
+	}
+}
+
 // fastPushItems is the push body read by scanPushBody and checked as pushItemsFrom checks it. ok=false:
 // the general path must read this body (it gives the same items, or the error to answer).
 func fastPushItems(b []byte, producerSub string) ([]engine.PushItem, bool) {
 	pooled := rawItems.Get().(*[]rawPushItem)
 	raw, ok := scanPushBody(b, (*pooled)[:0])
-	defer func() {
-		keep := raw
-		if keep == nil {
-			keep = *pooled // the reader gave up: what it appended is in this array (or in a dropped one)
-		}
-		// Cleared, so that the pool holds no pointer into a body; a rare huge batch is not kept.
-		if cap(keep) <= 4096 {
-			clear(keep[:cap(keep)])
-			*pooled = keep[:0]
-			rawItems.Put(pooled)
-		}
-	}()
+	defer func() { recycle(&rawItems, pooled, raw) }()
 	if !ok || len(raw) == 0 {
 		return nil, false
 	}
