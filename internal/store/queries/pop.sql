@@ -15,6 +15,13 @@
 -- for that transaction: a claim's commit need not wait for its WAL flush (see Store.Pop). q is read by
 -- every path of the statement, so the setting is made before anything is written; a queue that does not
 -- exist claims nothing, and then there is nothing to commit.
+-- Variants: a text between /*[tag*/ and /*]*/ is part of the statement only for the pops that need it
+-- (Store.Pop runs the variant of its PopParams, see popShape): autoack (the cleanup of autoAck: done,
+-- redelivered), multi (more than one partition may be claimed: the global budget, claimed_rest, the
+-- join to claimed), named (the named-partition candidate) and one (at most one partition is claimed).
+-- PostgreSQL initialises every node of a plan on every execution, run or not: these parts were a third
+-- of the plan of the common pop (wildcard, one partition, no autoAck), which ran none of them. This text
+-- as a whole (every tag) is a correct statement too, and is what the query tests prepare.
 WITH RECURSIVE q AS (
     SELECT id, CASE WHEN lease_time > 0 THEN lease_time ELSE 60 END AS lease_time,
            delayed_processing, window_buffer,
@@ -43,8 +50,8 @@ WITH RECURSIVE q AS (
     -- The candidates, in claim order: the line (wildcard pop) or the named partition; only one side is
     -- ever non-empty, so both go through the one claimability test below.
     SELECT l.partition_id FROM line l
-    UNION ALL
-    SELECT p.id FROM partitions p WHERE p.queue_id = (SELECT id FROM q) AND p.name = $3::text
+    /*[named*/UNION ALL
+    SELECT p.id FROM partitions p WHERE p.queue_id = (SELECT id FROM q) AND p.name = $3::text/*]*/
 ), cand AS (
     SELECT x.*
     FROM ids i
@@ -97,9 +104,8 @@ WITH RECURSIVE q AS (
         LIMIT $5
     ) m
 ), kept AS (
-    SELECT * FROM (
-        SELECT msgs.*, row_number() OVER (ORDER BY claim_order, seq) AS rn FROM msgs
-    ) x WHERE rn <= $5
+    -- The budget of $5 messages is global, in claim order; one partition's read is already capped.
+    SELECT * FROM msgs /*[multi*/ORDER BY claim_order, seq LIMIT $5/*]*/
 ), agg AS (
     SELECT partition_id, min(cursor_seq) AS cursor_seq, max(seq) AS upto, count(*) AS cnt, max(last_seq) AS last_seq
     FROM kept GROUP BY partition_id
@@ -155,7 +161,7 @@ WITH RECURSIVE q AS (
       AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
     RETURNING partition_id
-), claimed_rest AS (
+/*[multi*/), claimed_rest AS (
     -- Same upsert as claimed_head's.
     INSERT INTO partition_consumers AS pc
         (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
@@ -182,9 +188,9 @@ WITH RECURSIVE q AS (
     WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
       AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
-    RETURNING partition_id
+    RETURNING partition_id/*]*/
 ), claimed AS (
-    SELECT partition_id FROM claimed_head UNION ALL SELECT partition_id FROM claimed_rest
+    SELECT partition_id FROM claimed_head /*[multi*/UNION ALL SELECT partition_id FROM claimed_rest/*]*/
 ), turn AS (
     -- A claimed partition goes to the back of its group's line (unless autoAck consumed it to its end:
     -- see done). last_seq is the one cand read, in this statement's snapshot.
@@ -198,7 +204,7 @@ WITH RECURSIVE q AS (
     WHERE NOT ($7 AND greatest(a.upto, a.cursor_seq) >= a.last_seq)
     ORDER BY c.partition_id
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET ready_at = EXCLUDED.ready_at
-), done AS (
+/*[autoack*/), done AS (
     -- autoAck consumed these partitions to their end: their records go, under the share lock that keeps
     -- a concurrent push out (a partition a push holds is skipped: it is getting new work).
     -- The last_seq test reads the locked partition row (p), not the snapshot's: a push that committed
@@ -227,9 +233,10 @@ WITH RECURSIVE q AS (
     DELETE FROM redeliveries r
     WHERE $7 AND r.consumer_group = $2
       AND r.partition_id = ANY (ARRAY(SELECT c.partition_id FROM claimed c))
-      AND (r.partition_id, r.seq) IN (SELECT k.partition_id, k.seq FROM kept k)
+      AND (r.partition_id, r.seq) IN (SELECT k.partition_id, k.seq FROM kept k)/*]*/
 )
 SELECT k.partition_id, k.partition_name, k.retries, k.id, k.transaction_id, k.trace_id, k.payload,
        k.producer_sub, k.is_encrypted, k.created_at, l.id
-FROM kept k JOIN claimed c ON c.partition_id = k.partition_id CROSS JOIN lease l
+FROM kept k /*[multi*/JOIN claimed c ON c.partition_id = k.partition_id/*]*/ CROSS JOIN lease l
+/*[one*/WHERE EXISTS (SELECT FROM claimed)/*]*/
 ORDER BY k.claim_order, k.seq
