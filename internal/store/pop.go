@@ -110,9 +110,10 @@ var popStatements = func() (out [popShapes]string) {
 	return out
 }()
 
-var popSection = regexp.MustCompile(`(?s)/\*\[(\w+)\*/(.*?)/\*\]\*/`)
+var popSection = regexp.MustCompile(`(?s)/\*\[(\w+)\*/(.*?)/\*(\|.*?)?\]\*/`)
 
-// popVariant keeps the sections of sql whose tag shape has and drops the others. A tag it does not
+// popVariant keeps the sections of sql whose tag shape has and replaces the others with their
+// alternative (/*[tag*/ kept /*|alternative]*/), or nothing. A tag it does not
 // know or a marker left unpaired panics: pop.sql is compiled into the binary, so that is a programming
 // error, and this runs at package initialisation.
 func popVariant(sql string, shape popShape) string {
@@ -134,7 +135,7 @@ func popVariant(sql string, shape popShape) string {
 		if keep {
 			return m[2]
 		}
-		return ""
+		return strings.TrimPrefix(m[3], "|")
 	})
 	if strings.Contains(out, "/*[") || strings.Contains(out, "/*]*/") {
 		panic("store: pop.sql: unpaired variant marker")
