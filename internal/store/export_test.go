@@ -127,9 +127,6 @@ func WithStatementLog(ctx context.Context) (context.Context, *StatementLog) {
 	return context.WithValue(ctx, statementLogKey{}, l), l
 }
 
-// PopStatement is the text of the Pop variant that Store.Pop runs for p.
-func PopStatement(p PopParams) string { return popStatements[shapeOf(p)] }
-
 // PopVariants lists the text of every variant of Pop that Store.Pop may run.
 func PopVariants() []string {
 	var out []string

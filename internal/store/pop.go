@@ -98,6 +98,10 @@ func shapeOf(p PopParams) popShape {
 	return s
 }
 
+// PopText is the text of the Pop statement that Store.Pop runs for p: the benchmark's EXPLAIN shows
+// the plan the broker runs, not the whole of pop.sql.
+func PopText(p PopParams) string { return popStatements[shapeOf(p)] }
+
 // popStatements holds the text of every variant of Pop, built once from the one source in pop.sql so
 // that the variants cannot drift apart. Each is a distinct text, so each gets its own prepared
 // statement and generic plan on a connection.

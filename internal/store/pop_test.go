@@ -126,7 +126,7 @@ func TestPop(t *testing.T) {
 				got, err := st.Pop(lctx, p)
 				require.NoError(t, err)
 				require.Len(t, got, p.Batch)
-				sql := store.PopStatement(p)
+				sql := store.PopText(p)
 				require.Equal(t, []string{sql}, log.Statements())
 				for _, parts := range c.has {
 					for _, part := range parts {
