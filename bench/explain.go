@@ -40,7 +40,7 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 		}
 		stmts := []string{
 			"SET LOCAL plan_cache_mode = force_generic_plan",
-			"PREPARE explain_pop(text, text, text, int, int, uuid, bool) AS " + popSQL,
+			"PREPARE explain_pop(text, text, text, int, int, uuid, bool, timestamptz) AS " + popSQL,
 		}
 		for _, s := range stmts {
 			if _, err := tx.Exec(ctx, s); err != nil {
@@ -49,7 +49,7 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 			}
 		}
 		// A utility statement takes no bind parameters: the (fixed, harmless) names go in as literals.
-		rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE explain_pop('%s', '__QUEUE_MODE__', NULL, 1, 10, gen_random_uuid(), false)", q))
+		rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE explain_pop('%s', '__QUEUE_MODE__', NULL, 1, 10, gen_random_uuid(), false, NULL)", q))
 		if err != nil {
 			_ = tx.Rollback(ctx)
 			return err
@@ -64,6 +64,10 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 			fmt.Fprintln(w, line)
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			_ = tx.Rollback(ctx)
+			return fmt.Errorf("explain: %w", err)
+		}
 		_ = tx.Rollback(ctx)
 		if _, err := conn.Exec(ctx, "DEALLOCATE explain_pop"); err != nil {
 			return err
