@@ -83,39 +83,52 @@ func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status,
 
 // do sends a request and decodes a JSON answer into out (unless nil or 204). It returns the status code.
 func (c *client) do(ctx context.Context, method, path string, in, out any) (int, error) {
-	var body io.Reader
+	var body []byte
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
 			return 0, err
 		}
-		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	status, b, err := c.send(ctx, method, path, body)
 	if err != nil {
-		return 0, err
+		return status, err
 	}
-	if in != nil {
+	if out != nil && status != http.StatusNoContent && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return status, fmt.Errorf("decode %s answer: %w", path, err)
+		}
+	}
+	return status, nil
+}
+
+// send sends a request (a JSON body unless nil) and returns the answer's status and body; a status of
+// 300 or more is an *httpError.
+func (c *client) send(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.StatusCode, err
+		return resp.StatusCode, nil, err
 	}
 	if resp.StatusCode >= 300 {
-		return resp.StatusCode, &httpError{resp.StatusCode, string(bytes.TrimSpace(b))}
+		return resp.StatusCode, nil, &httpError{resp.StatusCode, string(bytes.TrimSpace(b))}
 	}
-	if out != nil && resp.StatusCode != http.StatusNoContent && len(b) > 0 {
-		if err := json.Unmarshal(b, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("decode %s answer: %w", path, err)
-		}
-	}
-	return resp.StatusCode, nil
+	return resp.StatusCode, b, nil
 }
 
 // pushBody sends a push body written by a pushWriter and reads the statuses of its n items into res
@@ -175,25 +188,37 @@ func (c *client) pop(ctx context.Context, queue, group string, batch, partitions
 	if group != "" {
 		q.Set("consumerGroup", group)
 	}
-	var res popResponse
-	status, err := c.do(ctx, http.MethodGet, "/api/v1/pop/queue/"+queue+"?"+q.Encode(), nil, &res)
-	if err != nil || status == http.StatusNoContent {
+	path := "/api/v1/pop/queue/" + queue + "?" + q.Encode()
+	status, b, err := c.send(ctx, http.MethodGet, path, nil)
+	if err != nil || status == http.StatusNoContent || len(b) == 0 {
 		return nil, err
+	}
+	if msgs, ok := scanPopMessages(b, nil); ok {
+		return msgs, nil
+	}
+	var res popResponse
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("decode %s answer: %w", path, err)
 	}
 	return res.Messages, nil
 }
 
 func (c *client) ackBatch(ctx context.Context, group string, acks []ackItem) ([]ackResult, error) {
-	body := map[string]any{"acknowledgments": acks}
-	if group != "" {
-		body["consumerGroup"] = group
+	_, b, err := c.send(ctx, http.MethodPost, "/api/v1/ack/batch", appendAckBody(nil, group, acks))
+	if err != nil {
+		return nil, err
 	}
-	var res []ackResult
-	_, err := c.do(ctx, http.MethodPost, "/api/v1/ack/batch", body, &res)
-	if err == nil && len(res) != len(acks) {
-		err = fmt.Errorf("ack: %d results for %d acks", len(res), len(acks))
+	res, ok := scanAckResults(b, nil)
+	if !ok {
+		res = nil
+		if err := json.Unmarshal(b, &res); err != nil {
+			return nil, fmt.Errorf("decode /api/v1/ack/batch answer: %w", err)
+		}
 	}
-	return res, err
+	if len(res) != len(acks) {
+		return res, fmt.Errorf("ack: %d results for %d acks", len(res), len(acks))
+	}
+	return res, nil
 }
 
 type txAck struct {

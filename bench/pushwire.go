@@ -64,58 +64,37 @@ func (w *pushWriter) body(dst []byte, part string, first, n int) []byte {
 func scanPushStatuses(b []byte, res []pushResult) ([]pushResult, bool) {
 	s := jsonscan.Scanner{B: b}
 	s.WS()
-	if !s.Eat('[') {
-		return nil, false
-	}
-	s.WS()
-	if s.Eat(']') {
-		return res, s.End()
-	}
-	for {
-		if !s.Eat('{') {
-			return nil, false
-		}
+	ok := s.Eat('[') && elements(&s, func() bool {
 		var r pushResult
 		var status []byte
-		s.WS()
-		for done := s.Eat('}'); !done; {
-			key, ok := s.Key()
-			if !ok {
-				return nil, false
-			}
-			v, ok := s.Value()
-			if !ok {
-				return nil, false
-			}
-			switch string(key) {
-			case `"status"`:
+		ok := s.Eat('{') && members(&s, func(key []byte) bool {
+			f, ok := field(key, "status", "error")
+			v, ok2 := s.Value()
+			switch {
+			case !ok || !ok2:
+				return false
+			case f == 0:
 				status = v
-			case `"error"`:
-				if string(v) != "null" && (v[0] != '"' || json.Unmarshal(v, &r.Error) != nil) {
-					return nil, false
-				}
+			case f == 1:
+				return string(v) == "null" || v[0] == '"' && json.Unmarshal(v, &r.Error) == nil
 			}
-			if done, ok = s.Next('}'); !ok {
-				return nil, false
-			}
-		}
+			return true
+		})
 		switch {
+		case !ok:
+			return false
 		case string(status) == `"queued"`:
 			r.Status = "queued"
 		case status == nil || status[0] != '"':
-			return nil, false // no status, or one encoding/json reads another way: leave it to it
-		default:
-			if json.Unmarshal(status, &r.Status) != nil {
-				return nil, false
-			}
+			return false // no status, or one encoding/json reads another way: leave it to it
+		case json.Unmarshal(status, &r.Status) != nil:
+			return false
 		}
 		res = append(res, r)
-		done, ok := s.Next(']')
-		if !ok {
-			return nil, false
-		}
-		if done {
-			return res, s.End()
-		}
+		return true
+	})
+	if !ok || !s.End() {
+		return nil, false
 	}
+	return res, true
 }

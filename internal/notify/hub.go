@@ -17,8 +17,15 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// coalesce is how long the hub gathers announcements before one NOTIFY carries them all.
-const coalesce = 2 * time.Millisecond
+// coalesce is how long the hub gathers announcements before one NOTIFY carries them all, and spacing
+// the least time between two NOTIFYs. Every NOTIFY is a transaction of its own and wakes the LISTEN
+// connection of every broker, this one's included, so under a steady stream of pushes their number,
+// not their size, is the cost: spaced, a busy broker sends at most 100 a second, while a lone push is
+// still announced within coalesce (docs/decisions.md, "Long-poll wake-ups across brokers").
+const (
+	coalesce = 2 * time.Millisecond
+	spacing  = 10 * time.Millisecond
+)
 
 // Hub parks pops and wakes them. Parked pops on this broker are woken at once by Announce; the NOTIFY
 // for the other brokers leaves a moment later, one statement for everything announced meanwhile,
@@ -109,17 +116,20 @@ func (h *Hub) Announce(queue string, n int) {
 }
 
 func (h *Hub) announceLoop(ctx context.Context) {
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.kick:
 		}
+		wait := max(coalesce, spacing-time.Since(last))
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(coalesce):
+		case <-time.After(wait):
 		}
+		last = time.Now()
 		h.mu.Lock()
 		batch := h.pending
 		h.pending = map[string]int{}
