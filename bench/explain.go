@@ -4,30 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/queen-go/queen/internal/store"
 )
 
 // explainPop shows what one wildcard pop costs as the queue grows: for each -partition-counts n it
 // builds a queue of n partitions in the broker's schema in which every partition has one message
 // waiting (the worst case for a pop that scans partitions) and 16 of them (half of 10) are leased, then prints
-// EXPLAIN (ANALYZE, BUFFERS) of the broker's own Pop statement (read from internal/store/queries/pop.sql),
-// as the generic plan the broker's prepared statement runs, inside a transaction that is rolled back.
+// EXPLAIN (ANALYZE, BUFFERS) of the broker's own Pop statement (the variant of internal/store/queries/pop.sql
+// that a wildcard pop of one partition without autoAck runs), as the generic plan the broker's prepared statement runs, inside a transaction that is rolled back.
 func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error {
-	raw, err := os.ReadFile(filepath.Join(o.repo, "internal/store/queries/pop.sql"))
-	if err != nil {
-		return err
-	}
-	popSQL := string(raw)
-	if i := strings.Index(popSQL, "\nWITH "); i >= 0 {
-		popSQL = popSQL[i+1:]
-	}
-	if i := strings.Index(popSQL, "\n-- name:"); i >= 0 {
-		popSQL = popSQL[:i]
-	}
+	popSQL := store.PopText(store.PopParams{MaxPartitions: 1, Batch: 10})
 	conn, err := pgx.Connect(ctx, pgURL)
 	if err != nil {
 		return err
@@ -51,7 +40,7 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 		}
 		stmts := []string{
 			"SET LOCAL plan_cache_mode = force_generic_plan",
-			"PREPARE explain_pop(text, text, text, int, int, uuid, bool) AS " + popSQL,
+			"PREPARE explain_pop(text, text, text, int, int, uuid, bool, timestamptz) AS " + popSQL,
 		}
 		for _, s := range stmts {
 			if _, err := tx.Exec(ctx, s); err != nil {
@@ -60,7 +49,7 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 			}
 		}
 		// A utility statement takes no bind parameters: the (fixed, harmless) names go in as literals.
-		rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE explain_pop('%s', '__QUEUE_MODE__', NULL, 1, 10, gen_random_uuid(), false)", q))
+		rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE explain_pop('%s', '__QUEUE_MODE__', NULL, 1, 10, gen_random_uuid(), false, NULL)", q))
 		if err != nil {
 			_ = tx.Rollback(ctx)
 			return err
@@ -75,6 +64,10 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 			fmt.Fprintln(w, line)
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			_ = tx.Rollback(ctx)
+			return fmt.Errorf("explain: %w", err)
+		}
 		_ = tx.Rollback(ctx)
 		if _, err := conn.Exec(ctx, "DEALLOCATE explain_pop"); err != nil {
 			return err

@@ -66,6 +66,10 @@ func newQueryRecorder() *queryRecorder {
 		}
 		r.patterns[name] = regexp.MustCompile(`\A(?s)` + strings.Join(parts, `.+?`) + `\z`)
 	}
+	// Store.Pop runs variants of Pop (popStatements): each counts as running Pop.
+	for _, sql := range PopVariants() {
+		r.byText[sql] = "Pop"
+	}
 	return r
 }
 
@@ -93,7 +97,45 @@ func (r *queryRecorder) note(sql string, err error) {
 type sqlKey struct{}
 
 func (r *queryRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if l, ok := ctx.Value(statementLogKey{}).(*StatementLog); ok {
+		l.mu.Lock()
+		l.sql = append(l.sql, d.SQL)
+		l.mu.Unlock()
+	}
 	return context.WithValue(ctx, sqlKey{}, d.SQL)
+}
+
+type statementLogKey struct{}
+
+// StatementLog collects the text of every statement run under a context of WithStatementLog.
+type StatementLog struct {
+	mu  sync.Mutex
+	sql []string
+}
+
+// Statements returns what the log collected, in order.
+func (l *StatementLog) Statements() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.sql...)
+}
+
+// WithStatementLog returns a context under which the store's statements (single queries, not batches)
+// are logged, so that a test sees exactly which text one call ran, whatever runs in parallel.
+func WithStatementLog(ctx context.Context) (context.Context, *StatementLog) {
+	l := &StatementLog{}
+	return context.WithValue(ctx, statementLogKey{}, l), l
+}
+
+// PopVariants lists the text of every variant of Pop that Store.Pop may run.
+func PopVariants() []string {
+	var out []string
+	for _, sql := range popStatements {
+		if sql != "" {
+			out = append(out, sql)
+		}
+	}
+	return out
 }
 
 func (r *queryRecorder) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {

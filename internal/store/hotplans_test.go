@@ -36,30 +36,45 @@ func TestHotPathPlans(t *testing.T) {
 	st, c := privateConn(t)
 	h := hotConn(t, st)
 	leading := leadingColumns(t, c)
-	genericPlan := func(t *testing.T, name string) string {
+	genericPlan := func(t *testing.T, name, sql string) string {
 		if name == "PartitionBump" {
-			return genericPlanOn(t, c, name, true)
+			return genericPlanOn(t, c, name, sql, true)
 		}
-		return genericPlanOn(t, h, name, false)
+		return genericPlanOn(t, h, name, sql, false)
+	}
+	// plans runs check on the generic plan of every hot statement; Pop's are those of each of its
+	// variants, the texts Store.Pop runs.
+	plans := func(t *testing.T, check func(name, sql, plan string)) {
+		for _, name := range hotStatements {
+			sqls := []string{store.Queries[name]}
+			if name == "Pop" {
+				sqls = store.PopVariants()
+			}
+			for _, sql := range sqls {
+				check(name, sql, genericPlan(t, name, sql))
+			}
+		}
 	}
 
 	t.Run("empty", func(t *testing.T) {
 		_, err := c.Exec(t.Context(), `ANALYZE`)
 		require.NoError(t, err)
-		for _, name := range hotStatements {
-			plan := genericPlan(t, name)
+		plans(t, func(name, sql, plan string) {
 			require.NotContains(t, plan, "Seq Scan", "%s's generic plan:\n%s", name, plan)
 			switch name {
 			case "ConsumerLock", "AckResolve", "AckApply", "PartitionBump":
 				require.Empty(t, laterColumnScans(plan, leading), "%s's generic plan:\n%s", name, plan)
 			case "Pop":
 				for _, cte := range []string{"line", "locked", "kept", "claimed_head", "claimed_rest", "turn"} {
+					if !strings.Contains(sql, cte+" AS (") {
+						continue // a part of the pops that claim several partitions
+					}
 					section := planSection(plan, cte)
 					require.NotEmpty(t, section, "%s's CTE %s:\n%s", name, cte, plan)
 					require.Empty(t, laterColumnScans(section, leading), "%s's CTE %s:\n%s", name, cte, plan)
 				}
 			}
-		}
+		})
 	})
 	t.Run("fresh", func(t *testing.T) {
 		for i := range 3 {
@@ -74,12 +89,11 @@ func TestHotPathPlans(t *testing.T) {
 		pop(t, st, "fresh", "g1", "", 10)
 		_, err := c.Exec(t.Context(), `ANALYZE`)
 		require.NoError(t, err)
-		for _, name := range hotStatements {
-			plan := genericPlan(t, name)
+		plans(t, func(name, _, plan string) {
 			require.NotContains(t, plan, "Seq Scan", "%s's generic plan:\n%s", name, plan)
 			require.NotContains(t, plan, "Bitmap", "%s's generic plan:\n%s", name, plan)
 			require.Empty(t, laterColumnScans(plan, leading), "%s's generic plan:\n%s", name, plan)
-		}
+		})
 	})
 }
 
@@ -93,9 +107,9 @@ func hotConn(t *testing.T, st *store.Store) *pgx.Conn {
 	return conn.Conn()
 }
 
-// genericPlanOn prepares a named query inside a transaction (under HotPathSettings with settings, as
+// genericPlanOn prepares sql, the text of named query name (or of a variant of it), inside a transaction (under HotPathSettings with settings, as
 // pushes run; without, c must be a hot connection) and returns EXPLAIN of its plan.
-func genericPlanOn(t *testing.T, c *pgx.Conn, name string, settings bool) string {
+func genericPlanOn(t *testing.T, c *pgx.Conn, name, sql string, settings bool) string {
 	t.Helper()
 	ctx := t.Context()
 	tx, err := c.Begin(ctx)
@@ -105,7 +119,7 @@ func genericPlanOn(t *testing.T, c *pgx.Conn, name string, settings bool) string
 		_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
 		require.NoError(t, err)
 	}
-	sd, err := tx.Prepare(ctx, name, store.Queries[name])
+	sd, err := tx.Prepare(ctx, name, sql)
 	require.NoError(t, err, name)
 	defer func() { _ = c.Deallocate(context.WithoutCancel(ctx), name) }()
 	args := make([]string, len(sd.ParamOIDs))

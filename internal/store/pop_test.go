@@ -95,6 +95,53 @@ func TestPop(t *testing.T) {
 		require.Equal(t, []string{"c1"}, txids(got), "a and b are leased")
 	})
 
+	t.Run("Pop/variants", func(t *testing.T) {
+		// Each pop runs the variant of the statement made for it (popShape): the common one (wildcard,
+		// one partition, no autoAck) carries none of the parts it would never run, and the others carry
+		// theirs. What each variant delivers, the other subtests check.
+		autoAck := []string{"DELETE FROM pending_partitions", "DELETE FROM redeliveries"}
+		multi := []string{"claimed_rest AS", "ORDER BY claim_order, seq LIMIT $5", "JOIN claimed c ON"}
+		named := []string{"p.name = $3::text"}
+		a := "a"
+		for _, c := range []struct {
+			name    string
+			p       store.PopParams
+			has     [][]string
+			hasNone [][]string
+		}{
+			{"common", store.PopParams{MaxPartitions: 1, Batch: 2}, nil, [][]string{autoAck, multi, named}},
+			{"autoAck", store.PopParams{MaxPartitions: 1, Batch: 2, AutoAck: true}, [][]string{autoAck}, [][]string{multi, named}},
+			{"multi", store.PopParams{MaxPartitions: 2, Batch: 4}, [][]string{multi}, [][]string{autoAck, named}},
+			{"multi autoAck", store.PopParams{MaxPartitions: 2, Batch: 4, AutoAck: true}, [][]string{multi, autoAck}, [][]string{named}},
+			{"named", store.PopParams{Partition: &a, MaxPartitions: 2, Batch: 2}, [][]string{named}, [][]string{autoAck, multi}},
+			{"named autoAck", store.PopParams{Partition: &a, MaxPartitions: 1, Batch: 2, AutoAck: true}, [][]string{named, autoAck}, [][]string{multi}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				q := uniq("pop-variant")
+				push(t, st, partition(t, st, q, "a"), "a1", "a2")
+				push(t, st, partition(t, st, q, "b"), "b1", "b2")
+				p := c.p
+				p.Queue, p.Group, p.LeaseID = q, g, uuid.Must(uuid.NewV7())
+				lctx, log := store.WithStatementLog(ctx)
+				got, err := st.Pop(lctx, p)
+				require.NoError(t, err)
+				require.Len(t, got, p.Batch)
+				sql := store.PopText(p)
+				require.Equal(t, []string{sql}, log.Statements())
+				for _, parts := range c.has {
+					for _, part := range parts {
+						require.Contains(t, sql, part)
+					}
+				}
+				for _, parts := range c.hasNone {
+					for _, part := range parts {
+						require.NotContains(t, sql, part)
+					}
+				}
+			})
+		}
+	})
+
 	t.Run("Pop/autoAck and rotation", func(t *testing.T) {
 		q := uniq("pop-auto")
 		pa, pb := partition(t, st, q, "a"), partition(t, st, q, "b")

@@ -15,6 +15,15 @@
 -- for that transaction: a claim's commit need not wait for its WAL flush (see Store.Pop). q is read by
 -- every path of the statement, so the setting is made before anything is written; a queue that does not
 -- exist claims nothing, and then there is nothing to commit.
+-- Variants: a text between /*[tag*/ and /*]*/ is part of the statement only for the pops that need it
+-- (Store.Pop runs the variant of its PopParams, see popShape); in /*[tag*/ A /*|B]*/, B replaces A for
+-- the others. Tags: autoack (the cleanup of autoAck: done, redelivered), multi (more than one partition
+-- may be claimed: the global budget and claim order, claimed_rest, the lease's head and list, the joins
+-- to claimed), named (the named-partition candidate) and one (at most one partition is claimed).
+-- PostgreSQL initialises every node of a plan on every execution, run or not: these parts were over a
+-- third of the plan of the common pop (wildcard, one partition, no autoAck), which ran none of them,
+-- and the joins to claimed built hash tables for a row or two. This text as it stands (every tag, no
+-- alternative) is a correct statement too, and is what the query tests prepare.
 WITH RECURSIVE q AS (
     SELECT id, CASE WHEN lease_time > 0 THEN lease_time ELSE 60 END AS lease_time,
            delayed_processing, window_buffer,
@@ -43,8 +52,8 @@ WITH RECURSIVE q AS (
     -- The candidates, in claim order: the line (wildcard pop) or the named partition; only one side is
     -- ever non-empty, so both go through the one claimability test below.
     SELECT l.partition_id FROM line l
-    UNION ALL
-    SELECT p.id FROM partitions p WHERE p.queue_id = (SELECT id FROM q) AND p.name = $3::text
+    /*[named*/UNION ALL
+    SELECT p.id FROM partitions p WHERE p.queue_id = (SELECT id FROM q) AND p.name = $3::text/*]*/
 ), cand AS (
     SELECT x.*
     FROM ids i
@@ -64,7 +73,7 @@ WITH RECURSIVE q AS (
         OFFSET 0
     ) x
 ), locked AS (
-    SELECT c.*, row_number() OVER () AS claim_order
+    SELECT c.*, /*[multi*/row_number() OVER ()/*|1::bigint]*/ AS claim_order
     FROM (
         -- OFFSET 0 keeps the try-lock out of the candidate scan: pushed down, it would lock every
         -- partition the scan reads, not just those taken.
@@ -97,12 +106,16 @@ WITH RECURSIVE q AS (
         LIMIT $5
     ) m
 ), kept AS (
-    SELECT * FROM (
-        SELECT msgs.*, row_number() OVER (ORDER BY claim_order, seq) AS rn FROM msgs
-    ) x WHERE rn <= $5
+    -- The budget of $5 messages is global, in claim order; one partition's read is already capped.
+    SELECT * FROM msgs /*[multi*/ORDER BY claim_order, seq LIMIT $5/*]*/
 ), agg AS (
-    SELECT partition_id, min(cursor_seq) AS cursor_seq, max(seq) AS upto, count(*) AS cnt, max(last_seq) AS last_seq
-    FROM kept GROUP BY partition_id
+    -- One row per partition with messages to deliver. With one partition at most, that is its locked
+    -- row if kept has any: a plain aggregate, where GROUP BY built a hash table for the one group.
+    /*[multi*/SELECT partition_id, min(cursor_seq) AS cursor_seq, max(seq) AS upto, count(*) AS cnt, max(last_seq) AS last_seq
+    FROM kept GROUP BY partition_id/*|
+    SELECT l.id AS partition_id, l.cursor_seq, k.upto, k.cnt, l.last_seq
+    FROM locked l CROSS JOIN (SELECT max(seq) AS upto, count(*) AS cnt FROM kept) k
+    WHERE k.cnt > 0]*/
 ), lease AS (
     -- The lease id tells where to find the lease again without an index on lease_id (a claim must not
     -- change an indexed column: 0013_lease_lookup.sql): its first 8 bytes are those of the lowest
@@ -111,8 +124,8 @@ WITH RECURSIVE q AS (
     SELECT h.partition_id AS head,
            encode(substring(uuid_send(h.partition_id) FROM 1 FOR 8) || substring(uuid_send($6::uuid) FROM 9 FOR 8),
                   'hex')::uuid AS id,
-           (SELECT CASE WHEN count(*) > 1 THEN array_agg(a.partition_id ORDER BY a.partition_id) END FROM agg a) AS parts
-    FROM (SELECT a.partition_id FROM agg a ORDER BY a.partition_id LIMIT 1) h
+           /*[multi*/(SELECT CASE WHEN count(*) > 1 THEN array_agg(a.partition_id ORDER BY a.partition_id) END FROM agg a)/*|NULL::uuid[]]*/ AS parts
+    FROM /*[multi*/(SELECT a.partition_id FROM agg a ORDER BY a.partition_id LIMIT 1)/*|agg]*/ h
 ), claim AS (
     SELECT a.partition_id, a.partition_id = l.head AS is_head,
            CASE WHEN $7 THEN greatest(a.upto, a.cursor_seq) ELSE a.cursor_seq END AS cursor_seq,
@@ -134,7 +147,7 @@ WITH RECURSIVE q AS (
     SELECT c.partition_id, $2, c.cursor_seq, c.claim_cursor_seq, c.lease_id, c.lease_expires_at,
            c.delivered_seq, c.delivered_count, coalesce($8::timestamptz, now()), c.total_consumed, c.last_consumed_at,
            c.lease_partitions
-    FROM claim c WHERE c.is_head
+    FROM claim c /*[multi*/WHERE c.is_head/*]*/
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
         prev_lease_id         = pc.lease_id,
         prev_claim_cursor_seq = pc.claim_cursor_seq,
@@ -155,7 +168,7 @@ WITH RECURSIVE q AS (
       AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
     RETURNING partition_id
-), claimed_rest AS (
+/*[multi*/), claimed_rest AS (
     -- Same upsert as claimed_head's.
     INSERT INTO partition_consumers AS pc
         (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
@@ -182,9 +195,9 @@ WITH RECURSIVE q AS (
     WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
       AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
       AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
-    RETURNING partition_id
+    RETURNING partition_id/*]*/
 ), claimed AS (
-    SELECT partition_id FROM claimed_head UNION ALL SELECT partition_id FROM claimed_rest
+    SELECT partition_id FROM claimed_head /*[multi*/UNION ALL SELECT partition_id FROM claimed_rest/*]*/
 ), turn AS (
     -- A claimed partition goes to the back of its group's line (unless autoAck consumed it to its end:
     -- see done). last_seq is the one cand read, in this statement's snapshot.
@@ -193,12 +206,13 @@ WITH RECURSIVE q AS (
     -- were small, scanned a whole index of pending_partitions on consumer_group alone (every row of every
     -- queue). A record an ack dropped in between comes back: a record may outlive its work (0006).
     INSERT INTO pending_partitions AS pp (partition_id, consumer_group, queue_id, ready_at)
-    SELECT c.partition_id, $2, q.id, coalesce($8::timestamptz, now())
-    FROM claimed c JOIN agg a ON a.partition_id = c.partition_id CROSS JOIN q
-    WHERE NOT ($7 AND greatest(a.upto, a.cursor_seq) >= a.last_seq)
-    ORDER BY c.partition_id
+    SELECT a.partition_id, $2, q.id, coalesce($8::timestamptz, now())
+    FROM agg a CROSS JOIN q
+    WHERE /*[multi*/a.partition_id IN (SELECT c.partition_id FROM claimed c)/*|EXISTS (SELECT FROM claimed)]*/
+      AND NOT ($7 AND greatest(a.upto, a.cursor_seq) >= a.last_seq)
+    /*[multi*/ORDER BY a.partition_id/*]*/
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET ready_at = EXCLUDED.ready_at
-), done AS (
+/*[autoack*/), done AS (
     -- autoAck consumed these partitions to their end: their records go, under the share lock that keeps
     -- a concurrent push out (a partition a push holds is skipped: it is getting new work).
     -- The last_seq test reads the locked partition row (p), not the snapshot's: a push that committed
@@ -227,9 +241,10 @@ WITH RECURSIVE q AS (
     DELETE FROM redeliveries r
     WHERE $7 AND r.consumer_group = $2
       AND r.partition_id = ANY (ARRAY(SELECT c.partition_id FROM claimed c))
-      AND (r.partition_id, r.seq) IN (SELECT k.partition_id, k.seq FROM kept k)
+      AND (r.partition_id, r.seq) IN (SELECT k.partition_id, k.seq FROM kept k)/*]*/
 )
 SELECT k.partition_id, k.partition_name, k.retries, k.id, k.transaction_id, k.trace_id, k.payload,
        k.producer_sub, k.is_encrypted, k.created_at, l.id
-FROM kept k JOIN claimed c ON c.partition_id = k.partition_id CROSS JOIN lease l
+FROM kept k /*[multi*/JOIN claimed c ON c.partition_id = k.partition_id/*]*/ CROSS JOIN lease l
+/*[one*/WHERE EXISTS (SELECT FROM claimed)/*]*/
 ORDER BY k.claim_order, k.seq
