@@ -45,6 +45,7 @@ type options struct {
 	pushSQLOnly                      string
 	schema                           string
 	brokerEnv, compareEnv            []string
+	pgSettings                       []string
 }
 
 func intList(flagName, s string) ([]int, error) {
@@ -118,6 +119,8 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.pushSQLOnly, "push-sql-only", "", "with -push-sql: run only the variants whose name contains one of these comma-separated texts")
 	flag.StringVar(&o.schema, "schema", "queenmq", "the broker's schema (QUEEN_SCHEMA), for -explain-pop")
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")
+	var pgset string
+	flag.StringVar(&pgset, "pg-settings", "", "local PostgreSQL: extra server settings, comma-separated name=value (e.g. session_preload_libraries=auto_explain,auto_explain.log_min_duration=20ms to log slow plans in postgres.log, kept with -keep)")
 	flag.BoolVar(&o.vacuumBetween, "vacuum-between", false, "after each scenario's queues are deleted, VACUUM the broker's database (the state autovacuum leaves once it reached their dead rows)")
 	flag.Parse()
 	var err error
@@ -133,6 +136,11 @@ func parseFlags() (options, error) {
 	for _, kv := range strings.Split(env, ",") {
 		if kv = strings.TrimSpace(kv); kv != "" {
 			o.brokerEnv = append(o.brokerEnv, kv)
+		}
+	}
+	for _, kv := range strings.Split(pgset, ",") {
+		if kv = strings.TrimSpace(kv); kv != "" {
+			o.pgSettings = append(o.pgSettings, kv)
 		}
 	}
 	for _, kv := range strings.Split(cenv, ",") {

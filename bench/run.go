@@ -49,7 +49,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		fmt.Printf("[%s] starting PostgreSQL (durable=%v) and the broker ...\n", label, durable)
 		// A write-heavy deployment raises max_wal_size; at the default (1GB) a checkpoint started
 		// every ~500 MB of WAL, i.e. inside some push-b100 windows and not in others.
-		settings := []string{"max_wal_size=4GB"}
+		settings := append([]string{"max_wal_size=4GB"}, o.pgSettings...)
 		if o.pgStats {
 			settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on")
 		}
