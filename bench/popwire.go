@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/queen-go/queen/internal/jsonscan"
@@ -19,8 +18,8 @@ func scanPopMessages(b []byte, msgs []popMessage) ([]popMessage, bool) {
 	s := jsonscan.Scanner{B: b}
 	s.WS()
 	seen := false
-	ok := s.Eat('{') && members(&s, func(key []byte) bool {
-		f, ok := field(key, "messages")
+	ok := s.Eat('{') && s.Members(func(key []byte) bool {
+		f, ok := jsonscan.Known(key, "messages")
 		if !ok {
 			return false
 		}
@@ -32,10 +31,10 @@ func scanPopMessages(b []byte, msgs []popMessage) ([]popMessage, bool) {
 			return false // a second "messages" (encoding/json keeps the last one) or not an array
 		}
 		seen = true
-		return elements(&s, func() bool {
+		return s.Elements(func() bool {
 			var m popMessage
-			ok := s.Eat('{') && members(&s, func(key []byte) bool {
-				f, ok := field(key, "id", "transactionId", "partitionId", "leaseId", "consumerGroup", "partition", "data")
+			ok := s.Eat('{') && s.Members(func(key []byte) bool {
+				f, ok := jsonscan.Known(key, "id", "transactionId", "partitionId", "leaseId", "consumerGroup", "partition", "data")
 				v, ok2 := s.Value()
 				switch {
 				case !ok || !ok2:
@@ -80,10 +79,10 @@ func plainString(v []byte, dst *string) bool {
 func scanAckResults(b []byte, res []ackResult) ([]ackResult, bool) {
 	s := jsonscan.Scanner{B: b}
 	s.WS()
-	ok := s.Eat('[') && elements(&s, func() bool {
+	ok := s.Eat('[') && s.Elements(func() bool {
 		var r ackResult
-		ok := s.Eat('{') && members(&s, func(key []byte) bool {
-			f, ok := field(key, "success", "noop", "transactionId", "error")
+		ok := s.Eat('{') && s.Members(func(key []byte) bool {
+			f, ok := jsonscan.Known(key, "success", "noop", "transactionId", "error")
 			v, ok2 := s.Value()
 			if !ok || !ok2 {
 				return false
@@ -107,64 +106,6 @@ func scanAckResults(b []byte, res []ackResult) ([]ackResult, bool) {
 		return nil, false
 	}
 	return res, true
-}
-
-// field finds an object key (with its quotes) among names: its index, or -1. ok=false: encoding/json
-// might read the key as one of names although it is not written as one (it unescapes keys and matches
-// them without regard to case, Unicode folding included).
-func field(key []byte, names ...string) (i int, ok bool) {
-	k := key[1 : len(key)-1]
-	for i, n := range names {
-		if string(k) == n {
-			return i, true
-		}
-	}
-	for _, c := range k {
-		if c == '\\' || c >= utf8.RuneSelf {
-			return -1, false
-		}
-	}
-	for _, n := range names {
-		if strings.EqualFold(string(k), n) {
-			return -1, false
-		}
-	}
-	return -1, true
-}
-
-// members reads the members of an object whose '{' was just read: value reads the value of key.
-func members(s *jsonscan.Scanner, value func(key []byte) bool) bool {
-	s.WS()
-	for done := s.Eat('}'); !done; {
-		key, ok := s.Key()
-		if !ok || !value(key) {
-			return false
-		}
-		if done, ok = s.Next('}'); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// elements reads the elements of an array whose '[' was just read, one per call of elem.
-func elements(s *jsonscan.Scanner, elem func() bool) bool {
-	s.WS()
-	if s.Eat(']') {
-		return true
-	}
-	for {
-		if !elem() {
-			return false
-		}
-		done, ok := s.Next(']')
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-	}
 }
 
 func jsonBool(v []byte) (val, ok bool) {

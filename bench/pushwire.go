@@ -64,11 +64,11 @@ func (w *pushWriter) body(dst []byte, part string, first, n int) []byte {
 func scanPushStatuses(b []byte, res []pushResult) ([]pushResult, bool) {
 	s := jsonscan.Scanner{B: b}
 	s.WS()
-	ok := s.Eat('[') && elements(&s, func() bool {
+	ok := s.Eat('[') && s.Elements(func() bool {
 		var r pushResult
 		var status []byte
-		ok := s.Eat('{') && members(&s, func(key []byte) bool {
-			f, ok := field(key, "status", "error")
+		ok := s.Eat('{') && s.Members(func(key []byte) bool {
+			f, ok := jsonscan.Known(key, "status", "error")
 			v, ok2 := s.Value()
 			switch {
 			case !ok || !ok2:

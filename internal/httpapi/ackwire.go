@@ -82,8 +82,8 @@ func scanAckBatch(b []byte, acks []rawAck) (group json.RawMessage, _ []rawAck, o
 		return nil, nil, false
 	}
 	seen := false
-	ok = s.members(func(k []byte) bool {
-		switch idx, ok := known(k, "acknowledgments", "consumerGroup"); {
+	ok = s.Members(func(k []byte) bool {
+		switch idx, ok := jsonscan.Known(k, "acknowledgments", "consumerGroup"); {
 		case !ok:
 			return false
 		case idx == 0:

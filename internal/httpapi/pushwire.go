@@ -68,51 +68,6 @@ func (s *pushScan) value(depth int, kind jsonguard.Kind) ([]byte, bool) {
 	return s.B[start:end], true
 }
 
-// key reads an object key and the colon after it. The key is returned only when it can be compared
-// byte for byte: encoding/json matches field names case-insensitively (with Unicode folding) and
-// unescapes keys, so a key with an escape or a non-ASCII byte makes the reader give up (as does any
-// control character, which the grammar refuses). Such keys also meet all of jsonguard's rules.
-func (s *pushScan) key() ([]byte, bool) {
-	if !s.Eat('"') {
-		return nil, false
-	}
-	start := s.I
-	for ; s.I < len(s.B); s.I++ {
-		if c := s.B[s.I]; c == '"' {
-			break
-		} else if c < 0x20 || c >= 0x80 || c == '\\' {
-			return nil, false
-		}
-	}
-	if s.I == len(s.B) {
-		return nil, false
-	}
-	k := s.B[start:s.I]
-	s.I++
-	s.WS()
-	if !s.Eat(':') {
-		return nil, false
-	}
-	s.WS()
-	return k, true
-}
-
-// known reports whether k is exactly one of names; ok=false when it differs from one of them only in
-// case (encoding/json would take it for that field: the reader gives up).
-func known(k []byte, names ...string) (idx int, ok bool) {
-	for i, n := range names {
-		if string(k) == n {
-			return i, true
-		}
-	}
-	for _, n := range names {
-		if strings.EqualFold(string(k), n) {
-			return -1, false
-		}
-	}
-	return -1, true
-}
-
 // rawItems recycles the raw items of the reader: they only live while fastPushItems converts them.
 var rawItems = sync.Pool{New: func() any { return new([]rawPushItem) }}
 
@@ -135,8 +90,8 @@ func (s *pushScan) body(items []rawPushItem) ([]rawPushItem, bool) {
 		return nil, false // no items: the general path words it
 	}
 	seen := false
-	ok := s.members(func(k []byte) bool {
-		switch idx, ok := known(k, "items"); {
+	ok := s.Members(func(k []byte) bool {
+		switch idx, ok := jsonscan.Known(k, "items"); {
 		case !ok:
 			return false
 		case idx == 0:
@@ -188,34 +143,12 @@ func (it *rawPushItem) field(i int) *json.RawMessage {
 
 // The readers of the push and ack bodies walk their objects and arrays with these.
 
-// members reads an object's members after its opening brace; value reads the value of the member
-// whose key (see key) it is given. false from either gives up.
-func (s *pushScan) members(value func(k []byte) bool) bool {
-	s.WS()
-	if s.Eat('}') {
-		return true
-	}
-	for {
-		k, ok := s.key()
-		if !ok || !value(k) {
-			return false
-		}
-		done, ok := s.Next('}')
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-	}
-}
-
 // fields reads an object's members after its opening brace: the value of names[i] (of kinds[i]) goes
 // to field(i), any other is scanned under the rules and dropped; all sit at depth. A repeated field
 // keeps its last value, as with encoding/json.
 func (s *pushScan) fields(depth int, names []string, kinds []jsonguard.Kind, field func(i int) *json.RawMessage) bool {
-	return s.members(func(k []byte) bool {
-		idx, ok := known(k, names...)
+	return s.Members(func(k []byte) bool {
+		idx, ok := jsonscan.Known(k, names...)
 		if !ok {
 			return false
 		}
@@ -233,25 +166,7 @@ func (s *pushScan) fields(depth int, names []string, kinds []jsonguard.Kind, fie
 
 // objects reads an array whose every element is an object, calling object after each opening brace.
 func (s *pushScan) objects(object func() bool) bool {
-	if !s.Eat('[') {
-		return false
-	}
-	s.WS()
-	if s.Eat(']') {
-		return true
-	}
-	for {
-		if !s.Eat('{') || !object() {
-			return false
-		}
-		done, ok := s.Next(']')
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-	}
+	return s.Eat('[') && s.Elements(func() bool { return s.Eat('{') && object() })
 }
 
 // recycle puts the reader's slice back in pool: kept, or the pooled one when the reader gave up (what

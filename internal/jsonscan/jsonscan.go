@@ -4,6 +4,8 @@
 // hand anything they are not sure of to encoding/json.
 package jsonscan
 
+import "strings"
+
 // MaxDepth is how deep Value follows nested arrays and objects before it gives up.
 const MaxDepth = 128
 
@@ -197,4 +199,93 @@ func (s *Scanner) Next(closing byte) (done, ok bool) {
 		return true, true
 	}
 	return false, false
+}
+
+// The hand-written readers walk objects and arrays with what follows, and compare keys byte for byte.
+
+// PlainKey reads an object key and the colon after it, and returns the key without its quotes, only
+// when it can be compared byte for byte: encoding/json matches field names case-insensitively (with
+// Unicode folding) and unescapes keys, so a key with an escape or a non-ASCII byte fails (as does any
+// control character, which the grammar refuses), and the reader gives up on the text.
+func (s *Scanner) PlainKey() ([]byte, bool) {
+	if !s.Eat('"') {
+		return nil, false
+	}
+	start := s.I
+	for ; s.I < len(s.B); s.I++ {
+		if c := s.B[s.I]; c == '"' {
+			break
+		} else if c < 0x20 || c >= 0x80 || c == '\\' {
+			return nil, false
+		}
+	}
+	if s.I == len(s.B) {
+		return nil, false
+	}
+	k := s.B[start:s.I]
+	s.I++
+	s.WS()
+	if !s.Eat(':') {
+		return nil, false
+	}
+	s.WS()
+	return k, true
+}
+
+// Known finds a key read by PlainKey among names: its index, or -1. ok=false when it differs from one
+// of them only in case (encoding/json would take it for that field: the reader gives up).
+func Known(k []byte, names ...string) (idx int, ok bool) {
+	for i, n := range names {
+		if string(k) == n {
+			return i, true
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(string(k), n) {
+			return -1, false
+		}
+	}
+	return -1, true
+}
+
+// Members reads an object's members after its opening brace; value reads the value of the member whose
+// key (see PlainKey) it is given. false from either gives up.
+func (s *Scanner) Members(value func(k []byte) bool) bool {
+	s.WS()
+	if s.Eat('}') {
+		return true
+	}
+	for {
+		k, ok := s.PlainKey()
+		if !ok || !value(k) {
+			return false
+		}
+		done, ok := s.Next('}')
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
+}
+
+// Elements reads an array's elements after its opening bracket, one per call of elem.
+func (s *Scanner) Elements(elem func() bool) bool {
+	s.WS()
+	if s.Eat(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		done, ok := s.Next(']')
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
 }
