@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -31,12 +30,6 @@ func TestAckPlansAfterSmallTables(t *testing.T) {
 
 	args := ackArgs()
 	names := []string{"ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"}
-	explain := func(tx pgx.Tx, name, opts string) string {
-		t.Helper()
-		var out string
-		require.NoError(t, tx.QueryRow(ctx, `EXPLAIN (`+opts+`) EXECUTE "`+name+`"(`+args[name]+`)`).Scan(&out), name)
-		return out
-	}
 
 	// Build (and cache on this connection) the generic plans while the tables are tiny.
 	tx, err := h.Begin(ctx)
@@ -44,7 +37,7 @@ func TestAckPlansAfterSmallTables(t *testing.T) {
 	for _, name := range names {
 		_, err := tx.Prepare(ctx, name, store.Queries[name])
 		require.NoError(t, err, name)
-		explain(tx, name, "FORMAT JSON, ANALYZE")
+		explainExecute(t, tx, name, "FORMAT JSON, ANALYZE", args[name])
 	}
 	require.NoError(t, tx.Rollback(ctx))
 
@@ -56,10 +49,10 @@ func TestAckPlansAfterSmallTables(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(ctx) }()
 	for _, name := range names {
-		out := explain(tx, name, "FORMAT JSON, ANALYZE, BUFFERS")
+		out := explainExecute(t, tx, name, "FORMAT JSON, ANALYZE, BUFFERS", args[name])
 		var doc []struct{ Plan planNode }
 		require.NoError(t, json.Unmarshal([]byte(out), &doc), name)
-		text := explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+args[name]+`)`, name)
+		text := explainExecute(t, tx, name, "COSTS OFF", args[name])
 		for _, bad := range checkAckPlan(doc[0].Plan, hot, leading, "") {
 			t.Errorf("%s: %s; generic plan:\n%s", name, bad, text)
 		}

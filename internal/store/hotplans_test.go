@@ -126,7 +126,7 @@ func genericPlanOn(t *testing.T, c *pgx.Conn, name, sql string, settings bool) s
 	for i := range args {
 		args[i] = "NULL"
 	}
-	return explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+strings.Join(args, ",")+`)`, name)
+	return explainExecute(t, tx, name, "COSTS OFF", strings.Join(args, ","))
 }
 
 // leadingColumns maps every index of the broker's tables to its first column.
@@ -144,6 +144,13 @@ func leadingColumns(t *testing.T, c *pgx.Conn) map[string]string {
 	}
 	require.NoError(t, rows.Err())
 	return leading
+}
+
+// explainExecute is explainText of EXPLAIN (opts) of the prepared statement name run with args (SQL
+// text).
+func explainExecute(t *testing.T, tx pgx.Tx, name, opts, args string) string {
+	t.Helper()
+	return explainText(t, tx, `EXPLAIN (`+opts+`) EXECUTE "`+name+`"(`+args+`)`, name)
 }
 
 // explainText runs an EXPLAIN of statement name and returns its lines as one text.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -48,12 +47,6 @@ func txPlansAfterSmallTables(t *testing.T) {
 	// AckApply is left to TestAckPlansAfterSmallTables: built on these six consumer rows, its generic
 	// plan sometimes walks partition_consumers_group_idx (seen once here), whatever the transaction.
 	names := []string{"ConsumerLock", "AckResolve", "PendingForgetConsumed", "PartitionLock", "PartitionBump", "MessageExistingIDs"}
-	explain := func(tx pgx.Tx, name, opts string) string {
-		t.Helper()
-		var out string
-		require.NoError(t, tx.QueryRow(ctx, `EXPLAIN (`+opts+`) EXECUTE "`+name+`"(`+args[name]+`)`).Scan(&out), name)
-		return out
-	}
 
 	// Build (and cache on the store's one connection) the plans while the tables are tiny.
 	tx, err := st.Begin(ctx)
@@ -61,7 +54,7 @@ func txPlansAfterSmallTables(t *testing.T) {
 	for _, name := range names {
 		_, err := store.TxConn(tx).Prepare(ctx, name, store.Queries[name])
 		require.NoError(t, err, name)
-		explain(store.TxConn(tx), name, "FORMAT JSON, ANALYZE")
+		explainExecute(t, store.TxConn(tx), name, "FORMAT JSON, ANALYZE", args[name])
 	}
 	require.NoError(t, tx.Rollback(ctx))
 
@@ -85,10 +78,10 @@ func txPlansAfterSmallTables(t *testing.T) {
 	_, err = store.TxConn(tx).Exec(ctx, store.Queries["TxPlanSettings"])
 	require.NoError(t, err)
 	for _, name := range names {
-		out := explain(store.TxConn(tx), name, "FORMAT JSON, ANALYZE, BUFFERS")
+		out := explainExecute(t, store.TxConn(tx), name, "FORMAT JSON, ANALYZE, BUFFERS", args[name])
 		var doc []struct{ Plan planNode }
 		require.NoError(t, json.Unmarshal([]byte(out), &doc), name)
-		text := explainText(t, store.TxConn(tx), `EXPLAIN (COSTS OFF) EXECUTE "`+name+`"(`+args[name]+`)`, name)
+		text := explainExecute(t, store.TxConn(tx), name, "COSTS OFF", args[name])
 		for _, bad := range checkAckPlan(doc[0].Plan, hot, leading, "") {
 			t.Errorf("%s: %s; plan:\n%s", name, bad, text)
 		}
