@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +21,8 @@ type Sources struct {
 	Maintenance func() (push, pop bool)
 }
 
-// Metrics is the broker's set of collectors.
+// Metrics is the broker's set of collectors. The per-request and per-queue children are kept once
+// looked up (requestSeries, queueSeries), so the vectors must not be Reset nor their children deleted.
 type Metrics struct {
 	Requests        *prometheus.CounterVec   // queen_http_requests_total{route,method,code}
 	RequestDuration *prometheus.HistogramVec // queen_http_request_duration_seconds{route,method}
@@ -34,7 +36,9 @@ type Metrics struct {
 	DeadLetters     *prometheus.GaugeVec     // queen_dlq_depth_messages{queue}
 	StatsAge        prometheus.GaugeFunc     // queen_stats_age_seconds
 
-	queues       queueLabels // cardinality.go: caps the distinct queue label values
+	queues       queueLabels  // cardinality.go: caps the distinct queue label values
+	reqMu        sync.RWMutex // protects reqSeries
+	reqSeries    map[reqKey]requestSeries
 	start        time.Time
 	requests     atomic.Int64
 	messages     atomic.Int64
@@ -152,21 +156,35 @@ func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration
 		route = "unmatched"
 	}
 	m.requests.Add(1)
-	m.Requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
-	m.RequestDuration.WithLabelValues(route, method).Observe(d.Seconds())
+	s := m.requestSeries(reqKey{route, method, code})
+	s.count.Inc()
+	s.duration.Observe(d.Seconds())
 }
 
 // Pushed implements engine.Observer.
 func (m *Metrics) Pushed(queue string, n int) {
 	m.messages.Add(int64(n))
-	m.PushedTotal.WithLabelValues(m.queues.label(queue)).Add(float64(n))
+	m.queues.mu.Lock()
+	s := m.queues.seriesLocked(queue)
+	if s.pushed == nil {
+		s.pushed = m.PushedTotal.WithLabelValues(s.label)
+	}
+	c := s.pushed
+	m.queues.mu.Unlock()
+	c.Add(float64(n))
 }
 
 // Popped implements engine.Observer.
 func (m *Metrics) Popped(queue string, n int, lagSeconds []float64) {
-	queue = m.queues.label(queue)
-	m.PoppedTotal.WithLabelValues(queue).Add(float64(n))
-	h := m.PopLag.WithLabelValues(queue)
+	m.queues.mu.Lock()
+	s := m.queues.seriesLocked(queue)
+	if s.popped == nil {
+		s.popped = m.PoppedTotal.WithLabelValues(s.label)
+		s.lag = m.PopLag.WithLabelValues(s.label)
+	}
+	c, h := s.popped, s.lag
+	m.queues.mu.Unlock()
+	c.Add(float64(n))
 	for _, l := range lagSeconds {
 		h.Observe(l)
 	}
@@ -174,7 +192,18 @@ func (m *Metrics) Popped(queue string, n int, lagSeconds []float64) {
 
 // Acked implements engine.Observer.
 func (m *Metrics) Acked(queue, status string, n int) {
-	m.AckedTotal.WithLabelValues(m.queues.label(queue), status).Add(float64(n))
+	m.queues.mu.Lock()
+	s := m.queues.seriesLocked(queue)
+	c := s.acked[status]
+	if c == nil {
+		if s.acked == nil {
+			s.acked = map[string]prometheus.Counter{}
+		}
+		c = m.AckedTotal.WithLabelValues(s.label, status)
+		s.acked[status] = c
+	}
+	m.queues.mu.Unlock()
+	c.Add(float64(n))
 }
 
 // QueueGauge is one queue's rolled-up numbers for [Metrics.SetQueueGauges].
@@ -227,4 +256,41 @@ type Totals struct {
 // Totals reads the in-process counters.
 func (m *Metrics) Totals() Totals {
 	return Totals{Uptime: time.Since(m.start), Requests: m.requests.Load(), Messages: m.messages.Load()}
+}
+
+// reqKey is one combination of the request metrics' labels.
+type reqKey struct {
+	route, method string
+	code          int
+}
+
+// requestSeries are the children of one reqKey, looked up with WithLabelValues once and then read from
+// a map under a read lock, instead of hashing and checking three label values and formatting the code
+// per request.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (m *Metrics) requestSeries(k reqKey) requestSeries {
+	m.reqMu.RLock()
+	s, ok := m.reqSeries[k]
+	m.reqMu.RUnlock()
+	if ok {
+		return s
+	}
+	m.reqMu.Lock()
+	defer m.reqMu.Unlock()
+	if s, ok := m.reqSeries[k]; ok {
+		return s
+	}
+	s = requestSeries{
+		count:    m.Requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.code)),
+		duration: m.RequestDuration.WithLabelValues(k.route, k.method),
+	}
+	if m.reqSeries == nil {
+		m.reqSeries = map[reqKey]requestSeries{}
+	}
+	m.reqSeries[k] = s
+	return s
 }
