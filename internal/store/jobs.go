@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -59,4 +60,27 @@ func (s *Store) VacuumPending(ctx context.Context, minDead int64) (bool, error) 
 		return false, fmt.Errorf("store: vacuum pending_partitions: %w", interpret(err))
 	}
 	return true, nil
+}
+
+// PendingLine is one sample of the statistics the vacuum job reads the pops' walk of pending_partitions
+// from (queries/jobs.sql PendingLineSample). Scans, Entries and Pages are cumulative counters of the line
+// index (pending_partitions_line_idx): the job compares two samples.
+type PendingLine struct {
+	Scans      int64 // index scans: one per step of a wildcard pop's walk
+	Entries    int64 // index entries added: one descent each
+	Pages      int64 // index pages read (hits and reads)
+	IndexPages int64 // the index's size in pages
+}
+
+// PendingLineSample reads the counters of pending_partitions' line index; ok is false when the table or
+// the index is not in the schema.
+func (s *Store) PendingLineSample(ctx context.Context) (l PendingLine, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, q("PendingLineSample")).Scan(&l.Scans, &l.Entries, &l.Pages, &l.IndexPages)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return PendingLine{}, false, nil
+	}
+	if err != nil {
+		return PendingLine{}, false, fmt.Errorf("store: sample pending_partitions: %w", interpret(err))
+	}
+	return l, true, nil
 }

@@ -68,4 +68,30 @@ func TestJobs(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, vacuumed, "nothing is due once the dead rows are gone")
 	})
+	t.Run("PendingLineSample", func(t *testing.T) {
+		// A schema of its own: the counters are the schema's line index's.
+		st := schemaStore(t)
+		before, ok, err := st.PendingLineSample(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		q := uniq("walk")
+		configure(t, st, q, store.QueueOptions{})
+		for i := range 5 {
+			push(t, st, partition(t, st, q, fmt.Sprint(i)), uniq("tx"))
+		}
+		ms, _ := pop(t, st, q, store.QueueMode, "", 10)
+		require.Len(t, ms, 1)
+		// A session reports its counters to the statistics a moment after its commit.
+		var after store.PendingLine
+		require.Eventually(t, func() bool {
+			after, ok, err = st.PendingLineSample(ctx)
+			require.NoError(t, err)
+			require.True(t, ok)
+			return after.Scans > before.Scans && after.Entries >= before.Entries+5
+		}, 30*time.Second, 50*time.Millisecond)
+		// Five rows joined the line and the claimed one moved to its back; the walk read pages.
+		require.Greater(t, after.Pages, before.Pages)
+		require.GreaterOrEqual(t, after.IndexPages, int64(2), "a metapage and a root")
+	})
+
 }

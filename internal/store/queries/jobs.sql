@@ -14,6 +14,20 @@ JOIN pg_class c ON c.oid = s.relid
 WHERE s.schemaname = current_schema() AND s.relname = 'pending_partitions'
   AND pg_has_role(c.relowner, 'MEMBER')
 
+-- name: PendingLineSample :one
+-- The counters the vacuum job reads the pops' walk from (store.PendingLine): the cumulative scans,
+-- index entries added and pages read of the line index, whose differences between two samples give the
+-- pages a descent of the index read, and the index's size. Every scan of pending_partitions_line_idx is
+-- a step of a wildcard pop's walk; an INSERT, or an UPDATE that moves a row in its line (never a HOT
+-- one: ready_at is indexed), adds an entry; each is one descent. No row when the table or the index is
+-- not there.
+SELECT i.idx_scan, s.n_tup_ins + s.n_tup_upd - s.n_tup_hot_upd, io.idx_blks_hit + io.idx_blks_read,
+       pg_relation_size(i.indexrelid) / current_setting('block_size')::bigint
+FROM pg_stat_user_tables s
+JOIN pg_stat_user_indexes i ON i.relid = s.relid AND i.indexrelname = 'pending_partitions_line_idx'
+JOIN pg_statio_user_indexes io ON io.indexrelid = i.indexrelid
+WHERE s.schemaname = current_schema() AND s.relname = 'pending_partitions'
+
 -- name: VacuumPendingPartitions :exec
 -- Leaves the table's trailing empty pages (TRUNCATE false): truncating needs an exclusive lock of a
 -- table every pop and push uses, and a table shrunk to a page or two makes the planner cost its lookups
