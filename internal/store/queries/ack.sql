@@ -38,44 +38,51 @@ CROSS JOIN LATERAL (
 ORDER BY pc.partition_id, pc.consumer_group
 
 -- name: AckResolve :many
--- Every table is read in a LATERAL subquery keyed by the unnest row, so whatever the statistics said when
--- the generic plan was built, each row is a few index probes. LIMIT 1 is exact (the lookups are unique)
--- and keeps the subqueries from being flattened into ordinary joins.
--- messages is looked up within the range the group's current lease delivered first (the ack of a
--- message just popped, nearly every ack), and by its key alone only when that finds nothing (a retried
--- dead letter, an ack without a lease or after its lease moved on): the Limit above the Append stops
--- at the first branch that finds the row. A lookup by (partition_id, transaction_id) alone is exposed
--- to the statistics: when they say each partition holds about one message (after a vacuum, or while a
--- queue of many partitions was being deleted), messages_pkey (partition_id, seq) looks as cheap as the
--- unique (partition_id, transaction_id) index, and the smaller one wins; that plan read the whole
--- partition for every acked message (docs/performance.md Known issue 12). Bounded by the lease's seq
--- range, either index reads at most the lease's messages.
+-- messages is read within the range each (partition, group) lease delivered first, once per pair in one
+-- range of messages_pkey (the ack of messages just popped: nearly every ack), and by key alone only for
+-- the items that finds nothing (a retried dead letter, an ack without a lease or after its lease moved
+-- on). A lookup by (partition_id, transaction_id) alone is exposed to the statistics: when they say each
+-- partition holds about one message (after a vacuum, or while a queue of many partitions was being
+-- deleted), messages_pkey (partition_id, seq) looks as cheap as the unique (partition_id,
+-- transaction_id) index, and the smaller one wins; that plan read the whole partition for every acked
+-- message (docs/performance.md Known issue 12). The lease's read is ordered by seq, which only
+-- messages_pkey returns without a Sort, so the larger unique index (which could use partition_id alone)
+-- never looks cheaper. Every other table is read in a LATERAL subquery keyed by one row, so each row is
+-- a few index probes whatever the statistics said when the generic plan was built; LIMIT 1 is exact (the
+-- lookups are unique) and keeps the subqueries from being flattened into ordinary joins.
+WITH t AS MATERIALIZED (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, consumer_group, i)
+), leased AS MATERIALIZED (
+    SELECT k.partition_id, k.consumer_group, m.seq, m.transaction_id
+    FROM (SELECT DISTINCT partition_id, consumer_group FROM t) k
+    -- The group's row by ConsumerLock's form of its key.
+    CROSS JOIN LATERAL (
+        SELECT pc.claim_cursor_seq, pc.delivered_seq FROM partition_consumers pc
+        WHERE pc.partition_id = k.partition_id
+          AND (pc.partition_id, pc.consumer_group) >= (k.partition_id, k.consumer_group)
+          AND (pc.partition_id, pc.consumer_group) <= (k.partition_id, k.consumer_group)
+        LIMIT 1) pc
+    CROSS JOIN LATERAL (
+        SELECT m.seq, m.transaction_id FROM messages m
+        WHERE m.partition_id = k.partition_id AND m.seq > pc.claim_cursor_seq AND m.seq <= pc.delivered_seq
+        ORDER BY m.seq) m
+)
 SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay, r.redelivered IS NOT NULL
-FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, consumer_group, i)
--- The group's row by ConsumerLock's form of its key.
-LEFT JOIN LATERAL (
-    SELECT pc.claim_cursor_seq, pc.delivered_seq FROM partition_consumers pc
-    WHERE pc.partition_id = t.partition_id
-      AND (pc.partition_id, pc.consumer_group) >= (t.partition_id, t.consumer_group)
-      AND (pc.partition_id, pc.consumer_group) <= (t.partition_id, t.consumer_group)
-    LIMIT 1) pc ON true
+FROM t
+LEFT JOIN leased l ON l.partition_id = t.partition_id AND l.consumer_group = t.consumer_group AND l.transaction_id = t.transaction_id
 CROSS JOIN LATERAL (
-    SELECT * FROM (
-        (SELECT m.partition_id, m.seq FROM messages m
-         WHERE m.partition_id = t.partition_id AND m.seq > pc.claim_cursor_seq AND m.seq <= pc.delivered_seq
-           AND m.transaction_id = t.transaction_id
-         LIMIT 1)
-        UNION ALL
-        (SELECT m.partition_id, m.seq FROM messages m
-         WHERE m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
-         LIMIT 1)
-    ) m LIMIT 1) m
-CROSS JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = m.partition_id LIMIT 1) p
+    SELECT l.seq WHERE l.seq IS NOT NULL
+    UNION ALL
+    (SELECT m.seq FROM messages m
+     WHERE l.seq IS NULL AND m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+     LIMIT 1)
+) m
+CROSS JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = t.partition_id LIMIT 1) p
 CROSS JOIN LATERAL (SELECT q.name, q.retry_limit, q.retry_delay FROM queues q WHERE q.id = p.queue_id LIMIT 1) q
 -- Not an EXISTS in the select list: that may run as a hashed subplan reading all of redeliveries.
 LEFT JOIN LATERAL (
     SELECT true AS redelivered FROM redeliveries r
-    WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq LIMIT 1) r ON true
+    WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq LIMIT 1) r ON true
 
 -- name: AckApply :exec
 UPDATE partition_consumers pc SET
