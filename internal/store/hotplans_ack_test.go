@@ -66,6 +66,9 @@ type planNode struct {
 	IndexCond   string     `json:"Index Cond"`
 	TIDCond     string     `json:"TID Cond"`
 	RowsRemoved float64    `json:"Rows Removed by Filter"`
+	Filter      string     `json:"Filter"`
+	Rows        float64    `json:"Actual Rows"`
+	Loops       float64    `json:"Actual Loops"`
 	Plans       []planNode `json:"Plans"`
 }
 
@@ -170,4 +173,95 @@ func ackArgs() map[string]string {
 		"PendingForgetConsumed": fmt.Sprintf(`'{%s,%s,%s}'::uuid[], '{g1,g2,g1}'::text[], '{20,20,20}'::bigint[]`,
 			pid(1000), pid(1000), pid(4000)),
 	}
+}
+
+// TestAckResolvePlanAfterOneMessagePerPartition: AckResolve's generic plan, built on a connection of the
+// hot pool while the statistics said every partition held one message (what autoanalyze records right
+// after a vacuum, or while a queue of many partitions is being deleted) and the unique
+// (partition_id, transaction_id) index was the larger, and executed once two partitions hold 5 000
+// messages each, reads only the acked lease's messages for acks within a lease. In that state a lookup
+// by (partition_id, transaction_id) alone is planned on messages_pkey by partition_id (the same one-row
+// estimate, a smaller index) and reads the whole partition per acked message: 1 176 buffers and 11.4 ms
+// per ack in the fan-out benchmark (docs/performance.md Known issue 12). Only an ack outside every lease
+// (here a transactionId nobody stored) takes the unbounded lookup.
+func TestAckResolvePlanAfterOneMessagePerPartition(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, _ := privateConn(t)
+	h := hotConn(t, st)
+	pool := store.PoolOf(st)
+	for _, tbl := range []string{"messages", "partitions", "partition_consumers", "redeliveries", "queues"} {
+		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+	}
+	// Transaction ids of 100 characters make the unique index about five times messages_pkey, as the
+	// dead entries of deleted queues did in the benchmark.
+	_, err := pool.Exec(ctx, `
+INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q');
+INSERT INTO partitions (id, queue_id, name, last_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 1
+  FROM generate_series(1, 30000) i;
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT id, 1, gen_random_uuid(), repeat('x', 64) || gen_random_uuid()::text, now() FROM partitions;
+ANALYZE`)
+	require.NoError(t, err)
+
+	pid := fixturePartition
+	// g1 holds a lease on p1 that delivered seqs 3992-4001, g2 one on p2 that delivered 11-20; the
+	// third item names a message nobody stored.
+	args := fmt.Sprintf(`'{%[1]s,%[2]s,%[2]s}'::uuid[], '{tx-1-4000,tx-2-17,tx-2-17x}'::text[], '{g1,g2,g2}'::text[]`, pid(1), pid(2))
+	run := func(opts string) string {
+		t.Helper()
+		tx, err := h.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		return explainExecute(t, tx, "AckResolve", opts, args)
+	}
+	// Build (and cache on the connection) the generic plan while every partition holds one message.
+	_, err = h.Prepare(ctx, "AckResolve", store.Queries["AckResolve"])
+	require.NoError(t, err)
+	run("FORMAT JSON, ANALYZE")
+
+	_, err = pool.Exec(ctx, fmt.Sprintf(`
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 1 + s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
+  FROM generate_series(1, 2) i, generate_series(1, 5000) s;
+UPDATE partitions SET last_seq = 5001 WHERE name IN ('p1', 'p2');
+INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq, delivered_seq)
+VALUES ('%s', 'g1', 3991, 3991, 4001), ('%s', 'g2', 10, 10, 20)`, pid(1), pid(2)))
+	require.NoError(t, err)
+
+	var doc []struct{ Plan planNode }
+	require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE, BUFFERS")), &doc))
+	plan := run("COSTS OFF")
+	require.Equal(t, float64(2), doc[0].Plan.Rows, "rows found; generic plan:\n%s", plan)
+	probes := messageProbes(doc[0].Plan)
+	require.Len(t, probes, 2, "generic plan:\n%s", plan)
+	for _, n := range probes {
+		lease := strings.Contains(n.IndexCond+n.Filter, "delivered_seq")
+		switch {
+		case lease && n.Index == "messages_pkey":
+			// The lease's range: at most its ten messages per lookup.
+			require.Contains(t, n.IndexCond, "(seq <= pc.delivered_seq)", "generic plan:\n%s", plan)
+			require.LessOrEqual(t, n.RowsRemoved, float64(3*10), "generic plan:\n%s", plan)
+		case lease:
+			require.Equal(t, "messages_partition_id_transaction_id_key", n.Index, "generic plan:\n%s", plan)
+			require.Contains(t, n.IndexCond, "(transaction_id = ", "generic plan:\n%s", plan)
+		default:
+			// The unbounded lookup runs for the one item that is in no lease.
+			require.Equal(t, float64(1), n.Loops, "unbounded lookups; generic plan:\n%s", plan)
+		}
+	}
+}
+
+// messageProbes lists the plan's nodes that read messages.
+func messageProbes(n planNode) []planNode {
+	var out []planNode
+	if n.Relation == "messages" {
+		out = append(out, n)
+	}
+	for _, ch := range n.Plans {
+		out = append(out, messageProbes(ch)...)
+	}
+	return out
 }

@@ -205,7 +205,9 @@ func laterColumnScans(plan string, leading map[string]string) []string {
 		if i+1 < len(lines) {
 			cond = strings.TrimSpace(lines[i+1])
 		}
-		if !strings.HasPrefix(cond, "Index Cond: (("+col+" ") && !strings.HasPrefix(cond, "Index Cond: ("+col+" ") {
+		// A row comparison led by the column bounds the walk as well as a condition on the column alone.
+		if !strings.HasPrefix(cond, "Index Cond: (("+col+" ") && !strings.HasPrefix(cond, "Index Cond: ("+col+" ") &&
+			!strings.HasPrefix(cond, "Index Cond: ((ROW("+col+", ") {
 			bad = append(bad, strings.TrimSpace(l)+" / "+cond)
 		}
 	}

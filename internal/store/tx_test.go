@@ -44,9 +44,7 @@ func txPlansAfterSmallTables(t *testing.T) {
 			'{1,1}'::int[], '{tx-1000-7,new-4000}'::text[], '%[3]s', NULL`, pid(1000), pid(4000), store.QueueMode)
 	args["MessageExistingIDs"] = fmt.Sprintf(`'{0,1}'::int[], '{%s,%s}'::uuid[], '{tx-1000-7,tx-4000-9}'::text[]`,
 		pid(1000), pid(4000))
-	// AckApply is left to TestAckPlansAfterSmallTables: built on these six consumer rows, its generic
-	// plan sometimes walks partition_consumers_group_idx (seen once here), whatever the transaction.
-	names := []string{"ConsumerLock", "AckResolve", "PendingForgetConsumed", "PartitionLock", "PartitionBump", "MessageExistingIDs"}
+	names := []string{"ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed", "PartitionLock", "PartitionBump", "MessageExistingIDs"}
 
 	// Build (and cache on the store's one connection) the plans while the tables are tiny.
 	tx, err := st.Begin(ctx)

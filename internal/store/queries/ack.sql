@@ -21,37 +21,68 @@ SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
            AND r.seq <= pc.delivered_seq) AS redeliveries,
        (SELECT p.last_seq FROM partitions p WHERE p.id = pc.partition_id) AS last_seq
 -- Each row is locked in a LATERAL subquery keyed by the sorted input, so the locks are still taken in
--- (partition, group) order and every plan probes partition_consumers_pkey: the ORDER BY is the one that
--- index returns unsorted (LIMIT 1 is exact on the primary key and keeps the subquery unflattened). The
--- plain join this replaces, planned generically while the table looked empty, walked the whole index.
+-- (partition, group) order (LIMIT 1 is exact on the primary key and keeps the subquery unflattened). The
+-- group appears only inside row bounds on the primary key's columns, so partition_consumers_pkey is the
+-- one index with a condition it can use: with an equality on consumer_group, a plan built while the
+-- statistics said each group had a row or two could walk partition_consumers_group_idx, every row of
+-- the group. The plain join before that, planned generically while the table looked empty, walked the
+-- whole index.
 FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[]) ORDER BY 1, 2) AS t(partition_id, consumer_group)
 CROSS JOIN LATERAL (
     SELECT * FROM partition_consumers pc
-    WHERE pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
-    ORDER BY pc.partition_id, pc.consumer_group LIMIT 1
+    WHERE pc.partition_id = t.partition_id
+      AND (pc.partition_id, pc.consumer_group) >= (t.partition_id, t.consumer_group)
+      AND (pc.partition_id, pc.consumer_group) <= (t.partition_id, t.consumer_group)
+    LIMIT 1
     FOR UPDATE) pc
 ORDER BY pc.partition_id, pc.consumer_group
 
 -- name: AckResolve :many
--- Every table is read in a LATERAL subquery keyed by the unnest row, so whatever the statistics said when
--- the generic plan was built, each row is a few index probes. messages is found by its unique
--- (partition_id, transaction_id) index: the ORDER BY is one that index returns without sorting, while
--- messages_pkey (partition_id, seq) would need a Sort, so a plan built from a near-empty table (where a
--- probe by partition_id alone looks as cheap) still takes the unique index instead of reading the whole
--- partition through the primary key. LIMIT 1 is exact (the lookups are unique) and keeps the subqueries
--- from being flattened into ordinary joins.
+-- messages is read within the range each (partition, group) lease delivered first, once per pair in one
+-- range of messages_pkey (the ack of messages just popped: nearly every ack), and by key alone only for
+-- the items that finds nothing (a retried dead letter, an ack without a lease or after its lease moved
+-- on). A lookup by (partition_id, transaction_id) alone is exposed to the statistics: when they say each
+-- partition holds about one message (after a vacuum, or while a queue of many partitions was being
+-- deleted), messages_pkey (partition_id, seq) looks as cheap as the unique (partition_id,
+-- transaction_id) index, and the smaller one wins; that plan read the whole partition for every acked
+-- message (docs/performance.md Known issue 12). The lease's read is ordered by seq, which only
+-- messages_pkey returns without a Sort, so the larger unique index (which could use partition_id alone)
+-- never looks cheaper. Every other table is read in a LATERAL subquery keyed by one row, so each row is
+-- a few index probes whatever the statistics said when the generic plan was built; LIMIT 1 is exact (the
+-- lookups are unique) and keeps the subqueries from being flattened into ordinary joins.
+WITH t AS MATERIALIZED (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, consumer_group, i)
+), leased AS MATERIALIZED (
+    SELECT k.partition_id, k.consumer_group, m.seq, m.transaction_id
+    FROM (SELECT DISTINCT partition_id, consumer_group FROM t) k
+    -- The group's row by ConsumerLock's form of its key.
+    CROSS JOIN LATERAL (
+        SELECT pc.claim_cursor_seq, pc.delivered_seq FROM partition_consumers pc
+        WHERE pc.partition_id = k.partition_id
+          AND (pc.partition_id, pc.consumer_group) >= (k.partition_id, k.consumer_group)
+          AND (pc.partition_id, pc.consumer_group) <= (k.partition_id, k.consumer_group)
+        LIMIT 1) pc
+    CROSS JOIN LATERAL (
+        SELECT m.seq, m.transaction_id FROM messages m
+        WHERE m.partition_id = k.partition_id AND m.seq > pc.claim_cursor_seq AND m.seq <= pc.delivered_seq
+        ORDER BY m.seq) m
+)
 SELECT t.i, m.seq, p.name, q.name, q.retry_limit, q.retry_delay, r.redelivered IS NOT NULL
-FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(partition_id, transaction_id, consumer_group, i)
+FROM t
+LEFT JOIN leased l ON l.partition_id = t.partition_id AND l.consumer_group = t.consumer_group AND l.transaction_id = t.transaction_id
 CROSS JOIN LATERAL (
-    SELECT m.partition_id, m.seq FROM messages m
-    WHERE m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
-    ORDER BY m.partition_id, m.transaction_id LIMIT 1) m
-CROSS JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = m.partition_id LIMIT 1) p
+    SELECT l.seq WHERE l.seq IS NOT NULL
+    UNION ALL
+    (SELECT m.seq FROM messages m
+     WHERE l.seq IS NULL AND m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+     LIMIT 1)
+) m
+CROSS JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = t.partition_id LIMIT 1) p
 CROSS JOIN LATERAL (SELECT q.name, q.retry_limit, q.retry_delay FROM queues q WHERE q.id = p.queue_id LIMIT 1) q
 -- Not an EXISTS in the select list: that may run as a hashed subplan reading all of redeliveries.
 LEFT JOIN LATERAL (
     SELECT true AS redelivered FROM redeliveries r
-    WHERE r.partition_id = m.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq LIMIT 1) r ON true
+    WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq LIMIT 1) r ON true
 
 -- name: AckApply :exec
 UPDATE partition_consumers pc SET
@@ -63,11 +94,14 @@ UPDATE partition_consumers pc SET
     last_consumed_at  = CASE WHEN u.consumed > 0 THEN coalesce($8::timestamptz, now()) ELSE pc.last_consumed_at END
 FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
     AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
--- The keys as ANY over one-element arrays: the same test as =, but one that cannot drive a hash or merge
--- join, so the plan is a nested loop probing partition_consumers_pkey by each row's keys. With plain =, a
--- generic plan built while the table looked empty hash-joined it against a full walk of
--- partition_consumers_group_idx.
-WHERE pc.partition_id = ANY (ARRAY[u.partition_id]) AND pc.consumer_group = ANY (ARRAY[u.consumer_group])
+-- The partition as ANY over a one-element array: the same test as =, but one that cannot drive a hash or
+-- merge join, so the plan is a nested loop probing partition_consumers_pkey by each row's keys. With
+-- plain =, a generic plan built while the table looked empty hash-joined it against a full walk of
+-- partition_consumers_group_idx. The group only in row bounds, as in ConsumerLock: an equality on it
+-- (even as ANY) let a plan built on six consumer rows walk partition_consumers_group_idx instead.
+WHERE pc.partition_id = ANY (ARRAY[u.partition_id])
+  AND (pc.partition_id, pc.consumer_group) >= (u.partition_id, u.consumer_group)
+  AND (pc.partition_id, pc.consumer_group) <= (u.partition_id, u.consumer_group)
 
 -- name: DeadLetterInsert :exec
 INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
