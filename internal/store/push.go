@@ -20,35 +20,33 @@ type PartitionKey struct {
 }
 
 // EnsurePartitions creates the missing queues and partitions among keys and returns every key's
-// partition id. It runs in its own short transaction so that creation never holds locks inside a push.
+// partition id. It runs in its own short transaction so that creation never holds locks inside a push;
+// the lookup runs in it too, under HotPathSettings, so that its plan probes the partitions' unique
+// index whatever the statistics said (queries/queues.sql, PartitionIDs).
 func (s *Store) EnsurePartitions(ctx context.Context, keys []PartitionKey) (map[PartitionKey]uuid.UUID, error) {
 	qs := make([]string, len(keys))
 	ps := make([]string, len(keys))
 	for i, k := range keys {
 		qs[i], ps[i] = k.Queue, k.Partition
 	}
+	out := make(map[PartitionKey]uuid.UUID, len(keys))
 	b := &pgx.Batch{}
+	b.Queue(q("HotPathSettings"), true)
 	b.Queue(q("QueueEnsure"), qs)
 	b.Queue(q("PartitionEnsure"), qs, ps)
+	b.Queue(q("PartitionIDs"), qs, ps).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var k PartitionKey
+			var id uuid.UUID
+			if err := rows.Scan(&k.Queue, &k.Partition, &id); err != nil {
+				return err
+			}
+			out[k] = id
+		}
+		return rows.Err()
+	})
 	if err := s.sendBatch(ctx, b); err != nil {
 		return nil, fmt.Errorf("store: ensure partitions: %w", err)
-	}
-	rows, err := s.pool.Query(ctx, q("PartitionIDs"), qs, ps)
-	if err != nil {
-		return nil, fmt.Errorf("store: partition ids: %w", interpret(err))
-	}
-	out := make(map[PartitionKey]uuid.UUID, len(keys))
-	for rows.Next() {
-		var k PartitionKey
-		var id uuid.UUID
-		if err := rows.Scan(&k.Queue, &k.Partition, &id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: partition ids: %w", interpret(err))
-		}
-		out[k] = id
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: partition ids: %w", interpret(err))
 	}
 	return out, nil
 }

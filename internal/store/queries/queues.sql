@@ -85,10 +85,14 @@ ORDER BY q.id, t.p
 ON CONFLICT (queue_id, name) DO NOTHING
 
 -- name: PartitionIDs :many
+-- Each name is looked up in a LATERAL subquery keyed by its row, so both columns of
+-- partitions_queue_id_name_key are index conditions whatever the statistics said when the plan was
+-- built. As a join, a plan built while a queue had a few partitions read the queue's partitions (or all
+-- of them) per looked-up name, with the name as a join filter: 914 ms per call at 100 000 partitions.
 SELECT t.qn, t.p, p.id
 FROM (SELECT DISTINCT qn, p FROM unnest($1::text[], $2::text[]) AS u(qn, p)) t
-JOIN queues q ON q.name = t.qn
-JOIN partitions p ON p.queue_id = q.id AND p.name = t.p
+CROSS JOIN LATERAL (SELECT q.id FROM queues q WHERE q.name = t.qn LIMIT 1) q
+CROSS JOIN LATERAL (SELECT p.id FROM partitions p WHERE p.queue_id = q.id AND p.name = t.p LIMIT 1) p
 
 -- name: QueueConfigure :one
 -- Full replace: every option the request did not give is reset to its default by the caller.
