@@ -81,15 +81,17 @@ func TestJobs(t *testing.T) {
 		}
 		ms, _ := pop(t, st, q, store.QueueMode, "", 10)
 		require.Len(t, ms, 1)
-		// A session reports its counters to the statistics a moment after its commit.
+		// A session reports its counters to the statistics at the end of a transaction a second or more
+		// after its last report, or once idle for 10 s: the pops go on, so that the pops' sessions report.
 		var after store.PendingLine
 		require.Eventually(t, func() bool {
+			pop(t, st, q, store.QueueMode, "", 10)
 			after, ok, err = st.PendingLineSample(ctx)
 			require.NoError(t, err)
 			require.True(t, ok)
 			return after.Scans > before.Scans && after.Entries >= before.Entries+5
-		}, 30*time.Second, 50*time.Millisecond)
-		// Five rows joined the line and the claimed one moved to its back; the walk read pages.
+		}, 30*time.Second, 200*time.Millisecond)
+		// Five rows joined the line and the claimed ones moved to its back; the walks read pages.
 		require.Greater(t, after.Pages, before.Pages)
 		require.GreaterOrEqual(t, after.IndexPages, int64(2), "a metapage and a root")
 	})
