@@ -147,14 +147,21 @@ INSERT INTO redeliveries (partition_id, consumer_group, seq)
   FROM generate_series(%[1]d, %[2]d) i`, from, to))
 		require.NoError(t, err)
 	}
-	for _, tbl := range hot {
-		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
-		require.NoError(t, err)
-	}
+	autovacuumOff(t, pool, hot...)
 	fill(1, 3)
 	_, err := pool.Exec(ctx, `ANALYZE`)
 	require.NoError(t, err)
 	return fill
+}
+
+// autovacuumOff keeps autovacuum off the tables, so that no analyze replaces the statistics a plan test
+// built its plans from.
+func autovacuumOff(t *testing.T, pool *pgxpool.Pool, tables ...string) {
+	t.Helper()
+	for _, tbl := range tables {
+		_, err := pool.Exec(t.Context(), `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
+		require.NoError(t, err)
+	}
 }
 
 // fixturePartition is the id growingTables gives partition i.
@@ -190,10 +197,7 @@ func TestAckResolvePlanAfterOneMessagePerPartition(t *testing.T) {
 	st, _ := privateConn(t)
 	h := hotConn(t, st)
 	pool := store.PoolOf(st)
-	for _, tbl := range []string{"messages", "partitions", "partition_consumers", "redeliveries", "queues"} {
-		_, err := pool.Exec(ctx, `ALTER TABLE `+tbl+` SET (autovacuum_enabled = false)`)
-		require.NoError(t, err)
-	}
+	autovacuumOff(t, pool, "messages", "partitions", "partition_consumers", "redeliveries", "queues")
 	// Transaction ids of 100 characters make the unique index about five times messages_pkey, as the
 	// dead entries of deleted queues did in the benchmark.
 	_, err := pool.Exec(ctx, `
