@@ -114,7 +114,11 @@ func (e *env) quiet(queue string) {
 func (e *env) start(s *streams.Stream, id string, mod ...func(*streams.RunOptions)) *streams.Runner {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	o := streams.RunOptions{QueryID: id, URL: e.url, MaxWaitMillis: 200, BatchSize: 50, Client: e.c}
+	// The runner's errors go to the test log, so that a subtest that times out waiting for its sink
+	// says what the runner met meanwhile (a mod may replace this).
+	t := e.t
+	o := streams.RunOptions{QueryID: id, URL: e.url, MaxWaitMillis: 200, BatchSize: 50, Client: e.c,
+		OnError: func(err error) { t.Logf("runner %s: %v", id, err) }}
 	for _, m := range mod {
 		m(&o)
 	}
