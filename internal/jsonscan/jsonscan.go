@@ -251,36 +251,27 @@ func Known(k []byte, names ...string) (idx int, ok bool) {
 // Members reads an object's members after its opening brace; value reads the value of the member whose
 // key (see PlainKey) it is given. false from either gives up.
 func (s *Scanner) Members(value func(k []byte) bool) bool {
-	s.WS()
-	if s.Eat('}') {
-		return true
-	}
-	for {
+	return s.list('}', func() bool {
 		k, ok := s.PlainKey()
-		if !ok || !value(k) {
-			return false
-		}
-		done, ok := s.Next('}')
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-	}
+		return ok && value(k)
+	})
 }
 
 // Elements reads an array's elements after its opening bracket, one per call of elem.
-func (s *Scanner) Elements(elem func() bool) bool {
+func (s *Scanner) Elements(elem func() bool) bool { return s.list(']', elem) }
+
+// list reads comma-separated items up to and including end, one per call of item, after the opening
+// bracket or brace.
+func (s *Scanner) list(end byte, item func() bool) bool {
 	s.WS()
-	if s.Eat(']') {
+	if s.Eat(end) {
 		return true
 	}
 	for {
-		if !elem() {
+		if !item() {
 			return false
 		}
-		done, ok := s.Next(']')
+		done, ok := s.Next(end)
 		if !ok {
 			return false
 		}
