@@ -31,11 +31,14 @@ WITH RECURSIVE q AS (
     FROM queues WHERE name = $1
 ), line AS (
     -- The group's line, walked one index step at a time and only as far as the pop reads it (a plain
-    -- ORDER BY would let the planner sort the whole line first).
+    -- ORDER BY would let the planner sort the whole line first). The group and the tie-break are named
+    -- as pending_partitions_line_idx holds them (the "C" collation, uuid_send: 0017_line_index_collation.sql),
+    -- forms the primary key cannot serve: a plan built while the table looked empty walked the whole
+    -- primary key by consumer_group at every step instead.
     (SELECT pp.ready_at, pp.partition_id
      FROM pending_partitions pp
-     WHERE $3::text IS NULL AND pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= coalesce($8::timestamptz, now())
-     ORDER BY pp.ready_at, pp.partition_id
+     WHERE $3::text IS NULL AND pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2::text COLLATE "C" AND pp.ready_at <= coalesce($8::timestamptz, now())
+     ORDER BY pp.ready_at, uuid_send(pp.partition_id)
      LIMIT 1)
     UNION ALL
     SELECT nx.ready_at, nx.partition_id
@@ -43,9 +46,9 @@ WITH RECURSIVE q AS (
     CROSS JOIN LATERAL (
         SELECT pp.ready_at, pp.partition_id
         FROM pending_partitions pp
-        WHERE pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2 AND pp.ready_at <= coalesce($8::timestamptz, now())
-          AND (pp.ready_at, pp.partition_id) > (l.ready_at, l.partition_id)
-        ORDER BY pp.ready_at, pp.partition_id
+        WHERE pp.queue_id = (SELECT id FROM q) AND pp.consumer_group = $2::text COLLATE "C" AND pp.ready_at <= coalesce($8::timestamptz, now())
+          AND (pp.ready_at, uuid_send(pp.partition_id)) > (l.ready_at, uuid_send(l.partition_id))
+        ORDER BY pp.ready_at, uuid_send(pp.partition_id)
         LIMIT 1
     ) nx
 ), ids AS (
