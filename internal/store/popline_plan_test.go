@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -25,27 +26,7 @@ func TestPopLinePlanAfterDeletedQueue(t *testing.T) {
 	st, _ := privateConn(t)
 	h := hotConn(t, st)
 	pool := store.PoolOf(st)
-	autovacuumOff(t, pool, "messages", "partitions", "partition_consumers", "pending_partitions", "redeliveries", "queues")
-	const live, gone = "00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"
-	// A deleted queue's rows: 10 000 partitions that had messages, consumer rows and pending-work rows.
-	// Random ids, as the broker's: with ids in order the indexes' sizes happened to favour the line's.
-	for _, sql := range []string{
-		fmt.Sprintf(`INSERT INTO queues (id, name) VALUES ('%s', 'q'), ('%s', 'gone')`, live, gone),
-		fmt.Sprintf(`INSERT INTO partitions (id, queue_id, name, last_seq)
-			SELECT gen_random_uuid(), '%s', 'p' || i, 1 FROM generate_series(1, 10000) i`, gone),
-		`INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-			SELECT id, 1, gen_random_uuid(), 'tx-' || name, now() FROM partitions`,
-		`INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq)
-			SELECT id, '__QUEUE_MODE__', 1 FROM partitions`,
-		`INSERT INTO pending_partitions (partition_id, consumer_group, queue_id)
-			SELECT id, '__QUEUE_MODE__', queue_id FROM partitions`,
-		`DELETE FROM messages`,
-		`DELETE FROM partitions`,
-		`ANALYZE`,
-	} {
-		_, err := pool.Exec(ctx, sql)
-		require.NoError(t, err, sql)
-	}
+	deletedQueue(t, pool)
 
 	type variant struct {
 		name  string
@@ -70,16 +51,15 @@ func TestPopLinePlanAfterDeletedQueue(t *testing.T) {
 	// The ack's delete of consumed partitions' records, for the first 100 partitions of the line below.
 	ids, groups, cursors := make([]string, 100), make([]string, 100), make([]string, 100)
 	for i := range ids {
-		ids[i], groups[i], cursors[i] = fixturePartition(i+1), "__QUEUE_MODE__", "1"
+		ids[i], groups[i], cursors[i] = fixturePartition(i+1), store.QueueMode, "1"
 	}
-	forgetArgs := fmt.Sprintf(`'{%s}'::uuid[], '{%s}'::text[], '{%s}'::bigint[]`,
-		strings.Join(ids, ","), strings.Join(groups, ","), strings.Join(cursors, ","))
 	forget := func(opts string) string {
 		t.Helper()
 		tx, err := h.Begin(ctx)
 		require.NoError(t, err)
 		defer func() { _ = tx.Rollback(ctx) }()
-		return explainExecute(t, tx, "PendingForgetConsumed", opts, forgetArgs)
+		return explainExecute(t, tx, "PendingForgetConsumed", opts, fmt.Sprintf(`'{%s}'::uuid[], '{%s}'::text[], '{%s}'::bigint[]`,
+			strings.Join(ids, ","), strings.Join(groups, ","), strings.Join(cursors, ",")))
 	}
 	// Build (and cache on this connection) the generic plans in that state.
 	for _, v := range variants {
@@ -92,14 +72,7 @@ func TestPopLinePlanAfterDeletedQueue(t *testing.T) {
 	forget("FORMAT JSON, ANALYZE")
 
 	// The live queue's line: 5 000 partitions of one message each, all waiting.
-	_, err = pool.Exec(ctx, fmt.Sprintf(`
-INSERT INTO partitions (id, queue_id, name, last_seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '%[1]s', 'p' || i, 1
-  FROM generate_series(1, 5000) i;
-INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-  SELECT id, 1, gen_random_uuid(), 'tx-' || name, now() FROM partitions;
-INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-  SELECT id, '__QUEUE_MODE__', queue_id, now() - interval '1 minute' FROM partitions`, live))
+	_, err = pool.Exec(ctx, growLine)
 	require.NoError(t, err)
 
 	for _, v := range variants {
@@ -112,15 +85,92 @@ INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at
 		require.NotNil(t, line, "%s: generic plan:\n%s", v.name, plan)
 		require.LessOrEqual(t, line.rowsRead("pending_partitions"), float64(v.parts+1),
 			"%s: rows of pending_partitions the walk read; generic plan:\n%s", v.name, plan)
-		// Elsewhere (autoAck's cleanup) the records are found by their key.
+		// Elsewhere (autoAck's cleanup) records are found by their key.
 		require.Empty(t, doc[0].Plan.unkeyed("CTE line"), "%s: generic plan:\n%s", v.name, plan)
 	}
-
+	// So are the records an ack deletes: one key lookup each.
 	var doc []struct{ Plan lineNode }
 	require.NoError(t, json.Unmarshal([]byte(forget("FORMAT JSON, ANALYZE")), &doc))
 	plan := forget("COSTS OFF")
 	require.Empty(t, doc[0].Plan.unkeyed(""), "PendingForgetConsumed's generic plan:\n%s", plan)
-	require.Equal(t, float64(100), doc[0].Plan.rowsRead("pending_partitions"), "records deleted; generic plan:\n%s", plan)
+	require.Equal(t, float64(100), doc[0].Plan.rowsRead("pending_partitions"), "records found; generic plan:\n%s", plan)
+}
+
+// liveQueue is the queue deletedQueue leaves for the tests to grow ('q').
+const liveQueue = "00000000-0000-0000-0000-000000000001"
+
+// deletedQueue readies a private database in the state a queue's deletion leaves until the next vacuum:
+// autovacuum off on the hot tables, queue q empty, and the tables analyzed while the pages of a deleted
+// queue's 10 000 partitions (messages, consumer and pending-work rows) held no live row.
+func deletedQueue(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	autovacuumOff(t, pool, "messages", "partitions", "partition_consumers", "pending_partitions", "redeliveries", "queues")
+	const gone = "00000000-0000-0000-0000-000000000002"
+	// Random ids, as the broker's: with ids in order the indexes' sizes happened to favour the line's.
+	for _, sql := range []string{
+		fmt.Sprintf(`INSERT INTO queues (id, name) VALUES ('%s', 'q'), ('%s', 'gone')`, liveQueue, gone),
+		fmt.Sprintf(`INSERT INTO partitions (id, queue_id, name, last_seq)
+			SELECT gen_random_uuid(), '%s', 'p' || i, 1 FROM generate_series(1, 10000) i`, gone),
+		`INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+			SELECT id, 1, gen_random_uuid(), 'tx-' || name, now() FROM partitions`,
+		`INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq)
+			SELECT id, '__QUEUE_MODE__', 1 FROM partitions`,
+		`INSERT INTO pending_partitions (partition_id, consumer_group, queue_id)
+			SELECT id, '__QUEUE_MODE__', queue_id FROM partitions`,
+		`DELETE FROM messages`,
+		`DELETE FROM partitions`,
+		`ANALYZE`,
+	} {
+		_, err := pool.Exec(t.Context(), sql)
+		require.NoError(t, err, sql)
+	}
+}
+
+// growLine gives queue q 5 000 partitions (fixturePartition's ids) of one message each, all waiting in
+// the queue-mode group's line.
+var growLine = fmt.Sprintf(`
+INSERT INTO partitions (id, queue_id, name, last_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '%[1]s', 'p' || i, 1
+  FROM generate_series(1, 5000) i;
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT id, 1, gen_random_uuid(), 'tx-' || name, now() FROM partitions;
+INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
+  SELECT id, '__QUEUE_MODE__', queue_id, now() - interval '1 minute' FROM partitions`, liveQueue)
+
+// TestPartitionBumpPlanAfterDeletedQueue: the push's PartitionBump, planned generically (as pushes run
+// it, under HotPathSettings) in deletedQueue's state and executed once queue q has 5 000 partitions,
+// reads only the partitions pushed to. Its join of the pushed partitions to partitions, planned there,
+// hashed the whole table on every push.
+func TestPartitionBumpPlanAfterDeletedQueue(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, c := privateConn(t)
+	pool := store.PoolOf(st)
+	deletedQueue(t, pool)
+	args := fmt.Sprintf(`'{%s,%s}'::uuid[], '{1,2}'::int[], '{}'::int[], '{}'::uuid[], '{}'::int[], '{}'::text[], '__QUEUE_MODE__', NULL`,
+		fixturePartition(7), fixturePartition(4000))
+	run := func(opts string) string {
+		t.Helper()
+		tx, err := c.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
+		require.NoError(t, err)
+		return explainExecute(t, tx, "PartitionBump", opts, args)
+	}
+	_, err := c.Prepare(ctx, "PartitionBump", store.Queries["PartitionBump"])
+	require.NoError(t, err)
+	run("FORMAT JSON, ANALYZE")
+
+	_, err = pool.Exec(ctx, growLine)
+	require.NoError(t, err)
+
+	var doc []struct{ Plan lineNode }
+	require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE")), &doc))
+	plan := run("COSTS OFF")
+	require.Equal(t, float64(2), doc[0].Plan.Rows, "partitions bumped; generic plan:\n%s", plan)
+	// Each pushed partition is read once, to update it (the UPDATE's own node reads none).
+	require.LessOrEqual(t, doc[0].Plan.rowsRead("partitions"), float64(2), "rows of partitions read; generic plan:\n%s", plan)
 }
 
 // lineNode is the part of an EXPLAIN (FORMAT JSON) node that the walk's check reads.
@@ -150,10 +200,10 @@ func (n *lineNode) find(subplan string) *lineNode {
 }
 
 // rowsRead adds up the rows that n's scans of relation returned or removed by filter, over all their
-// loops.
+// loops (not those an INSERT, UPDATE or DELETE node returns).
 func (n *lineNode) rowsRead(relation string) float64 {
 	var read float64
-	if n.Relation == relation {
+	if n.Relation == relation && n.NodeType != "ModifyTable" {
 		read += (n.Rows + n.RowsRemoved) * n.Loops
 	}
 	for i := range n.Plans {
@@ -162,9 +212,9 @@ func (n *lineNode) rowsRead(relation string) float64 {
 	return read
 }
 
-// unkeyed lists the scans of pending_partitions in n's tree, outside the subplan named skip, that do not
-// look records up by partition_id through the primary key (or fetch them by the row address such a
-// lookup found): walks of an index by a later column.
+// unkeyed lists the scans of pending_partitions in n's tree, outside the subplan named skip, other than
+// lookups by partition_id through the primary key (and fetches by the row address such a lookup found):
+// walks of an index by a later column.
 func (n *lineNode) unkeyed(skip string) []string {
 	if skip != "" && n.Subplan == skip {
 		return nil

@@ -49,9 +49,13 @@ WITH dup AS MATERIALIZED (
     FROM unnest($1::uuid[], $2::int[]) AS v(id, n)
     LEFT JOIN (SELECT partition_id, count(*) AS dups, array_agg(k) AS ks FROM dup GROUP BY partition_id) x ON x.partition_id = v.id
 ), bump AS (
+    -- The partition as ANY over a one-element array, as in AckApply: the same test as =, but one that
+    -- cannot drive a hash join. A generic plan built while partitions had been analyzed with no live row
+    -- (after a queue's deletion, before a vacuum) hashed the whole table, read through partitions_pkey,
+    -- on every push (docs/performance.md, Known issue 16).
     UPDATE partitions p SET last_seq = p.last_seq + c.top, last_push_at = coalesce($8::timestamptz, clock_timestamp()), message_count = p.message_count + c.n
     FROM counts c
-    WHERE p.id = c.id AND c.n > 0
+    WHERE p.id = ANY (ARRAY[c.id]) AND c.n > 0
     RETURNING p.id, p.queue_id, p.last_seq - c.top AS base, p.last_push_at AS at
 ), pend AS (
     -- The partitions that receive messages have work for the queue-mode group ($7) and every group
