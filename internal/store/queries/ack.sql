@@ -109,7 +109,10 @@ INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction
 SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at,
        coalesce($6::timestamptz, now())
 FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[]) AS t(partition_id, seq, consumer_group, error, retries)
-JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
+-- The message by a one-row range in seq order, as Pop reads a redelivery (queries/pop.sql says why).
+CROSS JOIN LATERAL (SELECT m.* FROM messages m
+                    WHERE m.partition_id = t.partition_id AND m.seq >= t.seq AND m.seq <= t.seq
+                    ORDER BY m.seq LIMIT 1) m
 ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
     SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = coalesce($6::timestamptz, now())
 
