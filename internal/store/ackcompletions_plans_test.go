@@ -12,39 +12,14 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// TestAckCompletionsPlans: AckCompletions is a hot statement like those of TestHotPathPlans and
-// TestAckPlansAfterSmallTables, checked the same ways: its generic plan, built on a connection of the
-// hot pool on tables analyzed empty or with a fresh database's few rows, reads every table through an
-// index from its leading column; built on three analyzed partitions and executed once the tables hold
-// 5 000, it touches only the keys it is given; built while every partition held one message, it still
-// reads messages by the leases' seq ranges (Known issue 12).
+// TestAckCompletionsPlans: AckCompletions, a hot statement (its plans on empty and fresh tables are
+// TestHotPathPlans'), checked as TestAckPlansAfterSmallTables and
+// TestAckResolvePlanAfterOneMessagePerPartition check the other ack statements: built on three analyzed
+// partitions and executed once the tables hold 5 000, it touches only the keys it is given; built while
+// every partition held one message, it still reads messages by the leases' seq ranges (Known issue 12).
 func TestAckCompletionsPlans(t *testing.T) {
 	t.Parallel()
 	const name = "AckCompletions"
-	t.Run("empty and fresh", func(t *testing.T) {
-		t.Parallel()
-		st, c := privateConn(t)
-		h := hotConn(t, st)
-		leading := leadingColumns(t, c)
-		_, err := c.Exec(t.Context(), `ANALYZE`)
-		require.NoError(t, err)
-		plan := genericPlanOn(t, h, name, store.Queries[name], false)
-		require.NotContains(t, plan, "Seq Scan", "generic plan:\n%s", plan)
-		require.Empty(t, laterColumnScans(plan, leading), "generic plan:\n%s", plan)
-
-		for i := range 3 {
-			pid := partition(t, st, "fresh", fmt.Sprintf("p%d", i))
-			push(t, st, pid, uniq("a"), uniq("b"))
-		}
-		pop(t, st, "fresh", store.QueueMode, "", 10)
-		pop(t, st, "fresh", "g1", "", 10)
-		_, err = c.Exec(t.Context(), `ANALYZE`)
-		require.NoError(t, err)
-		plan = genericPlanOn(t, h, name, store.Queries[name], false)
-		require.NotContains(t, plan, "Seq Scan", "generic plan:\n%s", plan)
-		require.NotContains(t, plan, "Bitmap", "generic plan:\n%s", plan)
-		require.Empty(t, laterColumnScans(plan, leading), "generic plan:\n%s", plan)
-	})
 	t.Run("after small tables", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
@@ -102,16 +77,7 @@ func TestAckCompletionsPlans(t *testing.T) {
 		st, _ := privateConn(t)
 		h := hotConn(t, st)
 		pool := store.PoolOf(st)
-		autovacuumOff(t, pool, "messages", "partitions", "partition_consumers", "redeliveries", "queues")
-		_, err := pool.Exec(ctx, `
-INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q');
-INSERT INTO partitions (id, queue_id, name, last_seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 1
-  FROM generate_series(1, 30000) i;
-INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-  SELECT id, 1, gen_random_uuid(), repeat('x', 64) || gen_random_uuid()::text, now() FROM partitions;
-ANALYZE`)
-		require.NoError(t, err)
+		onePerPartition(t, pool, 64)
 		pid := fixturePartition
 		args := fmt.Sprintf(`'{%[1]s,%[2]s,%[2]s}'::uuid[], '{g1,g2,g2}'::text[], '{tx-1-4000,tx-2-17,tx-2-17x}'::text[],
 			'{NULL,NULL,NULL}'::uuid[], NULL`, pid(1), pid(2))
@@ -122,7 +88,7 @@ ANALYZE`)
 			defer func() { _ = tx.Rollback(ctx) }()
 			return explainExecute(t, tx, name, opts, args)
 		}
-		_, err = h.Prepare(ctx, name, store.Queries[name])
+		_, err := h.Prepare(ctx, name, store.Queries[name])
 		require.NoError(t, err)
 		run("FORMAT JSON, ANALYZE")
 
