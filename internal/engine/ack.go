@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -101,14 +102,74 @@ func (e *Engine) ackBatch(ctx context.Context, reqs [][]AckItem) ([][]AckResult,
 }
 
 func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, error) {
-	p := ackPlan(items, false)
 	octx, cancel := context.WithTimeout(ctx, e.opt.OperationTimeout)
 	defer cancel()
+	if res, ok, err := e.ackCompletions(octx, items); err != nil || ok {
+		return res, err
+	}
+	p := ackPlan(items, false)
 	if err := e.st.Ack(octx, p.targets, p.decide); err != nil {
 		return nil, err
 	}
 	p.announce(e)
 	return p.results, nil
+}
+
+// ackOneStats counts the ack batches the one-statement path applied and those it handed on to the full
+// path; off turns the path off (tests compare both paths on the same acks).
+type ackOneStats struct {
+	applied, declined atomic.Int64
+	off               bool
+}
+
+// ackCompletions applies a batch made only of completions with one statement (store.AckCompletions),
+// which decides as ackDecider would for the cases it takes: every item a completion of a delivered
+// message under the lease given (or with none), or a repeated completion behind the cursor, with no
+// retried dead letter involved. With ok false nothing was changed and the full path must run: another
+// status, a leaseId that is no lease id as the broker writes it, or any item the statement declines
+// (a rejection, a redelivery, a consumer row still to create).
+func (e *Engine) ackCompletions(ctx context.Context, items []AckItem) (_ []AckResult, ok bool, _ error) {
+	if e.ackOne.off {
+		return nil, false, nil
+	}
+	in := make([]store.AckCompletion, len(items))
+	for i, it := range items {
+		if it.Status != AckCompleted && it.Status != AckSuccess {
+			return nil, false, nil
+		}
+		in[i].AckTarget = store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: it.PartitionID, Group: it.Group}, TransactionID: it.TransactionID}
+		if it.LeaseID != "" {
+			// The full path compares the lease's text with the id as written (lower case, hyphens);
+			// any other spelling is a different lease to it.
+			id, err := uuid.Parse(it.LeaseID)
+			if err != nil || id.String() != it.LeaseID {
+				return nil, false, nil
+			}
+			in[i].LeaseID = &id
+		}
+	}
+	done, ok, err := e.st.AckCompletions(ctx, in)
+	if err != nil || !ok {
+		if err == nil {
+			e.ackOne.declined.Add(1)
+		}
+		return nil, false, err
+	}
+	e.ackOne.applied.Add(1)
+	res := make([]AckResult, len(items))
+	var released map[string]int
+	for i, d := range done {
+		res[i] = AckResult{Index: i, TransactionID: items[i].TransactionID, Success: true,
+			QueueName: &d.Queue, PartitionName: &d.Partition, LeaseReleased: d.Released, Noop: d.Noop}
+		if d.Released {
+			if released == nil {
+				released = map[string]int{}
+			}
+			released[d.Queue]++
+		}
+	}
+	(&ackRun{released: released}).announce(e)
+	return res, true, nil
 }
 
 // errAckRejected aborts a transaction whose ack was rejected; the results say which and why.

@@ -80,6 +80,7 @@ type Engine struct {
 	key         *crypto.Key             // Options.Key
 	enc         *ttlCache[string, bool] // which queues are encrypted, for EncryptionCacheTTL
 	counters    queueCounters           // per-queue operation counts for the stats loop
+	ackOne      ackOneStats             // ack.go: batches applied by the one-statement path
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once

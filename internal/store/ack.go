@@ -237,3 +237,71 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 		return db.SendBatch(ctx, b).Close()
 	}
 }
+
+// AckCompletion is one item of an ack batch made only of completions.
+type AckCompletion struct {
+	AckTarget
+	LeaseID *uuid.UUID // nil: the lease is not validated
+}
+
+// CompletedAck is what AckCompletions did with one item: the message it named, whether the item was a
+// repeated completion (Noop) and whether it ended the lease.
+type CompletedAck struct {
+	Seq       int64
+	Partition string
+	Queue     string
+	Noop      bool
+	Released  bool
+}
+
+// AckCompletions applies a batch of completions in one statement and one round-trip, autocommitted
+// (its commit waits for the WAL flush, like Ack's): the cursors move, leases whose deliveries are all
+// acknowledged end, and pending-work records of partitions consumed to their end are dropped, exactly as
+// Ack with the engine's decision would. It does so only when every item is a completion that decision
+// would accept without a retried dead letter being involved (queries/ack.sql AckCompletions); otherwise
+// it changes nothing and answers applied=false, and the caller runs Ack. Results are in item order.
+func (s *Store) AckCompletions(ctx context.Context, items []AckCompletion) (_ []CompletedAck, applied bool, err error) {
+	n := len(items)
+	pids := make([]uuid.UUID, n)
+	groups := make([]string, n)
+	txids := make([]string, n)
+	leases := make([]*uuid.UUID, n)
+	for i, it := range items {
+		pids[i], groups[i], txids[i], leases[i] = it.PartitionID, it.Group, it.TransactionID, it.LeaseID
+	}
+	c, err := s.acquireHot(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer c.Release()
+	rows, err := c.Query(ctx, q("AckCompletions"), pids, groups, txids, leases, s.now())
+	if err != nil {
+		return nil, false, fmt.Errorf("store: ack completions: %w", interpret(err))
+	}
+	out := make([]CompletedAck, n)
+	seen := 0
+	for rows.Next() {
+		var i int64
+		var r CompletedAck
+		if err := rows.Scan(&i, &r.Seq, &r.Partition, &r.Queue, &r.Noop, &r.Released); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("store: ack completions: %w", err)
+		}
+		if i < 1 || int(i) > n {
+			rows.Close()
+			return nil, false, fmt.Errorf("store: ack completions: item %d of %d", i, n)
+		}
+		out[i-1] = r
+		seen++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: ack completions: %w", interpret(err))
+	}
+	switch seen {
+	case 0:
+		return nil, false, nil
+	case n:
+		return out, true, nil
+	}
+	return nil, false, fmt.Errorf("store: ack completions: %d rows for %d items", seen, n)
+}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -149,5 +150,168 @@ func TestAck(t *testing.T) {
 		pop(t, st, q, g, "", 1)
 		ackDone(t, st, p, g, "a")
 		require.Equal(t, []string{g}, pending(t, st, p), "b is still to do")
+	})
+}
+
+// TestAckOneStatement covers AckCompletions (queries/ack.sql): a batch of completions it accepts is
+// applied as the full path would (cursor, lease, counters, pending-work record) and answered per item;
+// a batch with any item it does not take changes nothing. The rules themselves are compared with the
+// full path's in the engine (TestAckOneStatement).
+func TestAckOneStatement(t *testing.T) {
+	t.Parallel()
+	st := sharedStore(t)
+	ctx := t.Context()
+	const g = store.QueueMode
+	item := func(p uuid.UUID, tx string, lease *uuid.UUID) store.AckCompletion {
+		return store.AckCompletion{AckTarget: store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: g}, TransactionID: tx}, LeaseID: lease}
+	}
+	row := func(t *testing.T, p uuid.UUID) string {
+		return scalar[string](t, st, `SELECT format('cursor=%s live=%s consumed=%s retries=%s', cursor_seq, (lease_expires_at IS NOT NULL)::text,
+			total_consumed, batch_retry_count) FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g)
+	}
+
+	t.Run("AckCompletions/applied", func(t *testing.T) {
+		q := uniq("ackone")
+		p := configure(t, st, q, store.QueueOptions{})
+		push(t, st, p, "a", "b", "c")
+		_, lease := pop(t, st, q, g, "", 2)
+		out, applied, err := st.AckCompletions(ctx, []store.AckCompletion{item(p, "a", &lease)})
+		require.NoError(t, err)
+		require.True(t, applied)
+		require.Equal(t, []store.CompletedAck{{Seq: 1, Partition: "Default", Queue: q}}, out)
+		require.Equal(t, "cursor=1 live=true consumed=1 retries=0", row(t, p))
+		require.Equal(t, []string{g}, pending(t, st, p))
+
+		// b ends the lease; a again is a repeated completion.
+		out, applied, err = st.AckCompletions(ctx, []store.AckCompletion{item(p, "b", nil), item(p, "a", &lease)})
+		require.NoError(t, err)
+		require.True(t, applied)
+		require.Equal(t, []store.CompletedAck{{Seq: 2, Partition: "Default", Queue: q, Released: true}, {Seq: 1, Partition: "Default", Queue: q, Noop: true}}, out)
+		require.Equal(t, "cursor=2 live=false consumed=2 retries=0", row(t, p))
+		require.Equal(t, []string{g}, pending(t, st, p), "c is still to consume")
+
+		_, lease = pop(t, st, q, g, "", 2)
+		_, applied, err = st.AckCompletions(ctx, []store.AckCompletion{item(p, "c", &lease)})
+		require.NoError(t, err)
+		require.True(t, applied)
+		require.Empty(t, pending(t, st, p), "the partition is consumed to its end")
+	})
+
+	t.Run("AckCompletions/declined", func(t *testing.T) {
+		q := uniq("ackone-no")
+		p := configure(t, st, q, store.QueueOptions{})
+		push(t, st, p, "a", "b", "c")
+		_, lease := pop(t, st, q, g, "", 2)
+		other := uuid.New()
+		for name, items := range map[string][]store.AckCompletion{
+			"another lease":        {item(p, "a", &lease), item(p, "b", &other)},
+			"not delivered":        {item(p, "a", &lease), item(p, "c", nil)},
+			"unknown message":      {item(p, "a", &lease), item(p, "zzz", &lease)},
+			"unknown partition":    {item(p, "a", &lease), item(uuid.New(), "a", nil)},
+			"consumer row missing": {item(p, "a", &lease), {AckTarget: store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: "g9"}, TransactionID: "a"}}},
+		} {
+			out, applied, err := st.AckCompletions(ctx, items)
+			require.NoError(t, err, name)
+			require.False(t, applied, name)
+			require.Nil(t, out, name)
+			require.Equal(t, "cursor=0 live=true consumed=0 retries=0", row(t, p), name)
+		}
+		// A retried dead letter of the group on the partition: the full path settles it.
+		exec(t, st, `INSERT INTO redeliveries (partition_id, consumer_group, seq) VALUES ($1, $2, 3)`, p, g)
+		_, applied, err := st.AckCompletions(ctx, []store.AckCompletion{item(p, "a", &lease)})
+		require.NoError(t, err)
+		require.False(t, applied)
+		require.Equal(t, "cursor=0 live=true consumed=0 retries=0", row(t, p))
+	})
+
+	t.Run("AckCompletions/decides on the locked row", func(t *testing.T) {
+		// The statement waits for a consumer row another transaction holds and then decides on the
+		// version that transaction committed, not on its own snapshot: a completion under a lease that
+		// was replaced meanwhile is declined, one whose message was acknowledged meanwhile is a noop.
+		q := uniq("ackone-race")
+		p := configure(t, st, q, store.QueueOptions{})
+		push(t, st, p, "a", "b")
+		_, lease := pop(t, st, q, g, "", 2)
+		run := func(t *testing.T, change string, items []store.AckCompletion) ([]store.CompletedAck, bool) {
+			t.Helper()
+			tx, err := store.PoolOf(st).Begin(ctx)
+			require.NoError(t, err)
+			defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+			_, err = tx.Exec(ctx, change, p, g)
+			require.NoError(t, err)
+			type answer struct {
+				out     []store.CompletedAck
+				applied bool
+				err     error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				out, applied, err := st.AckCompletions(ctx, items)
+				done <- answer{out, applied, err}
+			}()
+			// Commit only once the statement waits for the row lock.
+			for {
+				n := scalar[int64](t, st, `SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[])%'`)
+				if n > 0 {
+					break
+				}
+				select {
+				case a := <-done:
+					t.Fatalf("the statement did not wait for the row lock: %+v", a)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			require.NoError(t, tx.Commit(ctx))
+			a := <-done
+			require.NoError(t, a.err)
+			return a.out, a.applied
+		}
+		// Message a acknowledged by another transaction: a again is a repeated completion.
+		out, applied := run(t, `UPDATE partition_consumers SET cursor_seq = 1, total_consumed = 1 WHERE partition_id = $1 AND consumer_group = $2`,
+			[]store.AckCompletion{item(p, "a", &lease)})
+		require.True(t, applied)
+		require.Equal(t, []store.CompletedAck{{Seq: 1, Partition: "Default", Queue: q, Noop: true}}, out)
+		require.Equal(t, "cursor=1 live=true consumed=1 retries=0", row(t, p))
+		// The lease replaced by another: b under the old one is declined, and nothing changes.
+		_, applied = run(t, `UPDATE partition_consumers SET lease_id = gen_random_uuid() WHERE partition_id = $1 AND consumer_group = $2`,
+			[]store.AckCompletion{item(p, "b", &lease)})
+		require.False(t, applied)
+		require.Equal(t, "cursor=1 live=true consumed=1 retries=0", row(t, p))
+	})
+
+	t.Run("AckCompletions/commit mode", func(t *testing.T) {
+		// An applied batch commits as acks do (the database's synchronous_commit); a declined one wrote
+		// nothing but row locks and does not wait for the WAL flush.
+		q := uniq("ackone-commit")
+		p := configure(t, st, q, store.QueueOptions{})
+		push(t, st, p, "a")
+		_, lease := pop(t, st, q, g, "", 1)
+		c, err := store.HotPoolOf(st).Acquire(ctx)
+		require.NoError(t, err)
+		defer c.Release()
+		var def string
+		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&def))
+		for _, lid := range []uuid.UUID{uuid.New(), lease} {
+			tx, err := c.Begin(ctx)
+			require.NoError(t, err)
+			rows, err := tx.Query(ctx, store.Queries["AckCompletions"], []uuid.UUID{p}, []string{g}, []string{"a"}, []uuid.UUID{lid}, nil)
+			require.NoError(t, err)
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			require.NoError(t, rows.Err())
+			var mode string
+			require.NoError(t, tx.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&mode))
+			if lid == lease {
+				require.Equal(t, 1, n)
+				require.Equal(t, def, mode, "applied")
+			} else {
+				require.Zero(t, n)
+				require.Equal(t, "off", mode, "declined")
+			}
+			require.NoError(t, tx.Rollback(ctx))
+		}
 	})
 }

@@ -197,18 +197,9 @@ func TestAckResolvePlanAfterOneMessagePerPartition(t *testing.T) {
 	st, _ := privateConn(t)
 	h := hotConn(t, st)
 	pool := store.PoolOf(st)
-	autovacuumOff(t, pool, "messages", "partitions", "partition_consumers", "redeliveries", "queues")
 	// Transaction ids of 100 characters make the unique index about five times messages_pkey, as the
 	// dead entries of deleted queues did in the benchmark.
-	_, err := pool.Exec(ctx, `
-INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q');
-INSERT INTO partitions (id, queue_id, name, last_seq)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 1
-  FROM generate_series(1, 30000) i;
-INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-  SELECT id, 1, gen_random_uuid(), repeat('x', 64) || gen_random_uuid()::text, now() FROM partitions;
-ANALYZE`)
-	require.NoError(t, err)
+	onePerPartition(t, pool, 64)
 
 	pid := fixturePartition
 	// g1 holds a lease on p1 that delivered seqs 3992-4001, g2 one on p2 that delivered 11-20; the
@@ -222,7 +213,7 @@ ANALYZE`)
 		return explainExecute(t, tx, "AckResolve", opts, args)
 	}
 	// Build (and cache on the connection) the generic plan while every partition holds one message.
-	_, err = h.Prepare(ctx, "AckResolve", store.Queries["AckResolve"])
+	_, err := h.Prepare(ctx, "AckResolve", store.Queries["AckResolve"])
 	require.NoError(t, err)
 	run("FORMAT JSON, ANALYZE")
 
@@ -254,6 +245,105 @@ VALUES ('%s', 'g1', 3991, 3991, 4001), ('%s', 'g2', 10, 10, 20)`, pid(1), pid(2)
 		default:
 			// The unbounded lookup runs for the one item that is in no lease.
 			require.Equal(t, float64(1), n.Loops, "unbounded lookups; generic plan:\n%s", plan)
+		}
+	}
+}
+
+// onePerPartition fills a private database with queue q of 30 000 partitions (p1..p30000, ids
+// fixturePartition) holding one message each, transaction ids of pad + 36 characters, and analyzes
+// it: the statistics then give a partition about one message, which ties the plans of a lookup by
+// partition on messages_pkey and on the unique (partition_id, transaction_id) index; pad decides which
+// is the smaller. Autovacuum stays off the tables, so the statistics stay.
+func onePerPartition(t *testing.T, pool *pgxpool.Pool, pad int) {
+	t.Helper()
+	autovacuumOff(t, pool, "messages", "partitions", "partition_consumers", "redeliveries", "queues", "pending_partitions")
+	_, err := pool.Exec(t.Context(), fmt.Sprintf(`
+INSERT INTO queues (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'q');
+INSERT INTO partitions (id, queue_id, name, last_seq)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, '00000000-0000-0000-0000-000000000001', 'p' || i, 1
+  FROM generate_series(1, 30000) i;
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT id, 1, gen_random_uuid(), repeat('x', %d) || gen_random_uuid()::text, now() FROM partitions;
+ANALYZE`, pad))
+	require.NoError(t, err)
+}
+
+// TestSeqLookupPlansAfterOneMessagePerPartition: the hot statements that read messages by
+// (partition, seq), every variant of Pop and DeadLetterInsert, their generic plans built on a
+// connection of the hot pool while the statistics said every partition held one message, and executed
+// once p1 holds 20 000 messages (group g1's cursor at 10 000, a retried dead letter at seq 5), read
+// messages only through messages_pkey by both of its columns: a pop the batch after the cursor and the
+// redelivered message, the dead-letter insert its one message. With transaction ids about as long as a
+// uuid the unique (partition_id, transaction_id) index is the smaller, and a lookup by (partition_id,
+// seq) written as two equalities was planned on it by partition_id alone, reading the whole partition
+// for one message (both indexes get the same one-row estimate: Known issue 12).
+func TestSeqLookupPlansAfterOneMessagePerPartition(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, _ := privateConn(t)
+	h := hotConn(t, st)
+	pool := store.PoolOf(st)
+	onePerPartition(t, pool, 0)
+	type lookup struct {
+		sql, args string
+		rows      float64 // rows returned (Pop) or inserted (DeadLetterInsert)
+		probes    int     // plan nodes reading messages
+	}
+	p1 := "p1"
+	popArgs := func(p store.PopParams) string {
+		part := "NULL"
+		if p.Partition != nil {
+			part = "'" + *p.Partition + "'"
+		}
+		return fmt.Sprintf(`'q', 'g1', %s, %d, 10, '%s', %t, NULL`, part, p.MaxPartitions, fixturePartition(99999), p.AutoAck)
+	}
+	lookups := map[string]lookup{
+		"DeadLetterInsert": {store.Queries["DeadLetterInsert"],
+			fmt.Sprintf(`'{%s}'::uuid[], '{5}'::bigint[], '{g1}'::text[], '{failed}'::text[], '{0}'::int[], NULL`, fixturePartition(1)), 0, 1},
+	}
+	for name, p := range map[string]store.PopParams{
+		"one":     {MaxPartitions: 1},
+		"multi":   {MaxPartitions: 10},
+		"named":   {MaxPartitions: 1, Partition: &p1},
+		"autoack": {MaxPartitions: 1, AutoAck: true},
+	} {
+		lookups["Pop "+name] = lookup{store.PopText(p), popArgs(p), 10, 2}
+	}
+	run := func(name, opts string) string {
+		t.Helper()
+		tx, err := h.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		return explainExecute(t, tx, name, opts, lookups[name].args)
+	}
+	// Build (and cache on the connection) the generic plans while every partition holds one message.
+	for name, l := range lookups {
+		_, err := h.Prepare(ctx, name, l.sql)
+		require.NoError(t, err)
+		run(name, "FORMAT JSON, ANALYZE")
+	}
+
+	_, err := pool.Exec(ctx, fmt.Sprintf(`
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT '%[1]s', 1 + s, gen_random_uuid(), 'tx-1-' || s, now() FROM generate_series(1, 20000) s;
+UPDATE partitions SET last_seq = 20001 WHERE name = 'p1';
+INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq) VALUES ('%[1]s', 'g1', 10000);
+INSERT INTO pending_partitions (partition_id, consumer_group, queue_id) VALUES ('%[1]s', 'g1', '00000000-0000-0000-0000-000000000001');
+INSERT INTO redeliveries (partition_id, consumer_group, seq) VALUES ('%[1]s', 'g1', 5)`, fixturePartition(1)))
+	require.NoError(t, err)
+
+	for name, l := range lookups {
+		var doc []struct{ Plan planNode }
+		require.NoError(t, json.Unmarshal([]byte(run(name, "FORMAT JSON, ANALYZE")), &doc))
+		plan := run(name, "COSTS OFF")
+		require.Equal(t, l.rows, doc[0].Plan.Rows, "%s: rows; generic plan:\n%s", name, plan)
+		probes := messageProbes(doc[0].Plan)
+		require.Len(t, probes, l.probes, "%s: generic plan:\n%s", name, plan)
+		for _, n := range probes {
+			require.Equal(t, "messages_pkey", n.Index, "%s: generic plan:\n%s", name, plan)
+			require.Contains(t, n.IndexCond, "(seq ", "%s: generic plan:\n%s", name, plan)
+			require.Zero(t, n.RowsRemoved, "%s: generic plan:\n%s", name, plan)
+			require.LessOrEqual(t, n.Rows, float64(10), "%s: generic plan:\n%s", name, plan)
 		}
 	}
 }

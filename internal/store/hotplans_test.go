@@ -14,7 +14,7 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-var hotStatements = []string{"Pop", "PartitionBump", "ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed"}
+var hotStatements = []string{"Pop", "PartitionBump", "ConsumerLock", "AckResolve", "AckApply", "PendingForgetConsumed", "AckCompletions"}
 
 // TestHotPathPlans: the generic plans of the pop, push and ack statements, built with the settings they
 // run with (pop and ack statements on a connection of the hot pool, with its session settings; the push's
@@ -62,7 +62,7 @@ func TestHotPathPlans(t *testing.T) {
 		plans(t, func(name, sql, plan string) {
 			require.NotContains(t, plan, "Seq Scan", "%s's generic plan:\n%s", name, plan)
 			switch name {
-			case "ConsumerLock", "AckResolve", "AckApply", "PartitionBump":
+			case "ConsumerLock", "AckResolve", "AckApply", "PartitionBump", "AckCompletions":
 				require.Empty(t, laterColumnScans(plan, leading), "%s's generic plan:\n%s", name, plan)
 			case "Pop":
 				for _, cte := range []string{"line", "locked", "kept", "claimed_head", "claimed_rest", "turn"} {

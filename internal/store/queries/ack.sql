@@ -109,7 +109,10 @@ INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction
 SELECT gen_random_uuid(), t.partition_id, m.seq, m.id, m.transaction_id, t.consumer_group, t.error, t.retries, m.created_at,
        coalesce($6::timestamptz, now())
 FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[]) AS t(partition_id, seq, consumer_group, error, retries)
-JOIN messages m ON m.partition_id = t.partition_id AND m.seq = t.seq
+-- The message by a one-row range in seq order, as Pop reads a redelivery (queries/pop.sql says why).
+CROSS JOIN LATERAL (SELECT m.* FROM messages m
+                    WHERE m.partition_id = t.partition_id AND m.seq >= t.seq AND m.seq <= t.seq
+                    ORDER BY m.seq LIMIT 1) m
 ON CONFLICT (partition_id, transaction_id, consumer_group) DO UPDATE
     SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count, failed_at = coalesce($6::timestamptz, now())
 
@@ -141,3 +144,127 @@ USING (
     ORDER BY u.partition_id
 ) d
 WHERE pp.partition_id = ANY (ARRAY[d.partition_id]) AND pp.consumer_group = ANY (ARRAY[d.consumer_group])
+
+-- name: AckCompletions :many
+-- The common ack in one autocommitted statement: every item is a completion ($1-$3 its partition, group
+-- and transaction id; $4 its leaseId, NULL when not validated; $5 now, NULL: the database clock). It
+-- applies the batch only when every item is a completion the full path (ConsumerLock, AckResolve, the
+-- engine's decision, AckApply, PendingForgetConsumed) would accept without a redelivery: a message ahead
+-- of the cursor delivered under the live lease given (or under any lease when none is given), or a
+-- repeated completion behind it (noop). Otherwise it changes nothing and returns no row, and the engine
+-- takes the full path, which answers the other cases.
+--
+-- The decision is made on the consumer rows as locked here (pc: FOR UPDATE in (partition, group) order,
+-- like ConsumerLock, which returns the newest committed version after any wait), and the UPDATE below
+-- only writes rows this statement holds, so no concurrent change can slip between the check and the
+-- write. Messages are read with the statement's snapshot: a message pushed after it is not found, and
+-- not found declines (the full path then looks again). Cursor moves within the batch follow the items'
+-- order: an item moves the cursor when its seq is past the cursor and every earlier item of the same
+-- (partition, group); otherwise it is a repeated completion.
+--
+-- Every hot table is read in a LATERAL subquery keyed by one row (see ConsumerLock, AckResolve,
+-- AckApply and PendingForgetConsumed for why each form is plan-proof).
+WITH t AS MATERIALIZED (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[]) WITH ORDINALITY
+        AS t(partition_id, consumer_group, transaction_id, lease_id, i)
+), pc AS MATERIALIZED (
+    SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
+           coalesce(pc.lease_expires_at > coalesce($5::timestamptz, now()), false) AS live,
+           pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq
+    FROM (SELECT DISTINCT partition_id, consumer_group FROM t ORDER BY 1, 2) k
+    CROSS JOIN LATERAL (
+        SELECT * FROM partition_consumers pc
+        WHERE pc.partition_id = k.partition_id
+          AND (pc.partition_id, pc.consumer_group) >= (k.partition_id, k.consumer_group)
+          AND (pc.partition_id, pc.consumer_group) <= (k.partition_id, k.consumer_group)
+        LIMIT 1
+        FOR UPDATE) pc
+), leased AS MATERIALIZED (
+    SELECT pc.partition_id, pc.consumer_group, m.seq, m.transaction_id
+    FROM pc
+    CROSS JOIN LATERAL (
+        SELECT m.seq, m.transaction_id FROM messages m
+        WHERE m.partition_id = pc.partition_id AND m.seq > pc.claim_cursor_seq AND m.seq <= pc.delivered_seq
+        ORDER BY m.seq) m
+), r AS MATERIALIZED (
+    SELECT t.i, t.partition_id, t.consumer_group, t.lease_id, m.seq, p.name AS partition_name, q.name AS queue_name,
+           rd.redelivery IS NOT NULL AS redelivery, pc.cursor_seq, pc.lease_id AS cur_lease_id, pc.live,
+           pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq
+    FROM t
+    LEFT JOIN pc ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
+    LEFT JOIN leased l ON l.partition_id = t.partition_id AND l.consumer_group = t.consumer_group AND l.transaction_id = t.transaction_id
+    LEFT JOIN LATERAL (
+        SELECT l.seq WHERE l.seq IS NOT NULL
+        UNION ALL
+        -- Only for items outside the lease's range (repeated completions, acks without a lease of an
+        -- older delivery): as in AckResolve, this lookup by key alone is the one read of messages a
+        -- generic plan built on one-message partitions may make by partition_id alone.
+        (SELECT m.seq FROM messages m
+         WHERE l.seq IS NULL AND m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+         LIMIT 1)
+    ) m ON true
+    LEFT JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = t.partition_id LIMIT 1) p ON true
+    LEFT JOIN LATERAL (SELECT q.name FROM queues q WHERE q.id = p.queue_id LIMIT 1) q ON true
+    -- Any retried dead letter of the group on the partition sends the batch to the full path.
+    LEFT JOIN LATERAL (
+        SELECT true AS redelivery FROM redeliveries r
+        WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group LIMIT 1) rd ON true
+), d AS MATERIALIZED (
+    SELECT r.*, r.seq > greatest(r.cursor_seq, max(r.seq) OVER (PARTITION BY r.partition_id, r.consumer_group ORDER BY r.i
+                                                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS moves
+    FROM r
+), e AS MATERIALIZED (
+    SELECT d.i, d.partition_id, d.consumer_group, d.seq, d.partition_name, d.queue_name, d.moves,
+           d.moves AND d.live AND d.seq >= d.delivered_seq AS release,
+           coalesce(d.seq IS NOT NULL AND d.cursor_seq IS NOT NULL AND d.queue_name IS NOT NULL AND NOT d.redelivery AND
+               CASE WHEN d.moves THEN
+                   -- Ahead of the cursor: the live lease given, and a message it delivered; without a
+                   -- lease, any message a pop of the group delivered.
+                   d.seq <= d.delivered_seq AND (d.lease_id IS NULL OR (d.lease_id = d.cur_lease_id AND d.live AND d.seq > d.claim_cursor_seq))
+               ELSE
+                   -- Behind it: a repeated completion under the lease that delivered it, or without a lease.
+                   d.lease_id IS NULL
+                   OR (d.lease_id = d.cur_lease_id AND d.seq > d.claim_cursor_seq AND d.seq <= d.delivered_seq)
+                   OR (d.lease_id = d.prev_lease_id AND d.seq > d.prev_claim_cursor_seq AND d.seq <= d.prev_delivered_seq)
+               END, false) AS fits
+    FROM d
+), ok AS MATERIALIZED (
+    -- A declined batch wrote nothing but its row locks, so its commit need not wait for the WAL flush.
+    SELECT o.ok, CASE WHEN NOT o.ok THEN set_config('synchronous_commit', 'off', true) END AS commit_mode
+    FROM (SELECT bool_and(e.fits) AS ok FROM e) o
+), u AS MATERIALIZED (
+    SELECT e.partition_id, e.consumer_group, max(e.seq) AS cursor_seq, bool_or(e.release) AS release, count(*) AS consumed
+    FROM e
+    WHERE e.moves AND (SELECT ok.ok FROM ok)
+    GROUP BY e.partition_id, e.consumer_group
+), upd AS (
+    -- As AckApply, for completions: retries reset, retry_after kept.
+    UPDATE partition_consumers pc SET
+        cursor_seq        = u.cursor_seq,
+        lease_expires_at  = CASE WHEN u.release THEN NULL ELSE pc.lease_expires_at END,
+        batch_retry_count = 0,
+        total_consumed    = pc.total_consumed + u.consumed,
+        last_consumed_at  = coalesce($5::timestamptz, now())
+    FROM u
+    WHERE pc.partition_id = ANY (ARRAY[u.partition_id])
+      AND (pc.partition_id, pc.consumer_group) >= (u.partition_id, u.consumer_group)
+      AND (pc.partition_id, pc.consumer_group) <= (u.partition_id, u.consumer_group)
+    RETURNING pc.partition_id, pc.consumer_group, pc.cursor_seq
+), forget AS (
+    -- As PendingForgetConsumed (the batch has no retried dead letter), after the cursors moved.
+    DELETE FROM pending_partitions pp
+    USING (
+        SELECT u.partition_id, u.consumer_group
+        FROM (SELECT * FROM upd ORDER BY 1) AS u
+        CROSS JOIN LATERAL (
+            SELECT 1 FROM partitions p
+            WHERE p.id = u.partition_id AND p.last_seq <= u.cursor_seq
+            FOR SHARE OF p SKIP LOCKED) p
+        ORDER BY u.partition_id
+    ) f
+    WHERE pp.partition_id = ANY (ARRAY[f.partition_id]) AND pp.consumer_group = ANY (ARRAY[f.consumer_group])
+)
+SELECT e.i, e.seq, e.partition_name, e.queue_name, NOT e.moves AS noop, e.release
+FROM e
+WHERE (SELECT ok.ok FROM ok)
+ORDER BY e.i

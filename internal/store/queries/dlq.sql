@@ -5,7 +5,10 @@ SELECT d.message_id, d.transaction_id, d.partition_id, f.queue_name, f.partition
        d.original_created_at, d.failed_at, 0::bigint
 FROM dead_letters_matching($1::text, $2::text, $3::text, $4::timestamptz, $5::timestamptz) f
 JOIN dead_letters d ON d.id = f.id
-LEFT JOIN messages m ON m.partition_id = d.partition_id AND m.seq = d.message_seq
+-- The message by a one-row range in seq order (queries/pop.sql, the redelivery, says why).
+LEFT JOIN LATERAL (SELECT m.* FROM messages m
+                   WHERE m.partition_id = d.partition_id AND m.seq >= d.message_seq AND m.seq <= d.message_seq
+                   ORDER BY m.seq LIMIT 1) m ON true
 ORDER BY d.failed_at DESC, d.id
 LIMIT $6 OFFSET $7
 
@@ -20,7 +23,10 @@ SELECT d.message_id, d.transaction_id, d.partition_id, q.name, p.name, d.consume
 FROM dead_letters d
 JOIN partitions p ON p.id = d.partition_id
 JOIN queues q ON q.id = p.queue_id
-LEFT JOIN messages m ON m.partition_id = d.partition_id AND m.seq = d.message_seq
+-- The message by a one-row range in seq order (queries/pop.sql, the redelivery, says why).
+LEFT JOIN LATERAL (SELECT m.* FROM messages m
+                   WHERE m.partition_id = d.partition_id AND m.seq >= d.message_seq AND m.seq <= d.message_seq
+                   ORDER BY m.seq LIMIT 1) m ON true
 WHERE d.partition_id = $1 AND d.transaction_id = $2 AND ($3::text IS NULL OR d.consumer_group = $3::text)
 ORDER BY d.failed_at DESC
 

@@ -99,9 +99,14 @@ WITH RECURSIVE q AS (
              ORDER BY m.seq
              LIMIT $5)
             UNION ALL
+            -- The redelivered message by a one-row range in seq order, not m.seq = r.seq: with both
+            -- columns pinned by equalities, statistics that give a partition about one message tie
+            -- messages_pkey with the unique (partition_id, transaction_id) index, and a plan on the
+            -- latter read the whole partition for each message. Only messages_pkey yields seq order.
             (SELECT m.* FROM redeliveries r
              CROSS JOIN LATERAL (SELECT m.* FROM messages m
-                                 WHERE m.partition_id = r.partition_id AND m.seq = r.seq OFFSET 0) m
+                                 WHERE m.partition_id = r.partition_id AND m.seq >= r.seq AND m.seq <= r.seq
+                                 ORDER BY m.seq LIMIT 1) m
              WHERE r.partition_id = l.id AND r.consumer_group = $2)
         ) m
         WHERE q.delayed_processing = 0 OR m.created_at <= coalesce($8::timestamptz, now()) - make_interval(secs => q.delayed_processing)
