@@ -92,14 +92,7 @@ func TestAckCompletionsPlans(t *testing.T) {
 		require.NoError(t, err)
 		run("FORMAT JSON, ANALYZE")
 
-		_, err = pool.Exec(ctx, fmt.Sprintf(`
-INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 1 + s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
-  FROM generate_series(1, 2) i, generate_series(1, 5000) s;
-UPDATE partitions SET last_seq = 5001 WHERE name IN ('p1', 'p2');
-INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq, delivered_seq)
-VALUES ('%s', 'g1', 3991, 3991, 4001), ('%s', 'g2', 10, 10, 20)`, pid(1), pid(2)))
-		require.NoError(t, err)
+		twoLeases(t, pool)
 
 		var doc []struct{ Plan planNode }
 		require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE, BUFFERS")), &doc))

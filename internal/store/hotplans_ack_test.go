@@ -217,14 +217,7 @@ func TestAckResolvePlanAfterOneMessagePerPartition(t *testing.T) {
 	require.NoError(t, err)
 	run("FORMAT JSON, ANALYZE")
 
-	_, err = pool.Exec(ctx, fmt.Sprintf(`
-INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
-  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 1 + s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
-  FROM generate_series(1, 2) i, generate_series(1, 5000) s;
-UPDATE partitions SET last_seq = 5001 WHERE name IN ('p1', 'p2');
-INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq, delivered_seq)
-VALUES ('%s', 'g1', 3991, 3991, 4001), ('%s', 'g2', 10, 10, 20)`, pid(1), pid(2)))
-	require.NoError(t, err)
+	twoLeases(t, pool)
 
 	var doc []struct{ Plan planNode }
 	require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE, BUFFERS")), &doc))
@@ -265,6 +258,20 @@ INSERT INTO partitions (id, queue_id, name, last_seq)
 INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
   SELECT id, 1, gen_random_uuid(), repeat('x', %d) || gen_random_uuid()::text, now() FROM partitions;
 ANALYZE`, pad))
+	require.NoError(t, err)
+}
+
+// twoLeases grows p1 and p2 of onePerPartition's queue to 5 001 messages each (tx-<i>-<seq - 1>) and
+// gives g1 a lease on p1 that delivered seqs 3992-4001 and g2 one on p2 that delivered 11-20.
+func twoLeases(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	_, err := pool.Exec(t.Context(), fmt.Sprintf(`
+INSERT INTO messages (partition_id, seq, id, transaction_id, created_at)
+  SELECT ('00000000-0000-0000-0001-' || lpad(to_hex(i), 12, '0'))::uuid, 1 + s, gen_random_uuid(), 'tx-' || i || '-' || s, now()
+  FROM generate_series(1, 2) i, generate_series(1, 5000) s;
+UPDATE partitions SET last_seq = 5001 WHERE name IN ('p1', 'p2');
+INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq, delivered_seq)
+VALUES ('%s', 'g1', 3991, 3991, 4001), ('%s', 'g2', 10, 10, 20)`, fixturePartition(1), fixturePartition(2)))
 	require.NoError(t, err)
 }
 
