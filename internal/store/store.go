@@ -123,11 +123,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 // kept until the next ANALYZE of a table it reads; built while messages was small, AckResolve's plan
 // read messages with a sequential scan and kept doing so as the table grew (10-12 ms per ack instead of
 // 0.2), so sequential scans are off: every statement of this pool reads by key, bounded by the batch.
+// So are bitmap scans: a bitmap scan returns its rows unordered, and each step of Pop's walk of the
+// line (an ORDER BY … LIMIT 1 the line's index returns in order) planned as one read the rest of the
+// line and sorted it, every step (docs/performance.md, Known issue 16); a lookup by key reads as few
+// rows with a plain index scan.
 // These were transaction-local settings (HotPathSettings, which pushes and stats passes still use); as
 // the pool's session settings they cost no statement (docs/architecture.md, "Connections").
 // synchronous_commit stays the database's: acks wait for their WAL flush, and Pop turns it off for its
 // own transaction (queries/pop.sql).
-var hotParams = map[string]string{"plan_cache_mode": "force_generic_plan", "enable_seqscan": "off"}
+var hotParams = map[string]string{"plan_cache_mode": "force_generic_plan", "enable_seqscan": "off", "enable_bitmapscan": "off"}
 
 // splitPool divides the connection budget between the general pool and the hot pool: half each (the
 // hot pool's statements are most of the load, but pushes, the background jobs and the API's other
