@@ -1,10 +1,12 @@
 -- name: ConsumerEnsure :exec
 -- Make sure every (partition, group) an ack touches has a row to lock; unknown partitions are skipped
--- (their acks resolve to nothing).
+-- (their acks resolve to nothing). Each partition is probed in a LATERAL subquery keyed by its row: as
+-- a join, a generic plan built while partitions had been analyzed with no live row hashed the whole
+-- table on every call (docs/performance.md, Known issue 16).
 INSERT INTO partition_consumers (partition_id, consumer_group)
 SELECT DISTINCT t.partition_id, t.consumer_group
 FROM unnest($1::uuid[], $2::text[]) AS t(partition_id, consumer_group)
-JOIN partitions p ON p.id = t.partition_id
+CROSS JOIN LATERAL (SELECT 1 FROM partitions p WHERE p.id = t.partition_id LIMIT 1) p
 ORDER BY 1, 2
 ON CONFLICT (partition_id, consumer_group) DO NOTHING
 
