@@ -100,8 +100,9 @@ func walkExcess(prev, cur store.PendingLine) float64 {
 
 // lineLevels estimates the levels of a B-tree index of pages pages (its metapage included), which is
 // what a descent reads when it walks nothing. It assumes 256 downlinks per page above the leaves; the
-// line index's pivot keys (a uuid, a group name, a time) fit fewer, so the estimate errs low, which
-// makes vacuums come sooner, as they came before the walk was measured.
+// line index's pivot keys (a uuid, a group name, a time and the partition id's 16 bytes: migration
+// 0017) fit fewer, so the estimate errs low, which makes vacuums come sooner, as they came before the
+// walk was measured.
 func lineLevels(pages int64) int {
 	levels := 1
 	for n := pages - 1; n > 1; n = (n + 255) / 256 {

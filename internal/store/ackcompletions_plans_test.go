@@ -36,12 +36,9 @@ func TestAckCompletionsPlans(t *testing.T) {
 			'{%[3]s,NULL,NULL}'::uuid[], NULL`, pid(1000), pid(4000), lease)
 		declined := fmt.Sprintf(`'{%[1]s,%[1]s}'::uuid[], '{g1,g2}'::text[], '{tx-1000-15,tx-1000-12}'::text[], '{NULL,NULL}'::uuid[], NULL`, pid(1000))
 
-		tx, err := h.Begin(ctx)
+		_, err := h.Prepare(ctx, name, store.Queries[name])
 		require.NoError(t, err)
-		_, err = tx.Prepare(ctx, name, store.Queries[name])
-		require.NoError(t, err)
-		explainExecute(t, tx, name, "FORMAT JSON, ANALYZE", fmt.Sprintf(`'{%s}'::uuid[], '{g1}'::text[], '{tx-1-3}'::text[], '{NULL}'::uuid[], NULL`, pid(1)))
-		require.NoError(t, tx.Rollback(ctx))
+		explainRolledBack(t, h, false, name, "FORMAT JSON, ANALYZE", fmt.Sprintf(`'{%s}'::uuid[], '{g1}'::text[], '{tx-1-3}'::text[], '{NULL}'::uuid[], NULL`, pid(1)))
 
 		fill(4, 5000)
 		_, err = c.Exec(ctx, `UPDATE partition_consumers SET lease_id = $1, lease_expires_at = now() + interval '1 hour',
@@ -51,13 +48,10 @@ func TestAckCompletionsPlans(t *testing.T) {
 		leading := leadingColumns(t, c)
 
 		for _, args := range []string{applied, declined} {
-			tx, err := h.Begin(ctx)
-			require.NoError(t, err)
-			out := explainExecute(t, tx, name, "FORMAT JSON, ANALYZE, BUFFERS", args)
+			out := explainRolledBack(t, h, false, name, "FORMAT JSON, ANALYZE, BUFFERS", args)
 			var doc []struct{ Plan planNode }
 			require.NoError(t, json.Unmarshal([]byte(out), &doc))
-			text := explainExecute(t, tx, name, "COSTS OFF", args)
-			require.NoError(t, tx.Rollback(ctx))
+			text := explainRolledBack(t, h, false, name, "COSTS OFF", args)
 			for _, bad := range checkAckPlan(doc[0].Plan, hot, leading, "") {
 				t.Errorf("%s: %s; generic plan:\n%s", name, bad, text)
 			}
@@ -83,10 +77,7 @@ func TestAckCompletionsPlans(t *testing.T) {
 			'{NULL,NULL,NULL}'::uuid[], NULL`, pid(1), pid(2))
 		run := func(opts string) string {
 			t.Helper()
-			tx, err := h.Begin(ctx)
-			require.NoError(t, err)
-			defer func() { _ = tx.Rollback(ctx) }()
-			return explainExecute(t, tx, name, opts, args)
+			return explainRolledBack(t, h, false, name, opts, args)
 		}
 		_, err := h.Prepare(ctx, name, store.Queries[name])
 		require.NoError(t, err)

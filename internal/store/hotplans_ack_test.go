@@ -207,10 +207,7 @@ func TestAckResolvePlanAfterOneMessagePerPartition(t *testing.T) {
 	args := fmt.Sprintf(`'{%[1]s,%[2]s,%[2]s}'::uuid[], '{tx-1-4000,tx-2-17,tx-2-17x}'::text[], '{g1,g2,g2}'::text[]`, pid(1), pid(2))
 	run := func(opts string) string {
 		t.Helper()
-		tx, err := h.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(ctx) }()
-		return explainExecute(t, tx, "AckResolve", opts, args)
+		return explainRolledBack(t, h, false, "AckResolve", opts, args)
 	}
 	// Build (and cache on the connection) the generic plan while every partition holds one message.
 	_, err := h.Prepare(ctx, "AckResolve", store.Queries["AckResolve"])
@@ -318,10 +315,7 @@ func TestSeqLookupPlansAfterOneMessagePerPartition(t *testing.T) {
 	}
 	run := func(name, opts string) string {
 		t.Helper()
-		tx, err := h.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(ctx) }()
-		return explainExecute(t, tx, name, opts, lookups[name].args)
+		return explainRolledBack(t, h, false, name, opts, lookups[name].args)
 	}
 	// Build (and cache on the connection) the generic plans while every partition holds one message.
 	for name, l := range lookups {
@@ -383,13 +377,8 @@ func TestPartitionIDsPlanAfterSmallTables(t *testing.T) {
 	args := `'{q,q,q}'::text[], '{p17,p4000,nope}'::text[]`
 	run := func(opts string) string {
 		t.Helper()
-		tx, err := c.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(ctx) }()
 		// With the settings Store.EnsurePartitions runs it with.
-		_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
-		require.NoError(t, err)
-		return explainExecute(t, tx, "PartitionIDs", opts, args)
+		return explainRolledBack(t, c, true, "PartitionIDs", opts, args)
 	}
 	_, err := c.Prepare(ctx, "PartitionIDs", store.Queries["PartitionIDs"])
 	require.NoError(t, err)

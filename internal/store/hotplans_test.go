@@ -107,9 +107,25 @@ func hotConn(t *testing.T, st *store.Store) *pgx.Conn {
 	return conn.Conn()
 }
 
-// genericPlanOn prepares sql, the text of named query name (or of a variant of it), inside a transaction (under HotPathSettings with settings, as
-// pushes run; without, c must be a hot connection) and returns EXPLAIN of its plan.
+// genericPlanOn prepares sql, the text of named query name (or of a variant of it), on c and returns
+// EXPLAIN of its plan (see explainRolledBack for settings).
 func genericPlanOn(t *testing.T, c *pgx.Conn, name, sql string, settings bool) string {
+	t.Helper()
+	ctx := t.Context()
+	sd, err := c.Prepare(ctx, name, sql)
+	require.NoError(t, err, name)
+	defer func() { _ = c.Deallocate(context.WithoutCancel(ctx), name) }()
+	args := make([]string, len(sd.ParamOIDs))
+	for i := range args {
+		args[i] = "NULL"
+	}
+	return explainRolledBack(t, c, settings, name, "COSTS OFF", strings.Join(args, ","))
+}
+
+// explainRolledBack is explainExecute in a transaction of its own on c, rolled back, so that an
+// EXPLAIN ANALYZE changes nothing: under HotPathSettings with settings (as pushes run); without, c must
+// be a hot connection for the settings pops and acks run with.
+func explainRolledBack(t *testing.T, c *pgx.Conn, settings bool, name, opts, args string) string {
 	t.Helper()
 	ctx := t.Context()
 	tx, err := c.Begin(ctx)
@@ -119,14 +135,7 @@ func genericPlanOn(t *testing.T, c *pgx.Conn, name, sql string, settings bool) s
 		_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
 		require.NoError(t, err)
 	}
-	sd, err := tx.Prepare(ctx, name, sql)
-	require.NoError(t, err, name)
-	defer func() { _ = c.Deallocate(context.WithoutCancel(ctx), name) }()
-	args := make([]string, len(sd.ParamOIDs))
-	for i := range args {
-		args[i] = "NULL"
-	}
-	return explainExecute(t, tx, name, "COSTS OFF", strings.Join(args, ","))
+	return explainExecute(t, tx, name, opts, args)
 }
 
 // leadingColumns maps every index of the broker's tables to its first column.

@@ -57,10 +57,7 @@ func popLinePlanAfterDeletedQueue(t *testing.T, left int) {
 	}
 	run := func(v variant, opts string) string {
 		t.Helper()
-		tx, err := h.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(ctx) }()
-		return explainExecute(t, tx, v.name, opts,
+		return explainRolledBack(t, h, false, v.name, opts,
 			fmt.Sprintf(`'q', '__QUEUE_MODE__', NULL, %d, 100, gen_random_uuid(), %v, NULL`, v.parts, v.p.AutoAck))
 	}
 	// The ack's delete of consumed partitions' records, for the first 100 partitions of the line below.
@@ -70,10 +67,7 @@ func popLinePlanAfterDeletedQueue(t *testing.T, left int) {
 	}
 	forget := func(opts string) string {
 		t.Helper()
-		tx, err := h.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(ctx) }()
-		return explainExecute(t, tx, "PendingForgetConsumed", opts, fmt.Sprintf(`'{%s}'::uuid[], '{%s}'::text[], '{%s}'::bigint[]`,
+		return explainRolledBack(t, h, false, "PendingForgetConsumed", opts, fmt.Sprintf(`'{%s}'::uuid[], '{%s}'::text[], '{%s}'::bigint[]`,
 			strings.Join(ids, ","), strings.Join(groups, ","), strings.Join(cursors, ",")))
 	}
 	// Build (and cache on this connection) the generic plans in that state.
@@ -178,14 +172,7 @@ func TestPartitionLookupPlansAfterDeletedQueue(t *testing.T) {
 	run := func(i int, opts string) string {
 		t.Helper()
 		s := stmts[i]
-		tx, err := s.conn.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(ctx) }()
-		if s.settings {
-			_, err = tx.Exec(ctx, store.Queries["HotPathSettings"], true)
-			require.NoError(t, err)
-		}
-		return explainExecute(t, tx, s.name, opts, s.args)
+		return explainRolledBack(t, s.conn, s.settings, s.name, opts, s.args)
 	}
 	for i, s := range stmts {
 		_, err := s.conn.Prepare(ctx, s.name, store.Queries[s.name])
