@@ -12,9 +12,11 @@ import (
 
 // explainPop shows what one wildcard pop costs as the queue grows: for each -partition-counts n it
 // builds a queue of n partitions in the broker's schema in which every partition has one message
-// waiting (the worst case for a pop that scans partitions) and 16 of them (half of 10) are leased, then prints
-// EXPLAIN (ANALYZE, BUFFERS) of the broker's own Pop statement (the variant of internal/store/queries/pop.sql
-// that a wildcard pop of one partition without autoAck runs), as the generic plan the broker's prepared statement runs, inside a transaction that is rolled back.
+// waiting (the worst case for a pop that scans partitions) and 16 of them (half of 10) are leased, then
+// prints EXPLAIN (ANALYZE, BUFFERS) of the Pop statement (the variant of internal/store/queries/pop.sql
+// that a wildcard pop of one partition without autoAck runs) as the generic plan the broker's prepared
+// statement runs, with the session settings of the broker's pop connections (store.HotSessionParams),
+// inside a transaction that is rolled back. The text is the one compiled into this program.
 func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error {
 	popSQL := store.PopText(store.PopParams{MaxPartitions: 1, Batch: 10})
 	conn, err := pgx.Connect(ctx, pgURL)
@@ -22,6 +24,10 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	if o.brokerBin != "" || o.url != "" {
+		// The text comes from the store package compiled into this program.
+		fmt.Fprintln(w, "note: the Pop statement explained is this bench build's, which may differ from the broker's under test")
+	}
 	if _, err := conn.Exec(ctx, "SET search_path = "+pgx.Identifier{o.schema}.Sanitize()); err != nil {
 		return err
 	}
@@ -38,10 +44,11 @@ func explainPop(ctx context.Context, o options, pgURL string, w io.Writer) error
 		if err != nil {
 			return err
 		}
-		stmts := []string{
-			"SET LOCAL plan_cache_mode = force_generic_plan",
-			"PREPARE explain_pop(text, text, text, int, int, uuid, bool, timestamptz) AS " + popSQL,
+		var stmts []string
+		for k, v := range store.HotSessionParams() {
+			stmts = append(stmts, "SET LOCAL "+k+" = "+v)
 		}
+		stmts = append(stmts, "PREPARE explain_pop(text, text, text, int, int, uuid, bool, timestamptz) AS "+popSQL)
 		for _, s := range stmts {
 			if _, err := tx.Exec(ctx, s); err != nil {
 				_ = tx.Rollback(ctx)

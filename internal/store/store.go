@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -132,6 +133,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 // synchronous_commit stays the database's: acks wait for their WAL flush, and Pop turns it off for its
 // own transaction (queries/pop.sql).
 var hotParams = map[string]string{"plan_cache_mode": "force_generic_plan", "enable_seqscan": "off", "enable_bitmapscan": "off"}
+
+// HotSessionParams returns (a copy of) the session settings pops and acks run with, for tools that
+// must plan those statements as the broker does (the benchmark's EXPLAIN of Pop).
+func HotSessionParams() map[string]string { return maps.Clone(hotParams) }
 
 // splitPool divides the connection budget between the general pool and the hot pool: half each (the
 // hot pool's statements are most of the load, but pushes, the background jobs and the API's other
