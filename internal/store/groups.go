@@ -19,11 +19,20 @@ const (
 
 // EnsureSubscription records group's subscription on queue unless one exists; mode is SubscribeAll,
 // SubscribeNew or SubscribeTimestamp (with ts). It reports whether the queue exists.
+//
+// Two statements in one transaction: the second must take its snapshot after the first's lock wait
+// (queries/groups.sql, SubscriptionLock).
 func (s *Store) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
 	var exists bool
 	t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
-	if err := s.pool.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists); err != nil {
-		return false, fmt.Errorf("store: subscription %q on %q: %w", group, queue, interpret(err))
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q("SubscriptionLock"), queue, group, QueueMode); err != nil {
+			return interpret(err)
+		}
+		return interpret(tx.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists))
+	})
+	if err != nil {
+		return false, fmt.Errorf("store: subscription %q on %q: %w", group, queue, err)
 	}
 	return exists, nil
 }

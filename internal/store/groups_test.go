@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -25,6 +27,42 @@ func TestGroups(t *testing.T) {
 		}
 		return out
 	}
+
+	// A group's first subscription races a push that creates its partition. Partitions are created in a
+	// statement of their own before the push, so without SubscriptionLock the subscription could miss
+	// the new partition while the push's statement that records pending work for the subscribed groups
+	// read them before the subscription committed: the group's wildcard pops (which walk only its
+	// records) never found the message. Before the lock this lost the message in 3 of 4 runs.
+	t.Run("SubscriptionLock", func(t *testing.T) {
+		for i := range 400 {
+			q := uniq("subrace")
+			configure(t, st, q, store.QueueOptions{})
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				k := store.PartitionKey{Queue: q, Partition: "p"}
+				ids, err := st.EnsurePartitions(ctx, []store.PartitionKey{k})
+				if !assert.NoError(t, err) {
+					return
+				}
+				time.Sleep(time.Duration(i%7) * 150 * time.Microsecond)
+				_, err = st.Push(ctx, []store.PushRow{{PartitionID: ids[k], TransactionID: "m", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{}`)}})
+				assert.NoError(t, err)
+			}()
+			go func() {
+				defer wg.Done()
+				// Delays that vary by round move the subscription across the push's statements.
+				time.Sleep(time.Duration(i%11) * 200 * time.Microsecond)
+				ok, err := st.EnsureSubscription(ctx, q, "g", store.SubscribeAll, time.Time{})
+				assert.NoError(t, err)
+				assert.True(t, ok)
+			}()
+			wg.Wait()
+			got, _ := pop(t, st, q, "g", "", 10)
+			require.Equal(t, []string{"m"}, txids(got), "round %d: the group never finds the message", i)
+		}
+	})
 
 	t.Run("SubscriptionEnsure", func(t *testing.T) {
 		name := uniq("sub")

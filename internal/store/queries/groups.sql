@@ -1,9 +1,24 @@
+-- name: SubscriptionLock :exec
+-- Runs before SubscriptionEnsure, in its transaction, when the group may not be subscribed yet: the
+-- queue's row locked FOR UPDATE waits for every transaction still creating a partition of the queue
+-- (their foreign-key check holds the row FOR KEY SHARE) and holds off new ones until the subscription
+-- commits. SubscriptionEnsure's own snapshot then sees every partition a push may already be filling,
+-- and a partition created later is pushed to by statements that see the subscription. Without it, a
+-- partition committed after SubscriptionEnsure's snapshot and pushed to by a statement that read the
+-- subscriptions before it committed got no pending-work record for the group, and the group's
+-- wildcard pops never found its messages (TestSubscriptionMeetsNewPartition).
+SELECT 1 FROM queues q
+WHERE q.name = $1 AND $2 <> $3::text
+  AND NOT EXISTS (SELECT 1 FROM consumer_group_subscriptions s WHERE s.queue_id = q.id AND s.consumer_group = $2)
+FOR UPDATE OF q
+
 -- name: SubscriptionEnsure :one
 -- Records the group's subscription on the queue unless one exists (the first one wins), and on first
 -- record seeds a cursor on every existing partition at the subscription point, so the group starts
 -- there; partitions created later start from their beginning. It also seeds the group's pending-work
 -- records (0006_pending_partitions.sql); the partitions are share-locked first, so a push in flight
--- either committed before (and is counted here) or waits and then sees the subscription.
+-- either committed before (and is counted here) or waits and then sees the subscription. Partitions
+-- created meanwhile: see SubscriptionLock.
 -- $5 is the queue-mode group, $6 now (NULL: the database clock). Returns whether the queue exists.
 WITH q AS (
     SELECT id FROM queues WHERE name = $1
