@@ -1,10 +1,12 @@
 -- name: RetentionDeleteExpired :many
 -- retentionSeconds: messages older than the queue's retention, whatever their state, oldest first, at
 -- most $2 per partition. Their dead letters go with them; their traces are deleted by delete_messages (0015).
+-- The queues with the option are read first and their partitions looked up by queue, for the reason
+-- given at MessageExpireWaiting (eviction.sql).
 WITH victims AS (
     SELECT m.partition_id, m.seq, m.transaction_id, q.name AS queue_name
-    FROM queues q
-    JOIN partitions p ON p.queue_id = q.id
+    FROM (SELECT id, name, retention_seconds FROM queues WHERE retention_enabled AND retention_seconds > 0 OFFSET 0) q
+    CROSS JOIN LATERAL (SELECT p.id, p.last_seq FROM partitions p WHERE p.queue_id = q.id OFFSET 0) p
     CROSS JOIN LATERAL (
         SELECT m.seq, m.partition_id, m.transaction_id FROM messages m
         WHERE m.partition_id = p.id AND m.created_at < $1::timestamptz - make_interval(secs => q.retention_seconds)
@@ -13,7 +15,6 @@ WITH victims AS (
                                    AND y.created_at >= $1::timestamptz - make_interval(secs => q.retention_seconds)
                                  ORDER BY y.seq LIMIT 1), p.last_seq + 1)
         ORDER BY m.seq LIMIT $2) m
-    WHERE q.retention_enabled AND q.retention_seconds > 0
 )
 SELECT r.queue_name, r.deleted
 FROM (SELECT array_agg(partition_id ORDER BY partition_id, seq) AS parts, array_agg(seq ORDER BY partition_id, seq) AS seqs,
@@ -23,7 +24,8 @@ CROSS JOIN LATERAL retire_messages('retention', $1, v.parts, v.seqs, v.names) r
 -- name: RetentionDeleteCompleted :many
 -- completedRetentionSeconds: messages older than that which every consumer group existing on the
 -- queue has consumed. A group without a cursor on the partition counts as having consumed nothing, so
--- nothing above any live cursor is ever deleted.
+-- nothing above any live cursor is ever deleted. The queues with the option are read first, as in
+-- RetentionDeleteExpired.
 WITH frontier AS (
     SELECT p.id AS partition_id, q.name AS queue_name, q.completed_retention_seconds AS secs,
            (SELECT CASE WHEN bool_or(pc.partition_id IS NULL) THEN 0 ELSE coalesce(min(pc.cursor_seq), 0) END
@@ -31,8 +33,9 @@ WITH frontier AS (
                     JOIN partitions px ON px.id = x.partition_id WHERE px.queue_id = q.id) g
             LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
            ) AS upto
-    FROM queues q JOIN partitions p ON p.queue_id = q.id
-    WHERE q.retention_enabled AND q.completed_retention_seconds > 0
+    FROM (SELECT id, name, completed_retention_seconds FROM queues
+          WHERE retention_enabled AND completed_retention_seconds > 0 OFFSET 0) q
+    CROSS JOIN LATERAL (SELECT p.id FROM partitions p WHERE p.queue_id = q.id OFFSET 0) p
 ), victims AS (
     SELECT f.partition_id, m.seq, f.queue_name
     FROM frontier f
