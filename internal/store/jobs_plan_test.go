@@ -12,9 +12,9 @@ import (
 
 // TestJobPlansSkipUnusedOptions: the background jobs' statements for per-queue options (eviction by
 // maxWaitTimeSeconds, retention by age and by consumption) read no partition, cursor or message when no
-// queue sets the option, with statistics taken before the queue grew from 100 to 30 000 partitions
-// with a cursor each. Planned from those statistics, the eviction's walked every cursor and joined the queues last
-// (5.4 s per pass at 100 000 partitions in a benchmark), holding back the vacuum of every table.
+// queue sets the option, with statistics taken before the queue grew from 100 to 30 000 partitions with
+// a cursor each. Planned from those statistics, the eviction walked every cursor and joined the queues
+// last (5.4 s per pass at 100 000 partitions in a benchmark), holding back the vacuum of every table.
 func TestJobPlansSkipUnusedOptions(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

@@ -6,7 +6,7 @@
 -- and a partition created later is pushed to by statements that see the subscription. Without it, a
 -- partition committed after SubscriptionEnsure's snapshot and pushed to by a statement that read the
 -- subscriptions before it committed got no pending-work record for the group, and the group's
--- wildcard pops never found its messages (TestSubscriptionMeetsNewPartition).
+-- wildcard pops never found its messages (groups_test.go, TestGroups/SubscriptionLock).
 SELECT 1 FROM queues q
 WHERE q.name = $1 AND $2 <> $3::text
   AND NOT EXISTS (SELECT 1 FROM consumer_group_subscriptions s WHERE s.queue_id = q.id AND s.consumer_group = $2)
