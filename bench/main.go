@@ -163,7 +163,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE too: with its output piped into a reader that quit (head), the bench would otherwise die
+	// at its next write and leave its private PostgreSQL and broker running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	defer stop()
 	code, err := run(ctx, o)
 	if err != nil {
