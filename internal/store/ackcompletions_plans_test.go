@@ -85,11 +85,9 @@ func TestAckCompletionsPlans(t *testing.T) {
 
 		twoLeases(t, pool)
 
-		var doc []struct{ Plan planNode }
-		require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE, BUFFERS")), &doc))
-		plan := run("COSTS OFF")
-		require.Zero(t, doc[0].Plan.Rows, "the unknown item declines the batch; generic plan:\n%s", plan)
-		probes := messageProbes(doc[0].Plan)
+		top, plan := analyzed(t, run)
+		require.Zero(t, top.Rows, "the unknown item declines the batch; generic plan:\n%s", plan)
+		probes := messageProbes(top)
 		require.Len(t, probes, 2, "generic plan:\n%s", plan)
 		for _, n := range probes {
 			if strings.Contains(n.IndexCond+n.Filter, "delivered_seq") {

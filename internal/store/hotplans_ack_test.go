@@ -61,6 +61,7 @@ func TestAckPlansAfterSmallTables(t *testing.T) {
 
 type planNode struct {
 	NodeType    string     `json:"Node Type"`
+	Subplan     string     `json:"Subplan Name"`
 	Relation    string     `json:"Relation Name"`
 	Index       string     `json:"Index Name"`
 	IndexCond   string     `json:"Index Cond"`
@@ -216,11 +217,9 @@ func TestAckResolvePlanAfterOneMessagePerPartition(t *testing.T) {
 
 	twoLeases(t, pool)
 
-	var doc []struct{ Plan planNode }
-	require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE, BUFFERS")), &doc))
-	plan := run("COSTS OFF")
-	require.Equal(t, float64(2), doc[0].Plan.Rows, "rows found; generic plan:\n%s", plan)
-	probes := messageProbes(doc[0].Plan)
+	top, plan := analyzed(t, run)
+	require.Equal(t, float64(2), top.Rows, "rows found; generic plan:\n%s", plan)
+	probes := messageProbes(top)
 	require.Len(t, probes, 2, "generic plan:\n%s", plan)
 	for _, n := range probes {
 		lease := strings.Contains(n.IndexCond+n.Filter, "delivered_seq")
@@ -334,11 +333,9 @@ INSERT INTO redeliveries (partition_id, consumer_group, seq) VALUES ('%[1]s', 'g
 	require.NoError(t, err)
 
 	for name, l := range lookups {
-		var doc []struct{ Plan planNode }
-		require.NoError(t, json.Unmarshal([]byte(run(name, "FORMAT JSON, ANALYZE")), &doc))
-		plan := run(name, "COSTS OFF")
-		require.Equal(t, l.rows, doc[0].Plan.Rows, "%s: rows; generic plan:\n%s", name, plan)
-		probes := messageProbes(doc[0].Plan)
+		top, plan := analyzed(t, func(opts string) string { return run(name, opts) })
+		require.Equal(t, l.rows, top.Rows, "%s: rows; generic plan:\n%s", name, plan)
+		probes := messageProbes(top)
 		require.Len(t, probes, l.probes, "%s: generic plan:\n%s", name, plan)
 		for _, n := range probes {
 			require.Equal(t, "messages_pkey", n.Index, "%s: generic plan:\n%s", name, plan)
@@ -386,10 +383,8 @@ func TestPartitionIDsPlanAfterSmallTables(t *testing.T) {
 
 	fill(4, 5000)
 
-	var doc []struct{ Plan planNode }
-	require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE")), &doc))
-	plan := run("COSTS OFF")
-	require.Equal(t, float64(2), doc[0].Plan.Rows, "rows found; generic plan:\n%s", plan)
+	top, plan := analyzed(t, run)
+	require.Equal(t, float64(2), top.Rows, "rows found; generic plan:\n%s", plan)
 	var check func(n planNode)
 	check = func(n planNode) {
 		if n.Relation == "partitions" || n.Index == "partitions_queue_id_name_key" {
@@ -400,5 +395,5 @@ func TestPartitionIDsPlanAfterSmallTables(t *testing.T) {
 			check(ch)
 		}
 	}
-	check(doc[0].Plan)
+	check(top)
 }

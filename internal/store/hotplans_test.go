@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -120,6 +121,15 @@ func genericPlanOn(t *testing.T, c *pgx.Conn, name, sql string, settings bool) s
 		args[i] = "NULL"
 	}
 	return explainRolledBack(t, c, settings, name, "COSTS OFF", strings.Join(args, ","))
+}
+
+// analyzed runs a statement through run (an EXPLAIN with the options given, such as explainRolledBack)
+// and returns the top node of its executed plan, with the plan's text for failure messages.
+func analyzed(t *testing.T, run func(opts string) string) (planNode, string) {
+	t.Helper()
+	var doc []struct{ Plan planNode }
+	require.NoError(t, json.Unmarshal([]byte(run("FORMAT JSON, ANALYZE")), &doc))
+	return doc[0].Plan, run("COSTS OFF")
 }
 
 // explainRolledBack is explainExecute in a transaction of its own on c, rolled back, so that an

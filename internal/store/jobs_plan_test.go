@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -46,11 +45,9 @@ INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim
 	} {
 		_, err := c.Prepare(ctx, s.name, store.Queries[s.name])
 		require.NoError(t, err)
-		var doc []struct{ Plan lineNode }
-		require.NoError(t, json.Unmarshal([]byte(explainRolledBack(t, c, false, s.name, "FORMAT JSON, ANALYZE", s.args)), &doc))
-		plan := explainRolledBack(t, c, false, s.name, "COSTS OFF", s.args)
+		top, plan := analyzed(t, func(opts string) string { return explainRolledBack(t, c, false, s.name, opts, s.args) })
 		for _, rel := range []string{"partitions", "partition_consumers", "messages"} {
-			require.Zero(t, doc[0].Plan.rowsRead(rel), "%s: rows of %s read; plan:\n%s", s.name, rel, plan)
+			require.Zero(t, top.rowsRead(rel), "%s: rows of %s read; plan:\n%s", s.name, rel, plan)
 		}
 	}
 }

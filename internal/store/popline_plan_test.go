@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,24 +84,20 @@ func popLinePlanAfterDeletedQueue(t *testing.T, left int) {
 	require.NoError(t, err)
 
 	for _, v := range variants {
-		var doc []struct{ Plan lineNode }
-		require.NoError(t, json.Unmarshal([]byte(run(v, "FORMAT JSON, ANALYZE")), &doc), v.name)
-		plan := run(v, "COSTS OFF")
-		require.Equal(t, float64(v.parts), doc[0].Plan.Rows, "%s: messages delivered; generic plan:\n%s", v.name, plan)
+		top, plan := analyzed(t, func(opts string) string { return run(v, opts) })
+		require.Equal(t, float64(v.parts), top.Rows, "%s: messages delivered; generic plan:\n%s", v.name, plan)
 		// Every partition of the line is claimable: the walk reads one entry per partition claimed.
-		line := doc[0].Plan.find("CTE line")
+		line := top.find("CTE line")
 		require.NotNil(t, line, "%s: generic plan:\n%s", v.name, plan)
 		require.LessOrEqual(t, line.rowsRead("pending_partitions"), float64(v.parts+1),
 			"%s: rows of pending_partitions the walk read; generic plan:\n%s", v.name, plan)
 		// Elsewhere (autoAck's cleanup) records are found by their key.
-		require.Empty(t, doc[0].Plan.unkeyed("CTE line"), "%s: generic plan:\n%s", v.name, plan)
+		require.Empty(t, top.unkeyed("CTE line"), "%s: generic plan:\n%s", v.name, plan)
 	}
 	// So are the records an ack deletes: one key lookup each.
-	var doc []struct{ Plan lineNode }
-	require.NoError(t, json.Unmarshal([]byte(forget("FORMAT JSON, ANALYZE")), &doc))
-	plan := forget("COSTS OFF")
-	require.Empty(t, doc[0].Plan.unkeyed(""), "PendingForgetConsumed's generic plan:\n%s", plan)
-	require.Equal(t, float64(100), doc[0].Plan.rowsRead("pending_partitions"), "records found; generic plan:\n%s", plan)
+	top, plan := analyzed(t, forget)
+	require.Empty(t, top.unkeyed(""), "PendingForgetConsumed's generic plan:\n%s", plan)
+	require.Equal(t, float64(100), top.rowsRead("pending_partitions"), "records found; generic plan:\n%s", plan)
 }
 
 // liveQueue is the queue deletedQueue leaves for the tests to grow ('q').
@@ -184,30 +179,15 @@ func TestPartitionLookupPlansAfterDeletedQueue(t *testing.T) {
 	require.NoError(t, err)
 
 	for i, s := range stmts {
-		var doc []struct{ Plan lineNode }
-		require.NoError(t, json.Unmarshal([]byte(run(i, "FORMAT JSON, ANALYZE")), &doc))
-		plan := run(i, "COSTS OFF")
-		require.Equal(t, s.rows, doc[0].Plan.Rows, "%s: rows; generic plan:\n%s", s.name, plan)
+		top, plan := analyzed(t, func(opts string) string { return run(i, opts) })
+		require.Equal(t, s.rows, top.Rows, "%s: rows; generic plan:\n%s", s.name, plan)
 		// Each partition given is read once (an UPDATE's or INSERT's own node reads none).
-		require.LessOrEqual(t, doc[0].Plan.rowsRead("partitions"), float64(2), "%s: rows of partitions read; generic plan:\n%s", s.name, plan)
+		require.LessOrEqual(t, top.rowsRead("partitions"), float64(2), "%s: rows of partitions read; generic plan:\n%s", s.name, plan)
 	}
 }
 
-// lineNode is the part of an EXPLAIN (FORMAT JSON) node that the walk's check reads.
-type lineNode struct {
-	NodeType    string     `json:"Node Type"`
-	Subplan     string     `json:"Subplan Name"`
-	Relation    string     `json:"Relation Name"`
-	Index       string     `json:"Index Name"`
-	IndexCond   string     `json:"Index Cond"`
-	Rows        float64    `json:"Actual Rows"`
-	Loops       float64    `json:"Actual Loops"`
-	RowsRemoved float64    `json:"Rows Removed by Filter"`
-	Plans       []lineNode `json:"Plans"`
-}
-
 // find returns the node of n's tree named subplan (e.g. "CTE line"), or nil.
-func (n *lineNode) find(subplan string) *lineNode {
+func (n *planNode) find(subplan string) *planNode {
 	if n.Subplan == subplan {
 		return n
 	}
@@ -221,7 +201,7 @@ func (n *lineNode) find(subplan string) *lineNode {
 
 // rowsRead adds up the rows that n's scans of relation returned or removed by filter, over all their
 // loops (not those an INSERT, UPDATE or DELETE node returns).
-func (n *lineNode) rowsRead(relation string) float64 {
+func (n *planNode) rowsRead(relation string) float64 {
 	var read float64
 	if n.Relation == relation && n.NodeType != "ModifyTable" {
 		read += (n.Rows + n.RowsRemoved) * n.Loops
@@ -235,7 +215,7 @@ func (n *lineNode) rowsRead(relation string) float64 {
 // unkeyed lists the scans of pending_partitions in n's tree, outside the subplan named skip, other than
 // lookups by partition_id through the primary key (and fetches by the row address such a lookup found):
 // walks of an index by a later column.
-func (n *lineNode) unkeyed(skip string) []string {
+func (n *planNode) unkeyed(skip string) []string {
 	if skip != "" && n.Subplan == skip {
 		return nil
 	}
