@@ -111,7 +111,7 @@ func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, e
 	if err := e.st.Ack(octx, p.targets, p.decide); err != nil {
 		return nil, err
 	}
-	p.announce(e)
+	e.announceReleased(p.released)
 	return p.results, nil
 }
 
@@ -168,7 +168,7 @@ func (e *Engine) ackCompletions(ctx context.Context, items []AckItem) (_ []AckRe
 			released[d.Queue]++
 		}
 	}
-	(&ackRun{released: released}).announce(e)
+	e.announceReleased(released)
 	return res, true, nil
 }
 
@@ -217,10 +217,10 @@ func ackPlan(items []AckItem, strict bool) *ackRun {
 	return p
 }
 
-// announce tells parked pops, here and on the other brokers, about the partitions whose lease ended.
-// Call it once the transaction committed.
-func (p *ackRun) announce(e *Engine) {
-	for q, n := range p.released {
+// announceReleased tells parked pops, here and on the other brokers, about the partitions whose lease
+// ended (per queue). Call it once the acks committed.
+func (e *Engine) announceReleased(released map[string]int) {
+	for q, n := range released {
 		e.hub.Announce(q, n)
 	}
 }

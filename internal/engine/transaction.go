@@ -167,7 +167,7 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 		return nil, err
 	}
 	committed = true
-	plan.announce(e)
+	e.announceReleased(plan.released)
 	e.announcePushed(pushes, pids)
 
 	ai, pi := 0, 0
