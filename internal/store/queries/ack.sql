@@ -170,9 +170,13 @@ WITH t AS MATERIALIZED (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[]) WITH ORDINALITY
         AS t(partition_id, consumer_group, transaction_id, lease_id, i)
 ), pc AS MATERIALIZED (
+    -- Per (partition, group) pair, not per item: the partition and queue names, and whether the group
+    -- has a retried dead letter on the partition (any sends the batch to the full path), are the same
+    -- for every item of a pair, and a batch is mostly one or two pairs of ten or more items each.
     SELECT pc.partition_id, pc.consumer_group, pc.cursor_seq, pc.lease_id,
            coalesce(pc.lease_expires_at > coalesce($5::timestamptz, now()), false) AS live,
-           pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq
+           pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq,
+           p.name AS partition_name, q.name AS queue_name, rd.redelivery IS NOT NULL AS redelivery
     FROM (SELECT DISTINCT partition_id, consumer_group FROM t ORDER BY 1, 2) k
     CROSS JOIN LATERAL (
         SELECT * FROM partition_consumers pc
@@ -181,6 +185,11 @@ WITH t AS MATERIALIZED (
           AND (pc.partition_id, pc.consumer_group) <= (k.partition_id, k.consumer_group)
         LIMIT 1
         FOR UPDATE) pc
+    LEFT JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = pc.partition_id LIMIT 1) p ON true
+    LEFT JOIN LATERAL (SELECT q.name FROM queues q WHERE q.id = p.queue_id LIMIT 1) q ON true
+    LEFT JOIN LATERAL (
+        SELECT true AS redelivery FROM redeliveries r
+        WHERE r.partition_id = pc.partition_id AND r.consumer_group = pc.consumer_group LIMIT 1) rd ON true
 ), leased AS MATERIALIZED (
     SELECT pc.partition_id, pc.consumer_group, m.seq, m.transaction_id
     FROM pc
@@ -189,8 +198,8 @@ WITH t AS MATERIALIZED (
         WHERE m.partition_id = pc.partition_id AND m.seq > pc.claim_cursor_seq AND m.seq <= pc.delivered_seq
         ORDER BY m.seq) m
 ), r AS MATERIALIZED (
-    SELECT t.i, t.partition_id, t.consumer_group, t.lease_id, m.seq, p.name AS partition_name, q.name AS queue_name,
-           rd.redelivery IS NOT NULL AS redelivery, pc.cursor_seq, pc.lease_id AS cur_lease_id, pc.live,
+    SELECT t.i, t.partition_id, t.consumer_group, t.lease_id, m.seq, pc.partition_name, pc.queue_name,
+           coalesce(pc.redelivery, false) AS redelivery, pc.cursor_seq, pc.lease_id AS cur_lease_id, pc.live,
            pc.claim_cursor_seq, pc.delivered_seq, pc.prev_lease_id, pc.prev_claim_cursor_seq, pc.prev_delivered_seq
     FROM t
     LEFT JOIN pc ON pc.partition_id = t.partition_id AND pc.consumer_group = t.consumer_group
@@ -205,12 +214,6 @@ WITH t AS MATERIALIZED (
          WHERE l.seq IS NULL AND m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
          LIMIT 1)
     ) m ON true
-    LEFT JOIN LATERAL (SELECT p.name, p.queue_id FROM partitions p WHERE p.id = t.partition_id LIMIT 1) p ON true
-    LEFT JOIN LATERAL (SELECT q.name FROM queues q WHERE q.id = p.queue_id LIMIT 1) q ON true
-    -- Any retried dead letter of the group on the partition sends the batch to the full path.
-    LEFT JOIN LATERAL (
-        SELECT true AS redelivery FROM redeliveries r
-        WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group LIMIT 1) rd ON true
 ), d AS MATERIALIZED (
     SELECT r.*, r.seq > greatest(r.cursor_seq, max(r.seq) OVER (PARTITION BY r.partition_id, r.consumer_group ORDER BY r.i
                                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS moves
