@@ -163,6 +163,9 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	if cfg.Jobs.VacuumInterval > 0 {
 		b.services = append(b.services, maintenance.NewVacuum(b.st, log, cfg.Jobs.VacuumInterval))
 	}
+	if cfg.Jobs.AnalyzeInterval > 0 {
+		b.services = append(b.services, maintenance.NewAnalyze(b.st, log, cfg.Jobs.AnalyzeInterval))
+	}
 	for _, sv := range b.services {
 		if err = sv.Start(ctx); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)

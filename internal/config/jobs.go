@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-// JobsConfig holds the intervals and bounds of the background jobs: statistics, retention and
-// the vacuum of pending_partitions.
+// JobsConfig holds the intervals and bounds of the background jobs: statistics, retention, the
+// vacuum of pending_partitions and the analyze of the tables that outgrew their statistics.
 type JobsConfig struct {
 	StatsInterval        time.Duration
 	VacuumInterval       time.Duration // 0: no vacuum job
+	AnalyzeInterval      time.Duration // 0: no analyze job
 	RetentionInterval    time.Duration
 	RetentionBatchSize   int
 	PartitionCleanupDays int

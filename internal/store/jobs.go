@@ -42,10 +42,11 @@ func (s *Store) withJobLock(ctx context.Context, key int64, fn func(pgx.Tx) erro
 // the front of its line. VACUUM skips the table while another session vacuums it (SKIP_LOCKED), so
 // brokers sharing a database need no lock of their own, and it never blocks reads or writes.
 //
-// Only this table: its statistics after a vacuum change no plan for the worse (the pop and ack
-// statements that read it keep their key lookups whatever the statistics, TestHotPathPlans and
-// TestAckPlansAfterSmallTables), while vacuuming partitions or partition_consumers right after a large
-// queue's deletion re-plans statements that still depend on their row counts (Known issue 5).
+// Only this table: vacuuming partitions or partition_consumers right after a large queue's deletion
+// re-plans statements that still depend on their row counts (Known issue 5). A vacuum of this table once
+// a deleted queue emptied it leaves statistics of an empty table too, from which the push planned its
+// read of the pending-work rows as a walk of the whole line index; AnalyzeOutgrown replaces such plans
+// once the table has grown again (Known issue 18).
 func (s *Store) VacuumPending(ctx context.Context, minDead int64) (bool, error) {
 	var due bool
 	if err := s.pool.QueryRow(ctx, q("PendingDeadRows"), minDead).Scan(&due); err != nil {
@@ -83,4 +84,33 @@ func (s *Store) PendingLineSample(ctx context.Context) (l PendingLine, ok bool, 
 		return PendingLine{}, false, fmt.Errorf("store: sample pending_partitions: %w", interpret(err))
 	}
 	return l, true, nil
+}
+
+// statisticsTables are the tables the hot statements read, whose generic plans follow their statistics.
+var statisticsTables = []string{"messages", "partition_consumers", "partitions", "pending_partitions", "redeliveries"}
+
+// AnalyzeOutgrown analyzes those of the hot tables whose live rows number at least minRows and at
+// least factor times what their statistics say, and returns their names. A connection keeps the
+// generic plan of a hot statement until the next ANALYZE of a table it reads, and a plan built while
+// the statistics said a table was empty (after a VACUUM of a table a deleted queue emptied) costs a
+// scan of a whole index the same as a key lookup: the push's read of a partition's pending-work rows
+// then walked every row of pending_partitions (docs/performance.md, Known issue 18). Autoanalyze gets
+// there too, but up to its naptime (a minute by default) later, or after a vacuum of a large table
+// that holds its worker for longer. Each ANALYZE re-plans the statements that read the table, on
+// every connection: the factor keeps them few while a table grows (at 4, six from 1 000 to 4 million
+// rows).
+func (s *Store) AnalyzeOutgrown(ctx context.Context, minRows int64, factor float64) ([]string, error) {
+	names, err := collect(ctx, s, "StatisticsOutgrown", func(r pgx.Rows) (n string, err error) {
+		err = r.Scan(&n)
+		return n, err
+	}, statisticsTables, minRows, factor)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if _, err := s.pool.Exec(ctx, fmt.Sprintf(q("AnalyzeTable"), pgx.Identifier{n}.Sanitize())); err != nil {
+			return nil, fmt.Errorf("store: analyze %s: %w", n, interpret(err))
+		}
+	}
+	return names, nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,6 +68,31 @@ func TestJobs(t *testing.T) {
 		vacuumed, err = st.VacuumPending(ctx, 20)
 		require.NoError(t, err)
 		require.False(t, vacuumed, "nothing is due once the dead rows are gone")
+	})
+	t.Run("StatisticsOutgrown+AnalyzeTable", func(t *testing.T) {
+		// A schema of its own: the check reads the schema's tables only.
+		st := schemaStore(t)
+		q := uniq("grow")
+		configure(t, st, q, store.QueueOptions{})
+		for i := range 40 {
+			push(t, st, partition(t, st, q, fmt.Sprint(i)), uniq("tx"))
+		}
+		// 40 partitions and messages against statistics that were never taken. A session reports its
+		// writes to the statistics a moment after its commit.
+		var names []string
+		require.Eventually(t, func() bool {
+			var err error
+			names, err = st.AnalyzeOutgrown(ctx, 20, 4)
+			require.NoError(t, err)
+			return slices.Contains(names, "partitions")
+		}, 30*time.Second, 50*time.Millisecond)
+		require.Subset(t, []string{"messages", "partition_consumers", "partitions", "pending_partitions", "redeliveries"}, names)
+		// The 40 and the queue's default partition.
+		require.Equal(t, int64(41), scalar[int64](t, st, `SELECT c.reltuples::bigint FROM pg_class c
+			WHERE c.oid = to_regclass(quote_ident(current_schema()) || '.partitions')`))
+		names, err := st.AnalyzeOutgrown(ctx, 20, 4)
+		require.NoError(t, err)
+		require.NotContains(t, names, "partitions", "its statistics now count its rows")
 	})
 	t.Run("PendingLineSample", func(t *testing.T) {
 		// A schema of its own: the counters are the schema's line index's.

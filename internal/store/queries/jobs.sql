@@ -33,3 +33,20 @@ WHERE s.schemaname = current_schema() AND s.relname = 'pending_partitions'
 -- table every pop and push uses, and a table shrunk to a page or two makes the planner cost its lookups
 -- as if it would stay that small (docs/performance.md, Known issue 5).
 VACUUM (SKIP_LOCKED, TRUNCATE false) pending_partitions
+
+-- name: StatisticsOutgrown :many
+-- Those of tables $1 whose live rows (pg_stat_user_tables, counted as rows are written) number at least
+-- $2 and at least $3 times what their statistics say (pg_class.reltuples, set by the last ANALYZE or
+-- VACUUM; -1 before either). Only tables a role may analyze (its owner's member) are named.
+SELECT s.relname
+FROM pg_stat_user_tables s
+JOIN pg_class c ON c.oid = s.relid
+WHERE s.schemaname = current_schema() AND s.relname = ANY($1::text[])
+  AND pg_has_role(c.relowner, 'MEMBER')
+  AND s.n_live_tup >= greatest($2::bigint, $3::float8 * c.reltuples)
+ORDER BY s.relname
+
+-- name: AnalyzeTable :exec
+-- %s is the sanitized table name. SKIP_LOCKED: a table another session is analyzing or vacuuming is
+-- left to it.
+ANALYZE (SKIP_LOCKED) %s
