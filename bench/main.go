@@ -121,7 +121,7 @@ func parseFlags() (options, error) {
 	flag.BoolVar(&o.pgStats, "pg-stats", false, "local PostgreSQL with pg_stat_statements; print the statements that took the most time in each window")
 	var pgset string
 	flag.StringVar(&pgset, "pg-settings", "", "local PostgreSQL: extra server settings, comma-separated name=value (e.g. session_preload_libraries=auto_explain,auto_explain.log_min_duration=20ms to log slow plans in postgres.log, kept with -keep)")
-	flag.BoolVar(&o.vacuumBetween, "vacuum-between", false, "after each scenario's queues are deleted, VACUUM the broker's database (the state autovacuum leaves once it reached their dead rows)")
+	flag.BoolVar(&o.vacuumBetween, "vacuum-between", true, "after each scenario's queues are deleted, VACUUM the broker's database (the state autovacuum leaves once it reached their dead rows), so that no window pays for the dead rows of an earlier scenario; -vacuum-between=false leaves them to autovacuum")
 	flag.Parse()
 	var err error
 	if o.pushBatches, err = intList("push-batches", batches); err != nil {
