@@ -82,8 +82,8 @@ func TestAnalyzeOutgrownReplans(t *testing.T) {
 	fill(6000, 16000)
 	leading := leadingColumns(t, c)
 	run := func(opts string) string { return explainRolledBack(t, c, true, name, opts, args) }
-	plan, text := analyzed(t, run)
-	t.Logf("before AnalyzeOutgrown: %v", checkAckPlan(plan, hot, leading, ""))
+	before, _ := analyzed(t, run)
+	t.Logf("before AnalyzeOutgrown: %v", checkAckPlan(before, hot, leading, ""))
 
 	// The writes reach the statistics a moment after their commit.
 	require.Eventually(t, func() bool {
@@ -91,7 +91,7 @@ func TestAnalyzeOutgrownReplans(t *testing.T) {
 		require.NoError(t, err)
 		return slices.Contains(names, "pending_partitions")
 	}, 30*time.Second, 100*time.Millisecond)
-	plan, text = analyzed(t, run)
+	plan, text := analyzed(t, run)
 	require.Empty(t, checkAckPlan(plan, hot, leading, ""), "generic plan after AnalyzeOutgrown:\n%s", text)
 	names, err := st.AnalyzeOutgrown(ctx, 1000, 4)
 	require.NoError(t, err)
