@@ -45,11 +45,7 @@ func TestJobs(t *testing.T) {
 	t.Run("PendingDeadRows+VacuumPendingPartitions", func(t *testing.T) {
 		// A schema of its own: the check reads the dead rows of the schema's table only.
 		st := schemaStore(t)
-		q := uniq("churn")
-		configure(t, st, q, store.QueueOptions{})
-		for i := range 40 {
-			push(t, st, partition(t, st, q, fmt.Sprint(i)), uniq("tx"))
-		}
+		q := queueOfPartitions(t, st, "churn", 40)
 		vacuumed, err := st.VacuumPending(ctx, 20)
 		require.NoError(t, err)
 		require.False(t, vacuumed, "40 live rows and no dead one")
@@ -72,11 +68,7 @@ func TestJobs(t *testing.T) {
 	t.Run("StatisticsOutgrown+AnalyzeTable", func(t *testing.T) {
 		// A schema of its own: the check reads the schema's tables only.
 		st := schemaStore(t)
-		q := uniq("grow")
-		configure(t, st, q, store.QueueOptions{})
-		for i := range 40 {
-			push(t, st, partition(t, st, q, fmt.Sprint(i)), uniq("tx"))
-		}
+		queueOfPartitions(t, st, "grow", 40)
 		// 40 partitions and messages against statistics that were never taken. A session reports its
 		// writes to the statistics a moment after its commit.
 		var names []string
@@ -100,11 +92,7 @@ func TestJobs(t *testing.T) {
 		before, ok, err := st.PendingLineSample(ctx)
 		require.NoError(t, err)
 		require.True(t, ok)
-		q := uniq("walk")
-		configure(t, st, q, store.QueueOptions{})
-		for i := range 5 {
-			push(t, st, partition(t, st, q, fmt.Sprint(i)), uniq("tx"))
-		}
+		q := queueOfPartitions(t, st, "walk", 5)
 		ms, _ := pop(t, st, q, store.QueueMode, "", 10)
 		require.Len(t, ms, 1)
 		// A session reports its counters to the statistics at the end of a transaction a second or more
@@ -122,4 +110,16 @@ func TestJobs(t *testing.T) {
 		require.GreaterOrEqual(t, after.IndexPages, int64(2), "a metapage and a root")
 	})
 
+}
+
+// queueOfPartitions configures a new queue named after prefix with n partitions ("0" to n-1) of one
+// message each, and returns its name.
+func queueOfPartitions(t *testing.T, st *store.Store, prefix string, n int) string {
+	t.Helper()
+	q := uniq(prefix)
+	configure(t, st, q, store.QueueOptions{})
+	for i := range n {
+		push(t, st, partition(t, st, q, fmt.Sprint(i)), uniq("tx"))
+	}
+	return q
 }
