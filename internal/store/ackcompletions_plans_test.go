@@ -25,7 +25,7 @@ func TestAckCompletionsPlans(t *testing.T) {
 		ctx := t.Context()
 		st, c := privateConn(t)
 		h := hotConn(t, st)
-		hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries"}
+		hot := store.StatisticsTables
 		fill := growingTables(t, store.PoolOf(st), hot)
 		pid := fixturePartition
 		lease := uuid.New()

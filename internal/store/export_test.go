@@ -14,6 +14,9 @@ import (
 // Queries exposes the named queries to the external tests.
 var Queries = queries
 
+// StatisticsTables are the tables the hot statements read (AnalyzeOutgrown's), for the plan tests.
+var StatisticsTables = statisticsTables
+
 // TxSetting reads a run-time setting inside an explicit transaction, for the external tests.
 func TxSetting(t interface {
 	Helper()

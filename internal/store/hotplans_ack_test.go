@@ -24,7 +24,7 @@ func TestAckPlansAfterSmallTables(t *testing.T) {
 	st, c := privateConn(t)
 	h := hotConn(t, st)
 	pool := store.PoolOf(st)
-	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries"}
+	hot := store.StatisticsTables
 
 	fill := growingTables(t, pool, hot)
 

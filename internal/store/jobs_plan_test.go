@@ -65,7 +65,7 @@ func TestAnalyzeOutgrownReplans(t *testing.T) {
 	ctx := t.Context()
 	st, c := privateConn(t)
 	pool := store.PoolOf(st)
-	hot := []string{"messages", "partitions", "pending_partitions", "partition_consumers", "redeliveries"}
+	hot := store.StatisticsTables
 	fill := growingTables(t, pool, hot)
 	// A queue of 5 000 partitions consumed and deleted, then a VACUUM: the statistics of an empty table.
 	fill(4, 5000)
