@@ -23,6 +23,7 @@ type Config struct {
 	Schema      string
 
 	PoolSize         int
+	PushWorkers      int
 	AcquireTimeout   time.Duration
 	StatementTimeout time.Duration
 
@@ -108,6 +109,9 @@ func (c *Config) validate() error {
 	}
 	if c.PoolSize < 2 {
 		return fmt.Errorf("config: DB_POOL_SIZE: needs at least 2 connections, got %d", c.PoolSize)
+	}
+	if c.PushWorkers < 1 {
+		return fmt.Errorf("config: PUSH_WORKERS: must be at least 1")
 	}
 	if c.DefaultBatchSize < 1 {
 		return fmt.Errorf("config: DEFAULT_BATCH_SIZE: must be at least 1")

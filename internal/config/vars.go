@@ -28,6 +28,7 @@ func varsOf(c *Config) []Var {
 		{"QUEEN_DATA_DIR", "./queen-data", "data directory of the embedded PostgreSQL started when no database is configured", false, strVar(&c.DataDir)},
 		{"QUEEN_SCHEMA", "queenmq", "PostgreSQL schema holding the broker's tables", false, strVar(&c.Schema)},
 		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker (half for pops and acks, half for everything else: docs/architecture.md \"Connections\")", false, intVar(&c.PoolSize)},
+		{"PUSH_WORKERS", "2", "push transactions this broker runs at once (pushes that arrive meanwhile are merged into the next ones; capped at half of DB_POOL_SIZE, the general pool they share with the API's other statements and the jobs): fewer, larger transactions cost PostgreSQL less CPU per message, more commit in parallel on a database with cores to spare (docs/decisions.md \"Two push workers\")", false, intVar(&c.PushWorkers)},
 		{"DB_CONNECTION_TIMEOUT", "2000", "ms a request waits for a free connection before answering 500 pool", false, msVar(&c.AcquireTimeout)},
 		{"DB_STATEMENT_TIMEOUT", "30000", "ms statement timeout of every broker query", false, msVar(&c.StatementTimeout)},
 		{"DEFAULT_TIMEOUT", "30000", "ms long-poll timeout of a pop that gives none", false, msVar(&c.DefaultTimeout)},

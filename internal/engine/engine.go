@@ -21,7 +21,7 @@ type Options struct {
 	// Hub parks long-poll pops and wakes them, here and across brokers. The caller starts and stops it;
 	// nil: the engine builds its own and runs it between Start and Stop.
 	Hub                     *notify.Hub
-	PushWorkers             int           // concurrent push batches in flight
+	PushWorkers             int           // concurrent push batches in flight (PUSH_WORKERS)
 	PushMaxItems            int           // items merged into one push statement
 	AckWorkers              int           // concurrent ack batches in flight
 	AckMaxItems             int           // ack items merged into one transaction
@@ -40,7 +40,7 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	orDefault(&o.PushWorkers, 4)
+	orDefault(&o.PushWorkers, 2)
 	orDefault(&o.PushMaxItems, 1000)
 	orDefault(&o.AckWorkers, 2)
 	orDefault(&o.AckMaxItems, 1000)
