@@ -119,6 +119,7 @@ func (e *Engine) applyAcks(ctx context.Context, items []AckItem) ([]AckResult, e
 // path; off turns the path off (tests compare both paths on the same acks).
 type ackOneStats struct {
 	applied, declined atomic.Int64
+	leases            atomic.Int64 // of applied: by the whole-lease statement
 	off               bool
 }
 
@@ -148,6 +149,9 @@ func (e *Engine) ackCompletions(ctx context.Context, items []AckItem) (_ []AckRe
 			in[i].LeaseID = &id
 		}
 	}
+	if res, ok, err := e.ackWholeLeases(ctx, items, in); err != nil || ok {
+		return res, ok, err
+	}
 	done, ok, err := e.st.AckCompletions(ctx, in)
 	if err != nil || !ok {
 		if err == nil {
@@ -167,6 +171,53 @@ func (e *Engine) ackCompletions(ctx context.Context, items []AckItem) (_ []AckRe
 			}
 			released[d.Queue]++
 		}
+	}
+	e.announceReleased(released)
+	return res, true, nil
+}
+
+// ackWholeLeases applies, with store.AckLeases, a batch of completions that is nothing but whole leases
+// this broker's pops handed out: each lease's messages in the order delivered, once, under its id. For
+// those items AckCompletions would move the cursor to the lease's last message, end the lease with that
+// item and report no noop; the statement checks in the database that each lease is still the claim the
+// memo describes, and declines otherwise (ok false, nothing changed). Any other batch: ok false.
+func (e *Engine) ackWholeLeases(ctx context.Context, items []AckItem, in []store.AckCompletion) (_ []AckResult, ok bool, _ error) {
+	var leases []store.LeaseAck
+	var memo []memoLease
+	for i := 0; i < len(items); {
+		id := in[i].LeaseID
+		if id == nil {
+			return nil, false, nil
+		}
+		l, known := e.leases.take(*id)
+		if !known || len(l.txids) > len(items)-i {
+			return nil, false, nil
+		}
+		for j, tx := range l.txids {
+			it := &items[i+j]
+			if it.TransactionID != tx || it.PartitionID != l.partition || it.Group != l.group || in[i+j].LeaseID == nil || *in[i+j].LeaseID != *id {
+				return nil, false, nil
+			}
+		}
+		leases = append(leases, store.LeaseAck{ConsumerKey: store.ConsumerKey{PartitionID: l.partition, Group: l.group},
+			LeaseID: *id, Count: int32(len(l.txids))})
+		memo = append(memo, l)
+		i += len(l.txids)
+	}
+	if applied, err := e.st.AckLeases(ctx, leases); err != nil || !applied {
+		return nil, false, err
+	}
+	e.ackOne.applied.Add(1)
+	e.ackOne.leases.Add(1)
+	res := make([]AckResult, 0, len(items))
+	released := map[string]int{}
+	for k := range memo {
+		l := &memo[k]
+		for j := range l.txids {
+			res = append(res, AckResult{Index: len(res), TransactionID: l.txids[j], Success: true,
+				QueueName: &l.queue, PartitionName: &l.partitionName, LeaseReleased: j == len(l.txids)-1})
+		}
+		released[l.queue]++
 	}
 	e.announceReleased(released)
 	return res, true, nil

@@ -115,7 +115,8 @@ func completed(m engine.Message, lease string) engine.AckItem {
 
 // TestAckOneStatement: the common ack (completions of delivered messages, under their live lease or
 // none, and repeated completions) is applied by the one-statement path, with the results and the
-// database state the full path gives; every other batch is left to the full path, unchanged. Each case
+// database state the full path gives; a batch of whole leases this engine's pops handed out, by the
+// whole-lease statement; every other batch is left to the full path, unchanged. Each case
 // runs on two engines with their own databases, one with the one-statement path turned off; the last
 // request of a case is the one whose path is checked (several requests are merged as the coalescer
 // merges them).
@@ -126,14 +127,15 @@ func TestAckOneStatement(t *testing.T) {
 	cases := []struct {
 		name         string
 		oneStatement bool
+		wholeLeases  bool // of oneStatement: by the whole-lease statement (store.AckLeases)
 		run          func(s *ackSide, q string) [][]engine.AckItem
 	}{
-		{"partial ack of a lease moves the cursor and keeps the lease", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"partial ack of a lease moves the cursor and keeps the lease", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b", "c", "d")
 			r := s.pop(q, "p", g, 4)
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], r.LeaseID)}}
 		}},
-		{"acking everything delivered ends the lease", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"acking everything delivered ends the lease", true, true, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b", "c", "d", "e")
 			r := s.pop(q, "p", g, 3)
 			var items []engine.AckItem
@@ -142,45 +144,45 @@ func TestAckOneStatement(t *testing.T) {
 			}
 			return [][]engine.AckItem{items}
 		}},
-		{"a cumulative ack of the last message ends the lease, earlier ones after it are noops", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"a cumulative ack of the last message ends the lease, earlier ones after it are noops", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b", "c")
 			r := s.pop(q, "p", g, 3)
 			return [][]engine.AckItem{{completed(r.Messages[2], r.LeaseID), completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], "")}}
 		}},
-		{"a repeated completion is a noop", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"a repeated completion is a noop", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b")
 			r := s.pop(q, "p", g, 2)
 			s.ack(completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], r.LeaseID))
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], r.LeaseID), completed(r.Messages[1], "")}}
 		}},
-		{"a repeated completion under the lease before", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"a repeated completion under the lease before", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b", "c")
 			r := s.pop(q, "p", g, 1)
 			s.ack(completed(r.Messages[0], r.LeaseID))
 			r2 := s.pop(q, "p", g, 1)
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(r2.Messages[0], r2.LeaseID)}}
 		}},
-		{"success is a completion", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"success is a completion", true, true, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a")
 			r := s.pop(q, "p", g, 1)
 			it := completed(r.Messages[0], r.LeaseID)
 			it.Status = engine.AckSuccess
 			return [][]engine.AckItem{{it}}
 		}},
-		{"without a lease, after the lease expired: the cursor moves, no lease to end", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"without a lease, after the lease expired: the cursor moves, no lease to end", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b")
 			r := s.pop(q, "p", g, 2)
 			s.exec(`UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second'
 			        WHERE partition_id = $1::uuid`, r.Messages[0].PartitionID)
 			return [][]engine.AckItem{{completed(r.Messages[1], "")}}
 		}},
-		{"two groups in one batch", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"two groups in one batch", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b")
 			r1 := s.pop(q, "p", "g1", 2)
 			r2 := s.pop(q, "p", "g2", 1)
 			return [][]engine.AckItem{{completed(r1.Messages[1], r1.LeaseID), completed(r2.Messages[0], r2.LeaseID), completed(r1.Messages[0], r1.LeaseID)}}
 		}},
-		{"two partitions in one batch", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"two partitions in one batch", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p1", "a", "b")
 			s.push(q, "p2", "c", "d")
 			r1 := s.pop(q, "p1", g, 2)
@@ -188,7 +190,7 @@ func TestAckOneStatement(t *testing.T) {
 			return [][]engine.AckItem{{completed(r2.Messages[0], r2.LeaseID), completed(r1.Messages[0], r1.LeaseID),
 				completed(r1.Messages[1], r1.LeaseID), completed(r2.Messages[1], "")}}
 		}},
-		{"merged requests of several consumers", true, func(s *ackSide, q string) [][]engine.AckItem {
+		{"merged requests of several consumers", true, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p1", "a", "b")
 			s.push(q, "p2", "c")
 			r1 := s.pop(q, "p1", "g1", 2)
@@ -200,58 +202,94 @@ func TestAckOneStatement(t *testing.T) {
 				{completed(r3.Messages[0], r3.LeaseID), completed(r1.Messages[0], r1.LeaseID)},
 			}
 		}},
-		{"a wrong lease goes to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"whole leases of several consumers, merged", true, true, func(s *ackSide, q string) [][]engine.AckItem {
+			s.push(q, "p1", "a", "b")
+			s.push(q, "p2", "c", "d")
+			var reqs [][]engine.AckItem
+			for _, r := range []*engine.PopResult{s.pop(q, "p1", "g1", 2), s.pop(q, "p2", "g1", 2), s.pop(q, "p1", "g2", 2)} {
+				var items []engine.AckItem
+				for _, m := range r.Messages {
+					items = append(items, completed(m, r.LeaseID))
+				}
+				reqs = append(reqs, items)
+			}
+			return reqs
+		}},
+		{"a whole lease that consumes its partition to the end drops the pending-work record", true, true, func(s *ackSide, q string) [][]engine.AckItem {
+			s.push(q, "p", "a", "b")
+			r := s.pop(q, "p", g, 2)
+			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], r.LeaseID)}}
+		}},
+		{"a whole lease acked twice in one batch: the second time is repeated completions", true, false, func(s *ackSide, q string) [][]engine.AckItem {
+			s.push(q, "p", "a", "b")
+			r := s.pop(q, "p", g, 2)
+			items := []engine.AckItem{completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], r.LeaseID)}
+			return [][]engine.AckItem{items, items}
+		}},
+		{"a whole lease partly acked before (without its id) is declined by the whole-lease statement", true, false, func(s *ackSide, q string) [][]engine.AckItem {
+			s.push(q, "p", "a", "b")
+			r := s.pop(q, "p", g, 2)
+			s.ack(completed(r.Messages[0], ""))
+			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], r.LeaseID)}}
+		}},
+		{"a whole lease with a message deleted meanwhile goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
+			s.push(q, "p", "a", "b")
+			r := s.pop(q, "p", g, 2)
+			s.exec(`DELETE FROM messages WHERE partition_id = $1::uuid AND transaction_id = 'b'`, r.Messages[0].PartitionID)
+			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], r.LeaseID)}}
+		}},
+		{"a wrong lease goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b")
 			r := s.pop(q, "p", g, 2)
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(r.Messages[1], uuid.NewString())}}
 		}},
-		{"a repeated completion under another lease goes to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"a repeated completion under another lease goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a")
 			r := s.pop(q, "p", g, 1)
 			s.ack(completed(r.Messages[0], r.LeaseID))
 			return [][]engine.AckItem{{completed(r.Messages[0], uuid.NewString())}}
 		}},
-		{"an expired lease goes to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"an expired lease goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a")
 			r := s.pop(q, "p", g, 1)
 			s.exec(`UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second'
 			        WHERE partition_id = $1::uuid`, r.Messages[0].PartitionID)
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID)}}
 		}},
-		{"a lease id spelled in capitals goes to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"a lease id spelled in capitals goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a")
 			r := s.pop(q, "p", g, 1)
 			return [][]engine.AckItem{{completed(r.Messages[0], strings.ToUpper(r.LeaseID))}}
 		}},
-		{"an undelivered message goes to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"an undelivered message goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b", "c")
 			r := s.pop(q, "p", g, 1)
 			undelivered := r.Messages[0]
 			undelivered.TransactionID = "c"
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(undelivered, "")}}
 		}},
-		{"an unknown message goes to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"an unknown message goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a")
 			r := s.pop(q, "p", g, 1)
 			unknown := r.Messages[0]
 			unknown.TransactionID = "nope"
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), completed(unknown, r.LeaseID)}}
 		}},
-		{"mixed statuses go to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"mixed statuses go to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b")
 			r := s.pop(q, "p", g, 2)
 			failed := completed(r.Messages[1], r.LeaseID)
 			failed.Status = engine.AckFailed
 			return [][]engine.AckItem{{completed(r.Messages[0], r.LeaseID), failed}}
 		}},
-		{"a message nobody popped goes to the full path (its consumer row is created there)", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"a message nobody popped goes to the full path (its consumer row is created there)", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a")
 			r := s.pop(q, "p", "g1", 1)
 			m := r.Messages[0]
 			m.ConsumerGroup = "g2"
 			return [][]engine.AckItem{{completed(m, "")}}
 		}},
-		{"a retried dead letter goes to the full path", false, func(s *ackSide, q string) [][]engine.AckItem {
+		{"a retried dead letter goes to the full path", false, false, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b")
 			r := s.pop(q, "p", g, 1)
 			dlq := completed(r.Messages[0], r.LeaseID)
@@ -275,6 +313,7 @@ func TestAckOneStatement(t *testing.T) {
 				s.t = t
 				reqs := c.run(s, q)
 				before, _ := engine.AckOneCounts(s.eng)
+				leasesBefore := engine.AckLeaseCount(s.eng)
 				var err error
 				if len(reqs) == 1 {
 					var r []engine.AckResult
@@ -287,6 +326,7 @@ func TestAckOneStatement(t *testing.T) {
 				after, _ := engine.AckOneCounts(s.eng)
 				if j == 0 {
 					require.Equal(t, c.oneStatement, after > before, "the one-statement path applied the batch")
+					require.Equal(t, c.wholeLeases, engine.AckLeaseCount(s.eng) > leasesBefore, "the whole-lease statement applied the batch")
 				} else {
 					require.Equal(t, before, after, "the full side took the one-statement path")
 				}

@@ -81,6 +81,7 @@ type Engine struct {
 	enc         *ttlCache[string, bool] // which queues are encrypted, for EncryptionCacheTTL
 	counters    queueCounters           // per-queue operation counts for the stats loop
 	ackOne      ackOneStats             // ack.go: batches applied by the one-statement path
+	leases      *leaseMemo              // what this broker's pops delivered per lease, for acks of whole leases
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once
@@ -94,7 +95,7 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	e := &Engine{st: st, log: log, opt: opt, parts: newPartitionCache(100_000),
 		subs: newTTLCache[string, struct{}](subscriptionTTL, 100_000, nil), lim: newTTLCache[string, int32](limitTTL, 100_000, nil),
 		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), hub: opt.Hub,
-		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil)}
+		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil), leases: newLeaseMemo(50_000)}
 	if e.hub == nil {
 		e.hub, e.ownHub = notify.New(st, log), true
 	}

@@ -12,6 +12,10 @@ func AckOneCounts(e *Engine) (applied, declined int64) {
 	return e.ackOne.applied.Load(), e.ackOne.declined.Load()
 }
 
+// AckLeaseCount reports how many ack batches the whole-lease statement applied (counted in
+// AckOneCounts' applied too).
+func AckLeaseCount(e *Engine) int64 { return e.ackOne.leases.Load() }
+
 // AckMerged applies several ack requests as the coalescer does when they arrive together: one batch,
 // results split per request.
 func AckMerged(ctx context.Context, e *Engine, reqs [][]AckItem) ([][]AckResult, error) {

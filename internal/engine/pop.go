@@ -189,6 +189,14 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		}
 		res.Messages[i], created[i] = msg, m.CreatedAt
 	}
+	if !r.AutoAck && res.PartitionsClaimed == 1 {
+		txids := make([]string, len(res.Messages))
+		for i := range res.Messages {
+			txids[i] = res.Messages[i].TransactionID
+		}
+		e.leases.put(rows[0].LeaseID, memoLease{partition: rows[0].PartitionID, group: r.Group, queue: r.Queue,
+			partitionName: rows[0].Partition, txids: txids})
+	}
 	e.observePop(r.Queue, res, created)
 	return res, nil
 }

@@ -305,3 +305,38 @@ func (s *Store) AckCompletions(ctx context.Context, items []AckCompletion) (_ []
 	}
 	return nil, false, fmt.Errorf("store: ack completions: %d rows for %d items", seen, n)
 }
+
+// LeaseAck says that every message a lease delivered to one consumer row was completed, in the order
+// delivered: Count is how many the pop returned.
+type LeaseAck struct {
+	ConsumerKey
+	LeaseID uuid.UUID
+	Count   int32
+}
+
+// AckLeases completes whole leases in one statement and one round-trip, autocommitted (its commit
+// waits for the WAL flush): each cursor moves to its claim's last message, the lease ends, and the
+// pending-work record of a partition consumed to its end is dropped, as AckCompletions would do for
+// the same items. It looks no message up by transaction id: it applies the batch only when every lease
+// is still the one its consumer row holds, unexpired and not yet partly acked, with Count messages
+// delivered and still stored and no retried dead letter involved (queries/ack.sql AckLeases); otherwise
+// it changes nothing and answers false.
+func (s *Store) AckLeases(ctx context.Context, leases []LeaseAck) (applied bool, err error) {
+	n := len(leases)
+	pids := make([]uuid.UUID, n)
+	groups := make([]string, n)
+	ids := make([]uuid.UUID, n)
+	counts := make([]int32, n)
+	for i, l := range leases {
+		pids[i], groups[i], ids[i], counts[i] = l.PartitionID, l.Group, l.LeaseID, l.Count
+	}
+	c, err := s.acquireHot(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer c.Release()
+	if err := c.QueryRow(ctx, q("AckLeases"), pids, groups, ids, counts, s.now()).Scan(&applied); err != nil {
+		return false, fmt.Errorf("store: ack leases: %w", interpret(err))
+	}
+	return applied, nil
+}

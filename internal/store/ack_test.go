@@ -280,6 +280,82 @@ func TestAckOneStatement(t *testing.T) {
 		require.Equal(t, "cursor=1 live=true consumed=1 retries=0", row(t, p))
 	})
 
+	lease := func(p uuid.UUID, id uuid.UUID, n int32) store.LeaseAck {
+		return store.LeaseAck{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: g}, LeaseID: id, Count: n}
+	}
+
+	t.Run("AckLeases/applied", func(t *testing.T) {
+		q := uniq("ackleases")
+		p := configure(t, st, q, store.QueueOptions{})
+		push(t, st, p, "a", "b", "c")
+		_, l1 := pop(t, st, q, g, "", 2)
+		applied, err := st.AckLeases(ctx, []store.LeaseAck{lease(p, l1, 2)})
+		require.NoError(t, err)
+		require.True(t, applied)
+		require.Equal(t, "cursor=2 live=false consumed=2 retries=0", row(t, p))
+		require.Equal(t, []string{g}, pending(t, st, p), "c is still to consume")
+
+		// Two leases of two partitions in one statement; the second consumes its partition to the end.
+		p2 := partition(t, st, q, "p2")
+		push(t, st, p2, "x")
+		_, l2 := pop(t, st, q, g, "", 1)
+		_, l3 := pop(t, st, q, g, "p2", 1)
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p2, l3, 1), lease(p, l2, 1)})
+		require.NoError(t, err)
+		require.True(t, applied)
+		require.Equal(t, "cursor=3 live=false consumed=3 retries=0", row(t, p))
+		require.Empty(t, pending(t, st, p))
+		require.Empty(t, pending(t, st, p2))
+	})
+
+	t.Run("AckLeases/declined", func(t *testing.T) {
+		q := uniq("ackleases-no")
+		p := configure(t, st, q, store.QueueOptions{})
+		push(t, st, p, "a", "b", "c")
+		_, l := pop(t, st, q, g, "", 2)
+		for name, leases := range map[string][]store.LeaseAck{
+			"another lease":        {lease(p, uuid.New(), 2)},
+			"another count":        {lease(p, l, 3)},
+			"unknown partition":    {lease(p, l, 2), lease(uuid.New(), l, 1)},
+			"consumer row missing": {{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: "g9"}, LeaseID: l, Count: 2}},
+		} {
+			applied, err := st.AckLeases(ctx, leases)
+			require.NoError(t, err, name)
+			require.False(t, applied, name)
+			require.Equal(t, "cursor=0 live=true consumed=0 retries=0", row(t, p), name)
+		}
+		// Partly acked already: the cursor is no longer where the claim found it.
+		ackDone(t, st, p, g, "a")
+		before := row(t, p)
+		applied, err := st.AckLeases(ctx, []store.LeaseAck{lease(p, l, 2)})
+		require.NoError(t, err)
+		require.False(t, applied)
+		require.Equal(t, before, row(t, p))
+
+		q2 := uniq("ackleases-no")
+		p2 := configure(t, st, q2, store.QueueOptions{})
+		push(t, st, p2, "a")
+		_, l2 := pop(t, st, q2, g, "", 1)
+		exec(t, st, `INSERT INTO redeliveries (partition_id, consumer_group, seq) VALUES ($1, $2, 1)`, p2, g)
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p2, l2, 1)})
+		require.NoError(t, err)
+		require.False(t, applied, "a retried dead letter of the group on the partition")
+		exec(t, st, `DELETE FROM redeliveries WHERE partition_id = $1`, p2)
+		exec(t, st, `UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second' WHERE partition_id = $1`, p2)
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p2, l2, 1)})
+		require.NoError(t, err)
+		require.False(t, applied, "an expired lease")
+
+		q3 := uniq("ackleases-no")
+		p3 := configure(t, st, q3, store.QueueOptions{})
+		push(t, st, p3, "a", "b")
+		_, l3 := pop(t, st, q3, g, "", 2)
+		exec(t, st, `DELETE FROM messages WHERE partition_id = $1 AND transaction_id = 'b'`, p3)
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p3, l3, 2)})
+		require.NoError(t, err)
+		require.False(t, applied, "a message of the claim deleted meanwhile")
+	})
+
 	t.Run("AckCompletions/commit mode", func(t *testing.T) {
 		// An applied batch commits as acks do (the database's synchronous_commit); a declined one wrote
 		// nothing but row locks and does not wait for the WAL flush.

@@ -273,3 +273,74 @@ SELECT e.i, e.seq, e.partition_name, e.queue_name, NOT e.moves AS noop, e.releas
 FROM e
 WHERE (SELECT ok.ok FROM ok)
 ORDER BY e.i
+
+-- name: AckLeases :one
+-- Whole leases completed, in one autocommitted statement: item k says that every message lease $3[k]
+-- delivered on partition $1[k] to group $2[k], $4[k] of them, was completed, in the order delivered ($5
+-- now, NULL: the database clock). The broker that answered the pop knows which messages those were
+-- (engine, leaseMemo), so no message is looked up by transaction id: a lease id is minted for one claim,
+-- and while the consumer row still holds it, unexpired, with its cursor where the claim found it and as
+-- many messages delivered (and still stored), the claim's messages are the ones acked. It applies the batch only when every item
+-- holds so, with no retried dead letter of the group on the partition; the cursor then moves to the
+-- claim's last message and the lease ends, as AckCompletions would do for the same items. Otherwise it
+-- changes nothing and answers false, and the engine takes AckCompletions' path.
+-- Consumer rows are locked FOR UPDATE in (partition, group) order, as ConsumerLock and AckCompletions
+-- lock them; the lookups are LATERAL subqueries keyed by one row (see AckCompletions).
+WITH t AS MATERIALIZED (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) AS t(partition_id, consumer_group, lease_id, cnt)
+), pc AS MATERIALIZED (
+    SELECT t.partition_id, t.consumer_group, pc.delivered_seq, pc.delivered_count,
+           coalesce(pc.lease_id = t.lease_id AND pc.lease_expires_at > coalesce($5::timestamptz, now())
+                    AND pc.cursor_seq = pc.claim_cursor_seq AND pc.delivered_count = t.cnt
+                    AND rd.redelivery IS NULL AND ms.n = t.cnt, false) AS fits
+    FROM (SELECT * FROM t ORDER BY partition_id, consumer_group) t
+    LEFT JOIN LATERAL (
+        SELECT * FROM partition_consumers pc
+        WHERE pc.partition_id = t.partition_id
+          AND (pc.partition_id, pc.consumer_group) >= (t.partition_id, t.consumer_group)
+          AND (pc.partition_id, pc.consumer_group) <= (t.partition_id, t.consumer_group)
+        LIMIT 1
+        FOR UPDATE) pc ON true
+    LEFT JOIN LATERAL (
+        SELECT true AS redelivery FROM redeliveries r
+        WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group LIMIT 1) rd ON true
+    -- The claim's messages are all still there (none deleted by the API or by retention meanwhile, which
+    -- the full path answers per item). Counted in messages_pkey's order, the one index that reads
+    -- only the claim's range (see AckCompletions' leased).
+    LEFT JOIN LATERAL (
+        SELECT count(*) AS n FROM (
+            SELECT m.seq FROM messages m
+            WHERE m.partition_id = pc.partition_id AND m.seq > pc.claim_cursor_seq AND m.seq <= pc.delivered_seq
+            ORDER BY m.seq LIMIT t.cnt + 1) m) ms ON true
+), ok AS MATERIALIZED (
+    -- A declined batch wrote nothing but its row locks, so its commit need not wait for the WAL flush.
+    SELECT o.ok, CASE WHEN NOT o.ok THEN set_config('synchronous_commit', 'off', true) END AS commit_mode
+    FROM (SELECT bool_and(pc.fits) AS ok FROM pc) o
+), upd AS (
+    -- As AckCompletions' update, for a whole lease: retries reset, retry_after kept.
+    UPDATE partition_consumers pc SET
+        cursor_seq        = u.delivered_seq,
+        lease_expires_at  = NULL,
+        batch_retry_count = 0,
+        total_consumed    = pc.total_consumed + u.delivered_count,
+        last_consumed_at  = coalesce($5::timestamptz, now())
+    FROM (SELECT * FROM pc WHERE (SELECT ok.ok FROM ok)) u
+    WHERE pc.partition_id = ANY (ARRAY[u.partition_id])
+      AND (pc.partition_id, pc.consumer_group) >= (u.partition_id, u.consumer_group)
+      AND (pc.partition_id, pc.consumer_group) <= (u.partition_id, u.consumer_group)
+    RETURNING pc.partition_id, pc.consumer_group, pc.cursor_seq
+), forget AS (
+    -- As PendingForgetConsumed (no retried dead letter is involved), after the cursors moved.
+    DELETE FROM pending_partitions pp
+    USING (
+        SELECT u.partition_id, u.consumer_group
+        FROM (SELECT * FROM upd ORDER BY 1) AS u
+        CROSS JOIN LATERAL (
+            SELECT 1 FROM partitions p
+            WHERE p.id = u.partition_id AND p.last_seq <= u.cursor_seq
+            FOR SHARE OF p SKIP LOCKED) p
+        ORDER BY u.partition_id
+    ) f
+    WHERE pp.partition_id = ANY (ARRAY[f.partition_id]) AND pp.consumer_group = ANY (ARRAY[f.consumer_group])
+)
+SELECT coalesce((SELECT ok.ok FROM ok), false)
