@@ -7,11 +7,11 @@ import (
 )
 
 // leaseMemo remembers which messages each lease this broker's pops handed out delivered, so that an ack
-// of a whole lease, the common ack, needs no read of messages (store.AckLeases). It is only a shortcut:
-// a lease it does not know (popped through another broker, or forgotten) and an ack that is not the
-// lease's messages in the order delivered take AckCompletions' path, which decides the same way. It
-// holds at most max transaction ids and starts over when it would pass them, like partitionCache: a
-// lease nobody acks stays until then.
+// of a whole lease, the common ack, looks no message up by transaction id (store.AckLeases). It is only
+// a shortcut: a lease it does not know (popped through another broker, or forgotten) and an ack that is
+// not the lease's messages in the order delivered take AckCompletions' path, which decides the same
+// way. It holds at most max transaction ids and starts over when it would pass them, like
+// partitionCache: a lease nobody acks stays until then.
 type leaseMemo struct {
 	mu    sync.Mutex // protects m and items; a leaf
 	m     map[uuid.UUID]memoLease

@@ -278,12 +278,13 @@ ORDER BY e.i
 -- Whole leases completed, in one autocommitted statement: item k says that every message lease $3[k]
 -- delivered on partition $1[k] to group $2[k], $4[k] of them, was completed, in the order delivered ($5
 -- now, NULL: the database clock). The broker that answered the pop knows which messages those were
--- (engine, leaseMemo), so no message is looked up by transaction id: a lease id is minted for one claim,
--- and while the consumer row still holds it, unexpired, with its cursor where the claim found it and as
--- many messages delivered (and still stored), the claim's messages are the ones acked. It applies the batch only when every item
--- holds so, with no retried dead letter of the group on the partition; the cursor then moves to the
--- claim's last message and the lease ends, as AckCompletions would do for the same items. Otherwise it
--- changes nothing and answers false, and the engine takes AckCompletions' path.
+-- (engine, leaseMemo), so no message is looked up by transaction id: a lease id is minted for one
+-- claim, and while the consumer row still holds it, unexpired, with its cursor where the claim found it
+-- and as many messages delivered (and still stored), the claim's messages are the ones acked. It
+-- applies the batch only when every item holds so, with no retried dead letter of the group on the
+-- partition; the cursor then moves to the claim's last message and the lease ends, as AckCompletions
+-- would do for the same items. Otherwise it changes nothing and answers false, and the engine takes
+-- AckCompletions' path.
 -- Consumer rows are locked FOR UPDATE in (partition, group) order, as ConsumerLock and AckCompletions
 -- lock them; the lookups are LATERAL subqueries keyed by one row (see AckCompletions).
 WITH t AS MATERIALIZED (
