@@ -280,7 +280,7 @@ func TestAckOneStatement(t *testing.T) {
 		require.Equal(t, "cursor=1 live=true consumed=1 retries=0", row(t, p))
 	})
 
-	lease := func(p uuid.UUID, id uuid.UUID, n int32) store.LeaseAck {
+	whole := func(p uuid.UUID, id uuid.UUID, n int32) store.LeaseAck {
 		return store.LeaseAck{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: g}, LeaseID: id, Count: n}
 	}
 
@@ -289,7 +289,7 @@ func TestAckOneStatement(t *testing.T) {
 		p := configure(t, st, q, store.QueueOptions{})
 		push(t, st, p, "a", "b", "c")
 		_, l1 := pop(t, st, q, g, "", 2)
-		applied, err := st.AckLeases(ctx, []store.LeaseAck{lease(p, l1, 2)})
+		applied, err := st.AckLeases(ctx, []store.LeaseAck{whole(p, l1, 2)})
 		require.NoError(t, err)
 		require.True(t, applied)
 		require.Equal(t, "cursor=2 live=false consumed=2 retries=0", row(t, p))
@@ -300,7 +300,7 @@ func TestAckOneStatement(t *testing.T) {
 		push(t, st, p2, "x")
 		_, l2 := pop(t, st, q, g, "", 1)
 		_, l3 := pop(t, st, q, g, "p2", 1)
-		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p2, l3, 1), lease(p, l2, 1)})
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{whole(p2, l3, 1), whole(p, l2, 1)})
 		require.NoError(t, err)
 		require.True(t, applied)
 		require.Equal(t, "cursor=3 live=false consumed=3 retries=0", row(t, p))
@@ -314,9 +314,9 @@ func TestAckOneStatement(t *testing.T) {
 		push(t, st, p, "a", "b", "c")
 		_, l := pop(t, st, q, g, "", 2)
 		for name, leases := range map[string][]store.LeaseAck{
-			"another lease":        {lease(p, uuid.New(), 2)},
-			"another count":        {lease(p, l, 3)},
-			"unknown partition":    {lease(p, l, 2), lease(uuid.New(), l, 1)},
+			"another lease":        {whole(p, uuid.New(), 2)},
+			"another count":        {whole(p, l, 3)},
+			"unknown partition":    {whole(p, l, 2), whole(uuid.New(), l, 1)},
 			"consumer row missing": {{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: "g9"}, LeaseID: l, Count: 2}},
 		} {
 			applied, err := st.AckLeases(ctx, leases)
@@ -327,7 +327,7 @@ func TestAckOneStatement(t *testing.T) {
 		// Partly acked already: the cursor is no longer where the claim found it.
 		ackDone(t, st, p, g, "a")
 		before := row(t, p)
-		applied, err := st.AckLeases(ctx, []store.LeaseAck{lease(p, l, 2)})
+		applied, err := st.AckLeases(ctx, []store.LeaseAck{whole(p, l, 2)})
 		require.NoError(t, err)
 		require.False(t, applied)
 		require.Equal(t, before, row(t, p))
@@ -337,12 +337,12 @@ func TestAckOneStatement(t *testing.T) {
 		push(t, st, p2, "a")
 		_, l2 := pop(t, st, q2, g, "", 1)
 		exec(t, st, `INSERT INTO redeliveries (partition_id, consumer_group, seq) VALUES ($1, $2, 1)`, p2, g)
-		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p2, l2, 1)})
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{whole(p2, l2, 1)})
 		require.NoError(t, err)
 		require.False(t, applied, "a retried dead letter of the group on the partition")
 		exec(t, st, `DELETE FROM redeliveries WHERE partition_id = $1`, p2)
 		exec(t, st, `UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second' WHERE partition_id = $1`, p2)
-		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p2, l2, 1)})
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{whole(p2, l2, 1)})
 		require.NoError(t, err)
 		require.False(t, applied, "an expired lease")
 
@@ -351,7 +351,7 @@ func TestAckOneStatement(t *testing.T) {
 		push(t, st, p3, "a", "b")
 		_, l3 := pop(t, st, q3, g, "", 2)
 		exec(t, st, `DELETE FROM messages WHERE partition_id = $1 AND transaction_id = 'b'`, p3)
-		applied, err = st.AckLeases(ctx, []store.LeaseAck{lease(p3, l3, 2)})
+		applied, err = st.AckLeases(ctx, []store.LeaseAck{whole(p3, l3, 2)})
 		require.NoError(t, err)
 		require.False(t, applied, "a message of the claim deleted meanwhile")
 	})
