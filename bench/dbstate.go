@@ -100,14 +100,21 @@ func (r *runner) vacuumDatabase(ctx context.Context) {
 
 // checkpoint writes a checkpoint before a measured window (-checkpoint), so that every window starts
 // right after one: the full-page images of first page changes then fall alike on the broker's windows
-// and the baseline's, instead of on whichever a checkpoint happened to start in. A failure (no
-// privilege on a remote database) is reported once and ends the checkpoints.
+// and the baseline's, instead of on whichever a checkpoint happened to start in. With -compare the other
+// target's database is checkpointed as well: its last window, drain and VACUUM leave dirty pages that
+// its checkpointer and the kernel would otherwise write out during this window, on the same disk. A
+// failure (no privilege on a remote database) is reported once and ends that database's checkpoints.
 func (r *runner) checkpoint(ctx context.Context) {
-	if r.db == nil || !r.opt.checkpoint || r.noCheckpoint {
+	if !r.opt.checkpoint {
 		return
 	}
-	if _, err := r.db.pool.Exec(ctx, `CHECKPOINT`); err != nil {
-		r.noCheckpoint = true
-		fmt.Fprintf(r.out, "[%s] CHECKPOINT failed, windows run without one: %v\n", r.label, err)
+	for _, x := range append([]*runner{r}, r.peers...) {
+		if x.db == nil || x.noCheckpoint {
+			continue
+		}
+		if _, err := x.db.pool.Exec(ctx, `CHECKPOINT`); err != nil {
+			x.noCheckpoint = true
+			fmt.Fprintf(r.out, "[%s] CHECKPOINT failed, windows run without one: %v\n", x.label, err)
+		}
 	}
 }

@@ -185,6 +185,7 @@ func run(ctx context.Context, o options) (int, error) {
 		}
 		defer cmp.stop()
 		targets = append(targets, cmp)
+		main.runner.peers, cmp.runner.peers = []*runner{cmp.runner}, []*runner{main.runner}
 	}
 	if o.pprofDir != "" {
 		if err := os.MkdirAll(o.pprofDir, 0o755); err != nil {

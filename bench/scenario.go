@@ -72,7 +72,10 @@ type runner struct {
 	pprofURL     string // the broker's pprof listener, "" when unknown
 	label        string // target label
 	noCheckpoint bool   // a CHECKPOINT failed: no more are tried
-	out          io.Writer
+	// peers are the runners of the run's other targets (-compare): their databases are checkpointed
+	// before this runner's windows too (see checkpoint).
+	peers []*runner
+	out   io.Writer
 }
 
 func (r *runner) queue(name string) string { return "bench-" + r.tag + "-" + name }
