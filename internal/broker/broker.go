@@ -139,7 +139,9 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	b.eng = engine.New(b.st, log, engine.Options{Hub: hub,
 		// Each push worker holds a connection of the general pool (half of DB_POOL_SIZE) while its
 		// batch runs: more workers than that would only wait for one.
-		PushWorkers:     min(cfg.PushWorkers, max(cfg.PoolSize/2, 1)),
+		PushWorkers: min(cfg.PushWorkers, max(cfg.PoolSize/2, 1)),
+		// Ack workers hold a connection of the hot pool, the other half, shared with the pops.
+		AckWorkers:      min(cfg.AckWorkers, max(cfg.PoolSize/2, 1)),
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
 		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode, Spool: b.spool,
 		SpoolReplayBatch: cfg.Durability.ReplayBatch,

@@ -24,6 +24,7 @@ type Config struct {
 
 	PoolSize         int
 	PushWorkers      int
+	AckWorkers       int
 	AcquireTimeout   time.Duration
 	StatementTimeout time.Duration
 
@@ -112,6 +113,9 @@ func (c *Config) validate() error {
 	}
 	if c.PushWorkers < 1 {
 		return fmt.Errorf("config: PUSH_WORKERS: must be at least 1")
+	}
+	if c.AckWorkers < 1 {
+		return fmt.Errorf("config: ACK_WORKERS: must be at least 1")
 	}
 	if c.DefaultBatchSize < 1 {
 		return fmt.Errorf("config: DEFAULT_BATCH_SIZE: must be at least 1")

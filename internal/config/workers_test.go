@@ -6,20 +6,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPushWorkers: two push transactions at a time by default (docs/decisions.md "Two push
-// workers"); PUSH_WORKERS sets another count, and one below 1 is refused.
-func TestPushWorkers(t *testing.T) {
+// TestWorkers: two push transactions and one ack transaction at a time by default (docs/decisions.md
+// "Two push workers", "One ack worker"); PUSH_WORKERS and ACK_WORKERS set other counts, and one below
+// 1 is refused.
+func TestWorkers(t *testing.T) {
 	t.Parallel()
-	c, err := loadAuthEnv(nil)
-	require.NoError(t, err)
-	require.Equal(t, 2, c.PushWorkers)
+	for _, tc := range []struct {
+		name string
+		def  int
+		get  func(Config) int
+	}{
+		{"PUSH_WORKERS", 2, func(c Config) int { return c.PushWorkers }},
+		{"ACK_WORKERS", 1, func(c Config) int { return c.AckWorkers }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadAuthEnv(nil)
+			require.NoError(t, err)
+			require.Equal(t, tc.def, tc.get(c))
 
-	c, err = loadAuthEnv(map[string]string{"PUSH_WORKERS": "6"})
-	require.NoError(t, err)
-	require.Equal(t, 6, c.PushWorkers)
+			c, err = loadAuthEnv(map[string]string{tc.name: "6"})
+			require.NoError(t, err)
+			require.Equal(t, 6, tc.get(c))
 
-	for _, v := range []string{"0", "-1", "two"} {
-		_, err := loadAuthEnv(map[string]string{"PUSH_WORKERS": v})
-		require.ErrorContains(t, err, "PUSH_WORKERS")
+			for _, v := range []string{"0", "-1", "two"} {
+				_, err := loadAuthEnv(map[string]string{tc.name: v})
+				require.ErrorContains(t, err, tc.name)
+			}
+		})
 	}
 }

@@ -23,7 +23,7 @@ type Options struct {
 	Hub                     *notify.Hub
 	PushWorkers             int           // concurrent push batches in flight (PUSH_WORKERS)
 	PushMaxItems            int           // items merged into one push statement
-	AckWorkers              int           // concurrent ack batches in flight
+	AckWorkers              int           // concurrent ack batches in flight (ACK_WORKERS)
 	AckMaxItems             int           // ack items merged into one transaction
 	RecheckInterval         time.Duration // safety re-check of parked long-polls (expired leases, delays)
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
@@ -42,7 +42,7 @@ type Options struct {
 func (o *Options) defaults() {
 	orDefault(&o.PushWorkers, 2)
 	orDefault(&o.PushMaxItems, 1000)
-	orDefault(&o.AckWorkers, 2)
+	orDefault(&o.AckWorkers, 1)
 	orDefault(&o.AckMaxItems, 1000)
 	orDefault(&o.RecheckInterval, time.Second)
 	orDefault(&o.MaxPollTimeout, 300*time.Second)
