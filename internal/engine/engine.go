@@ -110,8 +110,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 // engine given no hub runs its own here.
 func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(context.WithoutCancel(ctx))
-	e.push.start(ctx, e.opt.PushWorkers)
-	e.ack.start(ctx, e.opt.AckWorkers)
+	e.push.start(ctx)
+	e.ack.start(ctx)
 	if e.ownHub {
 		_ = e.hub.Start(ctx) // a fresh hub: it cannot be running already
 	}

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// gate is a coalescer exec that records its batches and holds each one until released.
+type gate struct {
+	mu      sync.Mutex
+	batches [][]int
+	running int
+	most    int // most batches running at once
+	entered chan []int
+	release chan struct{}
+}
+
+func newGate() *gate { return &gate{entered: make(chan []int, 16), release: make(chan struct{})} }
+
+func (g *gate) exec(_ context.Context, reqs []int) ([]int, error) {
+	b := append([]int(nil), reqs...)
+	g.mu.Lock()
+	g.batches = append(g.batches, b)
+	g.running++
+	g.most = max(g.most, g.running)
+	g.mu.Unlock()
+	g.entered <- b
+	<-g.release
+	g.mu.Lock()
+	g.running--
+	g.mu.Unlock()
+	out := make([]int, len(reqs))
+	for i, r := range reqs {
+		if r == 99 {
+			panic("ninety-nine")
+		}
+		if r < 0 {
+			return nil, errors.New("negative")
+		}
+		out[i] = r * 10
+	}
+	return out, nil
+}
+
+type answer struct{ req, resp int }
+
+// submit runs do in a goroutine; its answer arrives on out.
+func submit(c *coalescer[int, int], ctx context.Context, req int, out chan<- answer, errs chan<- error) {
+	go func() {
+		resp, err := c.do(ctx, req)
+		if err != nil {
+			errs <- err
+			return
+		}
+		out <- answer{req, resp}
+	}()
+}
+
+// untilWaiting returns once n requests wait in the shard's queue (their callers found no slot free).
+func untilWaiting(t *testing.T, c *coalescer[int, int], shard, n int) {
+	t.Helper()
+	q := c.shards[shard]
+	require.Eventually(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.waiting) == n
+	}, time.Minute, time.Millisecond)
+}
+
+// TestCoalescer: a request that finds a slot free runs its batch at once; what arrives meanwhile waits
+// and goes into one batch (up to maxItems, always at least one request); the slots bound the batches
+// running at once, per shard when sharded; a merged batch that fails is retried request by request.
+func TestCoalescer(t *testing.T) {
+	t.Parallel()
+	size := func(int) int { return 1 }
+
+	t.Run("merges what waits", func(t *testing.T) {
+		t.Parallel()
+		g := newGate()
+		c := newCoalescer(1, 2, size, g.exec)
+		c.start(t.Context())
+		out, errs := make(chan answer, 8), make(chan error, 8)
+		submit(c, t.Context(), 1, out, errs)
+		require.Equal(t, []int{1}, <-g.entered, "a lone request runs at once")
+		for i, r := range []int{2, 3, 4} {
+			submit(c, t.Context(), r, out, errs)
+			untilWaiting(t, c, 0, i+1) // queued in this order
+		}
+		g.release <- struct{}{}
+		require.Equal(t, answer{1, 10}, <-out, "the first caller is answered while others still wait")
+		require.Equal(t, []int{2, 3}, <-g.entered, "the waiting requests merge, up to maxItems")
+		g.release <- struct{}{}
+		require.Equal(t, []int{4}, <-g.entered)
+		g.release <- struct{}{}
+		got := map[int]int{}
+		for range 3 {
+			a := <-out
+			got[a.req] = a.resp
+		}
+		require.Equal(t, map[int]int{2: 20, 3: 30, 4: 40}, got)
+		c.wait()
+		require.Equal(t, 1, g.most)
+		require.Empty(t, errs)
+	})
+
+	t.Run("slots", func(t *testing.T) {
+		t.Parallel()
+		g := newGate()
+		c := newCoalescer(2, 10, size, g.exec)
+		c.start(t.Context())
+		out, errs := make(chan answer, 8), make(chan error, 8)
+		submit(c, t.Context(), 1, out, errs)
+		<-g.entered
+		submit(c, t.Context(), 2, out, errs)
+		<-g.entered // a second slot: runs beside the first
+		submit(c, t.Context(), 3, out, errs)
+		untilWaiting(t, c, 0, 1)
+		g.release <- struct{}{}
+		require.Equal(t, []int{3}, <-g.entered)
+		g.release <- struct{}{}
+		g.release <- struct{}{}
+		for range 3 {
+			<-out
+		}
+		c.wait()
+		require.Equal(t, 2, g.most)
+	})
+
+	t.Run("sharded", func(t *testing.T) {
+		t.Parallel()
+		g := newGate()
+		c := newCoalescer(2, 10, size, g.exec).sharded(2, func(r int) uint64 { return uint64(r % 2) })
+		c.start(t.Context())
+		out, errs := make(chan answer, 8), make(chan error, 8)
+		submit(c, t.Context(), 2, out, errs)
+		<-g.entered
+		submit(c, t.Context(), 4, out, errs) // same shard: waits although a slot of the other is free
+		untilWaiting(t, c, 0, 1)
+		submit(c, t.Context(), 1, out, errs)
+		require.Equal(t, []int{1}, <-g.entered, "the other shard runs beside it")
+		g.release <- struct{}{}
+		g.release <- struct{}{}
+		require.Equal(t, []int{4}, <-g.entered)
+		g.release <- struct{}{}
+		for range 3 {
+			<-out
+		}
+		c.wait()
+	})
+
+	t.Run("a caller that leaves", func(t *testing.T) {
+		t.Parallel()
+		g := newGate()
+		c := newCoalescer(1, 10, size, g.exec)
+		out, errs := make(chan answer, 8), make(chan error, 8)
+		early, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := c.do(early, 7)
+		require.ErrorIs(t, err, context.Canceled, "before start, a request waits for it or for its context")
+
+		c.start(t.Context())
+		submit(c, t.Context(), 1, out, errs)
+		<-g.entered
+		ctx, cancel := context.WithCancel(t.Context())
+		submit(c, ctx, 2, out, errs)
+		untilWaiting(t, c, 0, 1)
+		cancel()
+		require.ErrorIs(t, <-errs, context.Canceled)
+		g.release <- struct{}{}
+		require.Equal(t, []int{2}, <-g.entered, "a queued request still runs: nothing may write it twice")
+		g.release <- struct{}{}
+		require.Equal(t, answer{1, 10}, <-out)
+		c.wait()
+	})
+
+	t.Run("a failed batch is retried alone", func(t *testing.T) {
+		t.Parallel()
+		g := newGate()
+		c := newCoalescer(1, 10, size, g.exec)
+		c.start(t.Context())
+		out, errs := make(chan answer, 8), make(chan error, 8)
+		submit(c, t.Context(), 1, out, errs)
+		<-g.entered
+		submit(c, t.Context(), 2, out, errs)
+		untilWaiting(t, c, 0, 1)
+		submit(c, t.Context(), -3, out, errs)
+		untilWaiting(t, c, 0, 2)
+		g.release <- struct{}{}
+		require.Equal(t, []int{2, -3}, <-g.entered)
+		g.release <- struct{}{}
+		for range 2 {
+			<-g.entered
+			g.release <- struct{}{}
+		}
+		require.Equal(t, answer{1, 10}, <-out)
+		require.Equal(t, answer{2, 20}, <-out)
+		require.ErrorContains(t, <-errs, "negative")
+		c.wait()
+	})
+
+	t.Run("a batch that panics", func(t *testing.T) {
+		t.Parallel()
+		g := newGate()
+		c := newCoalescer(1, 10, size, g.exec)
+		c.start(t.Context())
+		panicked := make(chan any, 1)
+		go func() {
+			defer func() { panicked <- recover() }()
+			_, _ = c.do(t.Context(), 99) // finds the slot free: runs its batch, which panics
+		}()
+		require.Equal(t, []int{99}, <-g.entered)
+		g.release <- struct{}{}
+		require.Equal(t, "ninety-nine", <-panicked, "the panic goes on in the caller's goroutine")
+		out, errs := make(chan answer, 8), make(chan error, 8)
+		submit(c, t.Context(), 3, out, errs)
+		require.Equal(t, []int{3}, <-g.entered, "the slot is free again")
+		g.release <- struct{}{}
+		require.Equal(t, answer{3, 30}, <-out)
+		c.wait()
+	})
+}
