@@ -74,7 +74,7 @@ func TestJobs(t *testing.T) {
 		var names []string
 		require.Eventually(t, func() bool {
 			var err error
-			names, err = st.AnalyzeOutgrown(ctx, 20, 4)
+			names, err = st.AnalyzeOutgrown(ctx, 20, 4, 1e9)
 			require.NoError(t, err)
 			return slices.Contains(names, "partitions")
 		}, 30*time.Second, 50*time.Millisecond)
@@ -82,9 +82,23 @@ func TestJobs(t *testing.T) {
 		// The 40 and the queue's default partition.
 		require.Equal(t, int64(41), scalar[int64](t, st, `SELECT c.reltuples::bigint FROM pg_class c
 			WHERE c.oid = to_regclass(quote_ident(current_schema()) || '.partitions')`))
-		names, err := st.AnalyzeOutgrown(ctx, 20, 4)
+		names, err := st.AnalyzeOutgrown(ctx, 20, 4, 1e9)
 		require.NoError(t, err)
 		require.NotContains(t, names, "partitions", "its statistics now count its rows")
+
+		// 200 more partitions: more than 4 times the 41 the statistics count, which settled leaves alone
+		// when they count that many already.
+		queueOfPartitions(t, st, "grow-more", 200)
+		require.Eventually(t, func() bool {
+			return scalar[int64](t, st, `SELECT n_live_tup FROM pg_stat_user_tables
+				WHERE schemaname = current_schema() AND relname = 'partitions'`) >= 241
+		}, 30*time.Second, 50*time.Millisecond)
+		names, err = st.AnalyzeOutgrown(ctx, 20, 4, 41)
+		require.NoError(t, err)
+		require.NotContains(t, names, "partitions", "statistics of 41 rows are settled at 41")
+		names, err = st.AnalyzeOutgrown(ctx, 20, 4, 42)
+		require.NoError(t, err)
+		require.Contains(t, names, "partitions")
 	})
 	t.Run("PendingLineSample", func(t *testing.T) {
 		// A schema of its own: the counters are the schema's line index's.

@@ -37,13 +37,15 @@ VACUUM (SKIP_LOCKED, TRUNCATE false) pending_partitions
 -- name: StatisticsOutgrown :many
 -- Those of tables $1 whose live rows (pg_stat_user_tables, counted as rows are written) number at least
 -- $2 and at least $3 times what their statistics say (pg_class.reltuples, set by the last ANALYZE or
--- VACUUM; -1 before either). Only tables a role may analyze (its owner's member) are named.
+-- VACUUM; -1 before either), while their statistics count fewer than $4 rows. Only tables a role may
+-- analyze (its owner's member) are named.
 SELECT s.relname
 FROM pg_stat_user_tables s
 JOIN pg_class c ON c.oid = s.relid
 WHERE s.schemaname = current_schema() AND s.relname = ANY($1::text[])
   AND pg_has_role(c.relowner, 'MEMBER')
   AND s.n_live_tup >= greatest($2::bigint, $3::float8 * c.reltuples)
+  AND c.reltuples < $4::float8
 ORDER BY s.relname
 
 -- name: AnalyzeTable :exec
