@@ -70,8 +70,9 @@ func (c *coalescer[Req, Resp]) start(ctx context.Context) {
 // wait returns once no batch is running.
 func (c *coalescer[Req, Resp]) wait() { c.wg.Wait() }
 
-// do submits req and waits for its answer or for ctx to end. A request already in a batch is
-// answered even if ctx ends meanwhile: the batch may have written it.
+// do submits req and waits for its answer or for ctx to end. A submitted request runs either way, as
+// it did when it was handed to a worker; a caller that runs the batch itself waits for it whatever ctx
+// says.
 func (c *coalescer[Req, Resp]) do(ctx context.Context, req Req) (Resp, error) {
 	var zero Resp
 	select {

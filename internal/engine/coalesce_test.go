@@ -49,6 +49,18 @@ func (g *gate) exec(_ context.Context, reqs []int) ([]int, error) {
 
 type answer struct{ req, resp int }
 
+// gated builds a started coalescer over a new gate (each request of size 1; sharded by shard unless it
+// is nil) and the channels submit answers on.
+func gated(t *testing.T, slots, maxItems int, shard func(int) uint64) (*gate, *coalescer[int, int], chan answer, chan error) {
+	g := newGate()
+	c := newCoalescer(slots, maxItems, func(int) int { return 1 }, g.exec)
+	if shard != nil {
+		c.sharded(slots, shard)
+	}
+	c.start(t.Context())
+	return g, c, make(chan answer, 8), make(chan error, 8)
+}
+
 // submit runs do in a goroutine; its answer arrives on out.
 func submit(c *coalescer[int, int], ctx context.Context, req int, out chan<- answer, errs chan<- error) {
 	go func() {
@@ -77,14 +89,10 @@ func untilWaiting(t *testing.T, c *coalescer[int, int], shard, n int) {
 // running at once, per shard when sharded; a merged batch that fails is retried request by request.
 func TestCoalescer(t *testing.T) {
 	t.Parallel()
-	size := func(int) int { return 1 }
 
 	t.Run("merges what waits", func(t *testing.T) {
 		t.Parallel()
-		g := newGate()
-		c := newCoalescer(1, 2, size, g.exec)
-		c.start(t.Context())
-		out, errs := make(chan answer, 8), make(chan error, 8)
+		g, c, out, errs := gated(t, 1, 2, nil)
 		submit(c, t.Context(), 1, out, errs)
 		require.Equal(t, []int{1}, <-g.entered, "a lone request runs at once")
 		for i, r := range []int{2, 3, 4} {
@@ -110,10 +118,7 @@ func TestCoalescer(t *testing.T) {
 
 	t.Run("slots", func(t *testing.T) {
 		t.Parallel()
-		g := newGate()
-		c := newCoalescer(2, 10, size, g.exec)
-		c.start(t.Context())
-		out, errs := make(chan answer, 8), make(chan error, 8)
+		g, c, out, errs := gated(t, 2, 10, nil)
 		submit(c, t.Context(), 1, out, errs)
 		<-g.entered
 		submit(c, t.Context(), 2, out, errs)
@@ -133,10 +138,7 @@ func TestCoalescer(t *testing.T) {
 
 	t.Run("sharded", func(t *testing.T) {
 		t.Parallel()
-		g := newGate()
-		c := newCoalescer(2, 10, size, g.exec).sharded(2, func(r int) uint64 { return uint64(r % 2) })
-		c.start(t.Context())
-		out, errs := make(chan answer, 8), make(chan error, 8)
+		g, c, out, errs := gated(t, 2, 10, func(r int) uint64 { return uint64(r % 2) })
 		submit(c, t.Context(), 2, out, errs)
 		<-g.entered
 		submit(c, t.Context(), 4, out, errs) // same shard: waits although a slot of the other is free
@@ -155,15 +157,12 @@ func TestCoalescer(t *testing.T) {
 
 	t.Run("a caller that leaves", func(t *testing.T) {
 		t.Parallel()
-		g := newGate()
-		c := newCoalescer(1, 10, size, g.exec)
-		out, errs := make(chan answer, 8), make(chan error, 8)
 		early, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := c.do(early, 7)
+		_, err := newCoalescer(1, 10, func(int) int { return 1 }, newGate().exec).do(early, 7)
 		require.ErrorIs(t, err, context.Canceled, "before start, a request waits for it or for its context")
 
-		c.start(t.Context())
+		g, c, out, errs := gated(t, 1, 10, nil)
 		submit(c, t.Context(), 1, out, errs)
 		<-g.entered
 		ctx, cancel := context.WithCancel(t.Context())
@@ -180,10 +179,7 @@ func TestCoalescer(t *testing.T) {
 
 	t.Run("a failed batch is retried alone", func(t *testing.T) {
 		t.Parallel()
-		g := newGate()
-		c := newCoalescer(1, 10, size, g.exec)
-		c.start(t.Context())
-		out, errs := make(chan answer, 8), make(chan error, 8)
+		g, c, out, errs := gated(t, 1, 10, nil)
 		submit(c, t.Context(), 1, out, errs)
 		<-g.entered
 		submit(c, t.Context(), 2, out, errs)
@@ -205,9 +201,7 @@ func TestCoalescer(t *testing.T) {
 
 	t.Run("a batch that panics", func(t *testing.T) {
 		t.Parallel()
-		g := newGate()
-		c := newCoalescer(1, 10, size, g.exec)
-		c.start(t.Context())
+		g, c, out, errs := gated(t, 1, 10, nil)
 		panicked := make(chan any, 1)
 		go func() {
 			defer func() { panicked <- recover() }()
@@ -216,7 +210,6 @@ func TestCoalescer(t *testing.T) {
 		require.Equal(t, []int{99}, <-g.entered)
 		g.release <- struct{}{}
 		require.Equal(t, "ninety-nine", <-panicked, "the panic goes on in the caller's goroutine")
-		out, errs := make(chan answer, 8), make(chan error, 8)
 		submit(c, t.Context(), 3, out, errs)
 		require.Equal(t, []int{3}, <-g.entered, "the slot is free again")
 		g.release <- struct{}{}
