@@ -136,12 +136,12 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 		}
 	}
 	hub := notify.New(b.st, log)
+	// Each push batch holds a connection of the general pool while it runs, each ack batch one of the
+	// hot pool (shared with the pops); each pool is half of DB_POOL_SIZE. More batches at once than
+	// connections would only wait for one.
+	half := max(cfg.PoolSize/2, 1)
 	b.eng = engine.New(b.st, log, engine.Options{Hub: hub,
-		// Each push worker holds a connection of the general pool (half of DB_POOL_SIZE) while its
-		// batch runs: more workers than that would only wait for one.
-		PushWorkers: min(cfg.PushWorkers, max(cfg.PoolSize/2, 1)),
-		// Ack workers hold a connection of the hot pool, the other half, shared with the pops.
-		AckWorkers:      min(cfg.AckWorkers, max(cfg.PoolSize/2, 1)),
+		PushWorkers: min(cfg.PushWorkers, half), AckWorkers: min(cfg.AckWorkers, half),
 		RecheckInterval: cfg.PollRecheck, MaxPollTimeout: cfg.MaxPollTimeout, OperationTimeout: cfg.StatementTimeout,
 		DefaultSubscriptionMode: cfg.DefaultSubscriptionMode, Spool: b.spool,
 		SpoolReplayBatch: cfg.Durability.ReplayBatch,
