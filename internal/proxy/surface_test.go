@@ -25,7 +25,10 @@ func brokerEnv() map[string]string {
 func TestErrorSurface(t *testing.T) {
 	t.Parallel()
 	broker := testenv.StartBroker(t, brokerEnv())
-	b := newBundle(t, bundleOpts{upstreamTimeout: 500 * time.Millisecond})
+	// The upstream timeout is short enough for the 504 and long-poll cases below to be quick, and long
+	// enough that no forwarded request of the other cases meets it on a loaded host: at 500 ms, the
+	// first pop of "forwarded" met it once in CI while other packages' tests took both cores.
+	b := newBundle(t, bundleOpts{upstreamTimeout: 2 * time.Second})
 
 	b.plan(t, "basic", func(p *proxystore.Plan) {
 		p.MaxPayloadBytes = 1024
@@ -223,9 +226,9 @@ func TestErrorSurface(t *testing.T) {
 		h, k, _ := b.cluster(t, "slow", "basic", slow.URL)
 		requireCode(t, b.do(t, h, k, "GET", "/health", nil), 504, "upstream_timeout")
 
-		// A long-poll's own timeout extends the deadline: an empty 1 s poll against the real broker
-		// gets its 204 although the proxy timeout is 500 ms.
-		r := b.do(t, host, key, "GET", "/api/v1/pop/queue/q-empty?wait=true&timeout=1000", nil)
+		// A long-poll's own timeout extends the deadline: an empty 3 s poll against the real broker
+		// gets its 204 although the proxy timeout is 2 s.
+		r := b.do(t, host, key, "GET", "/api/v1/pop/queue/q-empty?wait=true&timeout=3000", nil)
 		require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
 	})
 
