@@ -42,9 +42,9 @@ fmt-check:
 # Native Go fuzzing of every request decoder (push, ack, transaction, configure bodies, the pop query
 # string, JWT parsing) against the real handler and PostgreSQL: no input may panic or answer 5xx.
 # Each target runs for FUZZTIME (default 10m: the documented local run); fuzz-ci runs each for 30 000
-# inputs (20-30 s on the CI machine for the body targets). A count, not a duration: when a duration ends,
-# Go's fuzz coordinator can report its own deadline as the failure "context deadline exceeded" (its
-# deadline and its workers' context race), which failed one CI run with no failing input.
+# inputs (17-35 s for the body and query targets on a 2-core machine). A count, not a duration: when a
+# duration ends, Go's fuzz coordinator can report its own deadline as the failure "context deadline
+# exceeded" (its deadline and its workers' context race), which failed one CI run with no failing input.
 # Seeds live in testdata/fuzz/<target> and also run in `make test`.
 FUZZTIME ?= 10m
 FUZZTIMEOUT ?= 30m
