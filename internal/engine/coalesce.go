@@ -124,19 +124,27 @@ func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Res
 			panic(r)
 		}
 	}()
+	answered := false
 	for {
 		q.mu.Lock()
+		if len(q.waiting) == 0 {
+			q.running--
+			q.mu.Unlock()
+			c.wg.Done()
+			return
+		}
+		if answered {
+			// Requests wait, and the caller that took the slot has its answer: a new goroutine
+			// takes over the slot (and the wg count) so that the caller goes on now.
+			q.mu.Unlock()
+			go c.lead(q, nil)
+			return
+		}
 		n := 0
 		k := 0
 		for k < len(q.waiting) && (k == 0 || n < c.maxItems) {
 			n += c.size(q.waiting[k].req)
 			k++
-		}
-		if k == 0 {
-			q.running--
-			q.mu.Unlock()
-			c.wg.Done()
-			return
 		}
 		batch = append(batch[:0], q.waiting[:k]...)
 		clear(q.waiting[:k]) // the queue's array must not keep answered requests (a large push's payloads)
@@ -147,7 +155,6 @@ func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Res
 			reqs = append(reqs, cl.req)
 		}
 		resps, errs := c.run(c.ctx, reqs)
-		answered := false
 		for i, cl := range batch {
 			cl.resp, cl.err = resps[i], errs[i]
 			if cl == own {
@@ -158,20 +165,6 @@ func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Res
 		}
 		clear(batch)
 		clear(reqs)
-		if answered {
-			q.mu.Lock()
-			more := len(q.waiting) > 0
-			if !more {
-				q.running--
-			}
-			q.mu.Unlock()
-			if more {
-				go c.lead(q, nil) // keeps the slot and the wg count
-			} else {
-				c.wg.Done()
-			}
-			return
-		}
 	}
 }
 
