@@ -85,11 +85,14 @@ func (b *baseliner) settings(ctx context.Context) string {
 
 // run inserts batches of batch rows from conc workers for d, each batch into one of partitions
 // partitions (round robin), each in its own implicit transaction, like one push request. pgPID is
-// PostgreSQL's postmaster (0: unknown), whose process tree's CPU is measured meanwhile.
-func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize int, d time.Duration, pgPID int) (*BaselineResult, error) {
-	if _, err := b.pool.Exec(ctx, `TRUNCATE bench_scratch.messages`); err != nil {
-		return nil, err
-	}
+// PostgreSQL's postmaster (0: unknown), whose process tree's CPU is measured meanwhile. The table is
+// created empty, and every run, failed or not, leaves it so (settle).
+func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize int, d time.Duration, pgPID int) (_ *BaselineResult, err error) {
+	defer func() {
+		if serr := b.settle(ctx); err == nil {
+			err = serr
+		}
+	}()
 	parts := make([][16]byte, partitions)
 	seqs := make([]atomic.Int64, partitions)
 	for i := range parts {
@@ -124,9 +127,6 @@ func (b *baseliner) run(ctx context.Context, batch, conc, partitions, msgSize in
 		Rate: float64(run.rows) / el.Seconds(), Latency: run.latency}
 	if pgPID != 0 && run.rows > 0 {
 		res.PGMicrosPerRow = round1(float64((treeCPU(pgPID) - pg0).Microseconds()) / float64(run.rows))
-	}
-	if err := b.settle(ctx); err != nil {
-		return nil, err
 	}
 	return res, nil
 }
