@@ -17,22 +17,37 @@ import (
 	"github.com/queen-go/queen/internal/pgcluster"
 )
 
-// localBroker is our own broker started as a child process on a private PostgreSQL cluster.
+// localBroker is our own broker started as child processes on a private PostgreSQL cluster: one, or
+// several sharing the database (-brokers), as stateless brokers behind a load balancer run.
 type localBroker struct {
-	URL     string // http://127.0.0.1:<port>
+	URL     string // the first broker's http://127.0.0.1:<port>
 	PGURL   string
 	Durable bool
 	PGPID   int // postmaster
-	cmd     *exec.Cmd
+	procs   []*brokerProc
 	cluster *pgcluster.Cluster
 	tmp     string
-	exited  chan struct{}
 }
 
-// startLocalBroker builds ./cmd/queen into a temp dir, starts PostgreSQL under os.TempDir() and runs the
-// broker against it. The caller must call stop, which removes everything it created.
-// A non-empty bin is used as is instead of building.
-func startLocalBroker(ctx context.Context, repo, bin string, durable bool, pgSettings, extraEnv []string, logw io.Writer) (_ *localBroker, err error) {
+// brokerProc is one broker process.
+type brokerProc struct {
+	URL    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// brokerSpec says which broker processes to run: bin (empty: build ./cmd/queen) n times, each with env
+// added to the defaults, and the first also with firstEnv (a listener only one process can bind).
+type brokerSpec struct {
+	bin           string
+	n             int
+	env, firstEnv []string
+}
+
+// startLocalBroker builds ./cmd/queen into a temp dir (unless spec.bin is set), starts PostgreSQL under
+// os.TempDir() and runs the brokers against it. The caller must call stop, which removes everything it
+// created.
+func startLocalBroker(ctx context.Context, repo string, spec brokerSpec, durable bool, pgSettings []string, logw io.Writer) (_ *localBroker, err error) {
 	tmp, err := os.MkdirTemp("", "queen-bench-")
 	if err != nil {
 		return nil, err
@@ -41,13 +56,14 @@ func startLocalBroker(ctx context.Context, repo, bin string, durable bool, pgSet
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, err
 	}
-	b := &localBroker{tmp: tmp, Durable: durable, exited: make(chan struct{})}
+	b := &localBroker{tmp: tmp, Durable: durable}
 	defer func() {
 		if err != nil {
 			b.stop(context.WithoutCancel(ctx))
 		}
 	}()
 
+	bin := spec.bin
 	if bin == "" {
 		bin = filepath.Join(tmp, "queen")
 		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/queen")
@@ -66,42 +82,77 @@ func startLocalBroker(ctx context.Context, repo, bin string, durable bool, pgSet
 	b.PGURL = b.cluster.URL("postgres")
 	b.PGPID = postmasterPID(dataDir)
 
+	for i := range max(1, spec.n) {
+		env := spec.env
+		if i == 0 {
+			env = append(append([]string(nil), env...), spec.firstEnv...)
+		}
+		// Each broker works in a directory of its own: anything it writes relative to its cwd (its
+		// spool, for one) is its own.
+		p, err := startBrokerProc(ctx, bin, filepath.Join(tmp, "work"+strconv.Itoa(i)), b.PGURL, env, logw)
+		if p != nil {
+			b.procs = append(b.procs, p)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	b.URL = b.procs[0].URL
+	return b, nil
+}
+
+// startBrokerProc runs one broker on a free port against pgURL and waits until it is healthy. A process
+// that started is returned with any error, for stop to end it.
+func startBrokerProc(ctx context.Context, bin, workDir, pgURL string, extraEnv []string, logw io.Writer) (*brokerProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	b.URL = "http://127.0.0.1:" + strconv.Itoa(port)
-	workDir := filepath.Join(tmp, "work") // anything the broker writes relative to its cwd lands here
 	if err := os.Mkdir(workDir, 0o755); err != nil {
 		return nil, err
 	}
-	b.cmd = exec.Command(bin, "serve")
-	b.cmd.Dir = workDir
-	b.cmd.Env = append(os.Environ(), "DATABASE_URL="+b.PGURL, "PORT="+strconv.Itoa(port), "HOST=127.0.0.1", "LOG_LEVEL=warn")
-	b.cmd.Env = append(b.cmd.Env, extraEnv...)
-	b.cmd.Stdout, b.cmd.Stderr = logw, logw
-	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := b.cmd.Start(); err != nil {
+	p := &brokerProc{URL: "http://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, "serve")
+	p.cmd.Dir = workDir
+	p.cmd.Env = append(os.Environ(), "DATABASE_URL="+pgURL, "PORT="+strconv.Itoa(port), "HOST=127.0.0.1", "LOG_LEVEL=warn")
+	p.cmd.Env = append(p.cmd.Env, extraEnv...)
+	p.cmd.Stdout, p.cmd.Stderr = logw, logw
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench: start broker: %w", err)
 	}
-	go func() { _ = b.cmd.Wait(); close(b.exited) }()
-	if err := waitHealthy(ctx, b.URL, 60*time.Second, b.exited); err != nil {
-		return nil, err
-	}
-	return b, nil
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	return p, waitHealthy(ctx, p.URL, 60*time.Second, p.exited)
 }
 
-// PID is the broker process id, for RSS and CPU sampling.
-func (b *localBroker) PID() int { return b.cmd.Process.Pid }
+// URLs are the brokers' base URLs, the first broker's first.
+func (b *localBroker) URLs() []string {
+	urls := make([]string, len(b.procs))
+	for i, p := range b.procs {
+		urls[i] = p.URL
+	}
+	return urls
+}
+
+// PIDs are the broker process ids, for RSS and CPU sampling.
+func (b *localBroker) PIDs() []int {
+	pids := make([]int, len(b.procs))
+	for i, p := range b.procs {
+		pids[i] = p.cmd.Process.Pid
+	}
+	return pids
+}
 
 func (b *localBroker) stop(ctx context.Context) {
-	if b.cmd != nil && b.cmd.Process != nil {
-		_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	for _, p := range b.procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range b.procs {
 		select {
-		case <-b.exited:
+		case <-p.exited:
 		case <-time.After(15 * time.Second):
-			_ = b.cmd.Process.Kill()
-			<-b.exited
+			_ = p.cmd.Process.Kill()
+			<-p.exited
 		}
 	}
 	if b.cluster != nil {

@@ -9,25 +9,43 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
-// client speaks the Queen wire protocol (docs/reference.md) over one http.Transport.
+// client speaks the Queen wire protocol (docs/reference.md) over one http.Transport, to one broker or to
+// several sharing a database (-brokers): then each request goes to the next broker in turn, as a load
+// balancer without session affinity sends them, unless the client was pinned to one (pinned).
 type client struct {
-	base string
-	hc   *http.Client
+	bases []string
+	next  *atomic.Uint64 // shared by a client and its pinned views
+	hc    *http.Client
 }
 
-// newClient returns a client whose transport holds at most conns connections to the broker.
-func newClient(base string, conns int) *client {
+// newClient returns a client whose transport holds at most conns connections to each broker.
+func newClient(bases []string, conns int) *client {
 	tr := &http.Transport{
 		MaxConnsPerHost:     conns,
 		MaxIdleConnsPerHost: conns,
-		MaxIdleConns:        conns,
+		MaxIdleConns:        conns * len(bases),
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	return &client{base: base, hc: &http.Client{Transport: tr, Timeout: 2 * time.Minute}}
+	return &client{bases: bases, next: new(atomic.Uint64), hc: &http.Client{Transport: tr, Timeout: 2 * time.Minute}}
+}
+
+// base is the broker the next request goes to.
+func (c *client) base() string {
+	if len(c.bases) == 1 {
+		return c.bases[0]
+	}
+	return c.bases[(c.next.Add(1)-1)%uint64(len(c.bases))]
+}
+
+// pinned is a view of c (same transport) that sends every request to one broker, the next in turn: a
+// producer or consumer loop given one keeps its broker, as a client with session affinity does.
+func (c *client) pinned() *client {
+	return &client{bases: []string{c.base()}, next: c.next, hc: c.hc}
 }
 
 func (c *client) close() { c.hc.CloseIdleConnections() }
@@ -109,7 +127,7 @@ func (c *client) send(ctx context.Context, method, path string, body []byte) (in
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.base()+path, rd)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -134,7 +152,7 @@ func (c *client) send(ctx context.Context, method, path string, body []byte) (in
 // pushBody sends a push body written by a pushWriter and reads the statuses of its n items into res
 // (reused), reading the answer through buf (reused).
 func (c *client) pushBody(ctx context.Context, body []byte, n int, buf *bytes.Buffer, res []pushResult) ([]pushResult, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/v1/push", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base()+"/api/v1/push", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

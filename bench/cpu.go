@@ -22,14 +22,15 @@ type cpuTimes struct {
 }
 
 type cpuProbe struct {
-	brokerPID   int // 0 = unknown (remote broker)
-	postgresPID int // postmaster; 0 = unknown
+	brokerPIDs  []int // none = unknown (remote broker)
+	postgresPID int   // postmaster; 0 = unknown
 }
 
 func (p cpuProbe) read() cpuTimes {
 	var t cpuTimes
-	if p.brokerPID != 0 {
-		t.Broker, _, _ = procCPU(p.brokerPID)
+	for _, pid := range p.brokerPIDs {
+		c, _, _ := procCPU(pid)
+		t.Broker += c
 	}
 	if p.postgresPID != 0 {
 		t.Postgres = treeCPU(p.postgresPID)

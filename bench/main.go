@@ -21,6 +21,8 @@ import (
 type options struct {
 	url, pgURL, jsonOut, scenarios   string
 	brokerPID                        int
+	brokers                          int
+	affinity                         bool
 	fast, verifyPush, baseline       bool
 	checkpoint                       bool
 	keep                             bool
@@ -76,7 +78,9 @@ func parseFlags() (options, error) {
 	var batches, pcounts, gcounts, env, cenv string
 	flag.StringVar(&o.url, "url", "", "broker base URL (e.g. http://127.0.0.1:6632); empty = build and start ./cmd/queen on a private PostgreSQL")
 	flag.StringVar(&o.pgURL, "pg-url", "", "with -url: PostgreSQL URL for the INSERT baseline and settings (optional)")
-	flag.IntVar(&o.brokerPID, "broker-pid", 0, "with -url: pid of the broker, to sample its RSS and CPU (optional)")
+	flag.IntVar(&o.brokerPID, "broker-pid", 0, "with -url: pid of the broker, to sample its RSS and CPU (optional; the first one's when -url lists several)")
+	flag.IntVar(&o.brokers, "brokers", 1, "local broker mode: run this many brokers on the one database (with -compare local, on each side), as stateless brokers behind a load balancer; -url may list several, comma-separated")
+	flag.BoolVar(&o.affinity, "affinity", false, "with several brokers: each producer and consumer loop sends to one broker (session affinity); without it each request goes to the next broker, so a pop and its ack usually meet different brokers")
 	flag.BoolVar(&o.fast, "fast", false, "local PostgreSQL without crash safety (fsync, synchronous_commit, full_page_writes off); the default is durable, like production")
 	flag.StringVar(&o.scenarios, "scenarios", "all", "comma list of: "+strings.Join(scenarioNames(false), ", ")+", push-bN (one push batch size), or all (every one but streams)")
 	flag.StringVar(&o.jsonOut, "json", "", "append every result to this file as one JSON line")
@@ -148,7 +152,7 @@ func parseFlags() (options, error) {
 			o.compareEnv = append(o.compareEnv, kv)
 		}
 	}
-	if o.producers < 1 || o.consumers < 1 || o.conns < 1 || o.partitions < 1 || o.groupConsumers < 1 || o.popBatch < 1 || o.concBatch < 1 {
+	if o.producers < 1 || o.brokers < 1 || o.consumers < 1 || o.conns < 1 || o.partitions < 1 || o.groupConsumers < 1 || o.popBatch < 1 || o.concBatch < 1 {
 		return o, fmt.Errorf("counts must be >= 1")
 	}
 	if o.scenarios == "all" {

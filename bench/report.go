@@ -8,8 +8,17 @@ import (
 	"text/tabwriter"
 )
 
-func printHeader(w io.Writer, rep Report, o options, brokerPID int) {
-	fmt.Fprintf(w, "[%s] broker %s (local child: %v, pid %d, build %s)\n", rep.Target, rep.Broker, rep.Local, brokerPID, rep.Commit)
+func printHeader(w io.Writer, rep Report, o options, brokerPIDs []int) {
+	if len(rep.Brokers) > 1 {
+		route := "each request to the next broker"
+		if o.affinity {
+			route = "each producer and consumer loop to one broker"
+		}
+		fmt.Fprintf(w, "[%s] %d brokers on one database %v (local children: %v, pids %v, build %s); %s; CPU is their sum, RSS their largest\n",
+			rep.Target, len(rep.Brokers), rep.Brokers, rep.Local, brokerPIDs, rep.Commit, route)
+	} else {
+		fmt.Fprintf(w, "[%s] broker %s (local child: %v, pids %v, build %s)\n", rep.Target, rep.Broker, rep.Local, brokerPIDs, rep.Commit)
+	}
 	if rep.Durable != nil {
 		fmt.Fprintf(w, "postgres durable: %v\n", *rep.Durable)
 	}

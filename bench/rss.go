@@ -11,19 +11,20 @@ import (
 	"time"
 )
 
-// rssSampler polls VmRSS of one process and keeps the maximum seen since the last reset.
+// rssSampler polls VmRSS of the broker processes and keeps the largest seen in any of them since the
+// last reset.
 type rssSampler struct {
-	pid  int
+	pids []int
 	mu   sync.Mutex
 	max  int64 // bytes
 	last int64
 }
 
-func newRSSSampler(pid int) *rssSampler { return &rssSampler{pid: pid} }
+func newRSSSampler(pids []int) *rssSampler { return &rssSampler{pids: pids} }
 
-// run samples every interval until ctx ends. A pid of 0 (remote broker) samples nothing.
+// run samples every interval until ctx ends. Without pids (remote broker) it samples nothing.
 func (s *rssSampler) run(ctx context.Context, interval time.Duration) {
-	if s.pid == 0 {
+	if len(s.pids) == 0 {
 		return
 	}
 	t := time.NewTicker(interval)
@@ -39,9 +40,11 @@ func (s *rssSampler) run(ctx context.Context, interval time.Duration) {
 }
 
 func (s *rssSampler) sample() {
-	v, err := readVmRSS(s.pid)
-	if err != nil {
-		return
+	var v int64
+	for _, pid := range s.pids {
+		if r, err := readVmRSS(pid); err == nil {
+			v = max(v, r)
+		}
 	}
 	s.mu.Lock()
 	s.last = v

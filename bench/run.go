@@ -18,6 +18,7 @@ type Report struct {
 	Started    time.Time `json:"started"`
 	Target     string    `json:"target"` // "queen" or "compare"
 	Broker     string    `json:"broker"`
+	Brokers    []string  `json:"brokers,omitempty"` // every broker sharing the database, when more than one
 	Local      bool      `json:"local_broker"`
 	Durable    *bool     `json:"postgres_durable,omitempty"`
 	PGSettings string    `json:"postgres_settings,omitempty"`
@@ -41,8 +42,14 @@ func (t *target) stop() {
 }
 
 // openTarget starts (url == "") or attaches to a broker and prepares a runner for it.
+// url may list several brokers sharing one database, comma-separated; brokerPID is then the first's.
 func openTarget(ctx context.Context, o options, label, url, pgURL string, brokerPID int, started time.Time) (*target, error) {
-	t := &target{rep: Report{Started: started, Target: label, Broker: url, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}}
+	urls := strings.Split(url, ",")
+	var brokerPIDs []int
+	if brokerPID != 0 {
+		brokerPIDs = []int{brokerPID}
+	}
+	t := &target{rep: Report{Started: started, Target: label, Broker: urls[0], CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}}
 	r := &runner{opt: o, tag: strconv.FormatInt(time.Now().UnixNano()/1e6, 36) + label[:1], out: os.Stdout, label: label}
 	if url == "" {
 		durable := !o.fast
@@ -53,30 +60,30 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		if o.pgStats {
 			settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on")
 		}
-		env := append([]string(nil), o.brokerEnv...)
+		spec := brokerSpec{bin: o.brokerBin, n: o.brokers, env: append([]string(nil), o.brokerEnv...)}
 		if label == "compare" {
-			env = append(env, o.compareEnv...)
+			spec.env = append(spec.env, o.compareEnv...)
 		}
 		if o.pprofDir != "" {
+			// The profiles are the first broker's: one listener, one port.
 			port, err := freePort()
 			if err != nil {
 				return nil, err
 			}
 			r.pprofURL = "http://127.0.0.1:" + strconv.Itoa(port)
-			env = append(env, "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
+			spec.firstEnv = append(spec.firstEnv, "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
 		}
-		bin := o.brokerBin
 		if label == "compare" && o.compareBin != "" {
-			bin = o.compareBin
+			spec.bin = o.compareBin
 		}
-		t.rep.Commit = brokerBuild(o.repo, bin)
-		b, err := startLocalBroker(ctx, o.repo, bin, durable, settings, env, os.Stderr)
+		t.rep.Commit = brokerBuild(o.repo, spec.bin)
+		b, err := startLocalBroker(ctx, o.repo, spec, durable, settings, os.Stderr)
 		if err != nil {
 			return nil, err
 		}
 		t.close = append(t.close, func() { b.stop(context.WithoutCancel(ctx)) })
 		t.rep.Broker, t.rep.Local, t.rep.Durable = b.URL, true, &durable
-		pgURL, brokerPID = b.PGURL, b.PID()
+		urls, pgURL, brokerPIDs = b.URLs(), b.PGURL, b.PIDs()
 		r.cpu.postgresPID = b.PGPID
 		if o.keep {
 			t.close = append(t.close, func() {
@@ -85,12 +92,15 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 			})
 		}
 	}
-	r.cpu.brokerPID = brokerPID
-	r.rss = newRSSSampler(brokerPID)
+	if len(urls) > 1 {
+		t.rep.Brokers = urls
+	}
+	r.cpu.brokerPIDs = brokerPIDs
+	r.rss = newRSSSampler(brokerPIDs)
 	sctx, cancel := context.WithCancel(ctx)
 	t.close = append(t.close, cancel)
 	go r.rss.run(sctx, 50*time.Millisecond)
-	r.prod, r.cons = newClient(t.rep.Broker, o.conns), newClient(t.rep.Broker, o.conns)
+	r.prod, r.cons = newClient(urls, o.conns), newClient(urls, o.conns)
 	t.close = append(t.close, r.prod.close, r.cons.close)
 	if pgURL != "" {
 		bl, err := newBaseliner(ctx, pgURL, o.producers)
@@ -109,7 +119,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		}
 	}
 	t.runner = r
-	printHeader(os.Stdout, t.rep, o, brokerPID)
+	printHeader(os.Stdout, t.rep, o, brokerPIDs)
 	return t, nil
 }
 

@@ -100,7 +100,7 @@ func randomPick(names []string) func(*rand.Rand) string {
 func (r *runner) producers(st *scenarioStats, tr *tracker, queue string, batch int, pick func(*rand.Rand) string, budget *atomic.Int64, backlog int, scen string) []producer {
 	ps := make([]producer, r.opt.producers)
 	for i := range ps {
-		ps[i] = producer{cl: r.prod, st: st, tr: tr, queue: queue, batch: batch, payload: payloadOf(r.opt.msgSize),
+		ps[i] = producer{cl: r.loopClient(r.prod), st: st, tr: tr, queue: queue, batch: batch, payload: payloadOf(r.opt.msgSize),
 			pick: pick, budget: budget, backlog: backlog, prefix: fmt.Sprintf("%s-%s-%d", r.tag, scen, i)}
 	}
 	return ps
@@ -109,10 +109,20 @@ func (r *runner) producers(st *scenarioStats, tr *tracker, queue string, batch i
 func (r *runner) consumers(n int, st *scenarioStats, tr *tracker, queue, group string, batch int) []consumer {
 	cs := make([]consumer, n)
 	for i := range cs {
-		cs[i] = consumer{cl: r.cons, st: st, tr: tr, queue: queue, group: group, batch: batch, parts: 1, wait: r.opt.popWait,
-			handle: ackAll(r.cons, st, group)}
+		cl := r.loopClient(r.cons)
+		cs[i] = consumer{cl: cl, st: st, tr: tr, queue: queue, group: group, batch: batch, parts: 1, wait: r.opt.popWait,
+			handle: ackAll(cl, st, group)}
 	}
 	return cs
+}
+
+// loopClient is the client one producer or consumer loop sends with: with -affinity, pinned to one of
+// the brokers (the next in turn), else the role's client, which sends each request to the next broker.
+func (r *runner) loopClient(role *client) *client {
+	if r.opt.affinity {
+		return role.pinned()
+	}
+	return role
 }
 
 // window runs producers and consumers; it ends after the scenario duration or, with untilDrained, as soon

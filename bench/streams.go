@@ -48,7 +48,7 @@ func (r *runner) runStreams(ctx context.Context) (*Result, error) {
 		}
 	}
 
-	sdk, err := queen.New(queen.Config{URLs: []string{r.prod.base}})
+	sdk, err := queen.New(queen.Config{URLs: r.prod.bases})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (r *runner) runStreams(ctx context.Context) (*Result, error) {
 		To(sink)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	opts := streams.RunOptions{QueryID: "bench-" + r.tag, URL: r.prod.base, Client: sdk, BatchSize: 200, MaxPartitions: 4,
+	opts := streams.RunOptions{QueryID: "bench-" + r.tag, URL: r.prod.bases[0], Client: sdk, BatchSize: 200, MaxPartitions: 4,
 		MaxWaitMillis: 200, OnError: func(err error) {
 			errMu.Lock()
 			res.Errors[err.Error()]++
