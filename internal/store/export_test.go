@@ -34,6 +34,9 @@ func TxSetting(t interface {
 // queue spans several. Call it before the store's first pass.
 func SetStatsSlice(s *Store, n int) { s.statsSlice = n }
 
+// SetSeedChunk makes a test's store seed a default-mode subscription n partitions per transaction.
+func SetSeedChunk(s *Store, n int) { s.seedChunk = n }
+
 // PoolOf exposes a store's general pool to the external tests.
 func PoolOf(s *Store) *pgxpool.Pool { return s.pool }
 

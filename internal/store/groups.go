@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,23 +19,76 @@ const (
 )
 
 // EnsureSubscription records group's subscription on queue unless one exists; mode is SubscribeAll,
-// SubscribeNew or SubscribeTimestamp (with ts). It reports whether the queue exists.
+// SubscribeNew or SubscribeTimestamp (with ts). It reports whether the queue exists; once it did, with
+// no error, the subscription is recorded and seeded.
 //
-// Two statements in one transaction: the second must take its snapshot after the first's lock wait
-// (queries/groups.sql, SubscriptionLock).
+// The default mode (all) is recorded first and then seeded a chunk of partitions per transaction
+// (subscribeAll). The others seed cursors at the subscription point, which must be read in the one
+// transaction that records it: two statements, the second taking its snapshot after the first's lock
+// wait (queries/groups.sql, SubscriptionLock). That transaction holds every partition of the queue
+// share-locked until it commits, and pushes to them wait (docs/performance.md, Known issue 20).
+// Either way, a default-mode subscription recorded earlier whose seed was cut short is seeded now:
+// the first subscription wins, whatever mode later pops ask for.
 func (s *Store) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
-	var exists bool
-	t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
-	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, q("SubscriptionLock"), queue, group, QueueMode); err != nil {
-			return interpret(err)
+	if mode != SubscribeAll {
+		var exists bool
+		t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
+		err := s.withTx(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, q("SubscriptionLock"), queue, group, QueueMode); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists)
+		})
+		if err != nil || !exists {
+			return false, wrapSubscription(queue, group, err)
 		}
-		return interpret(tx.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists))
-	})
-	if err != nil {
-		return false, fmt.Errorf("store: subscription %q on %q: %w", group, queue, err)
 	}
-	return exists, nil
+	return s.subscribeAll(ctx, queue, group)
+}
+
+// defaultSeedChunk is how many partitions one transaction of a default-mode subscription's seed takes:
+// a push to one of them waits for that transaction at most.
+const defaultSeedChunk = 1000
+
+// subscribeAll records a default-mode subscription unless the group has one, and seeds the group's
+// default-mode subscription if it is not yet, in chunks (queries/groups.sql, SubscriptionRecord,
+// SubscriptionSeedChunk, SubscriptionSeeded). A seed cut short is redone by the next call, from any
+// broker, so the caller may remember the subscription only after a nil error. Two first pops of one
+// group on two brokers may both seed; the seed is idempotent.
+func (s *Store) subscribeAll(ctx context.Context, queue, group string) (bool, error) {
+	var qid uuid.UUID
+	var unseeded bool
+	err := s.pool.QueryRow(ctx, q("SubscriptionRecord"), queue, group, QueueMode).Scan(&qid, &unseeded)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil || !unseeded {
+		return err == nil, wrapSubscription(queue, group, err)
+	}
+	chunk := s.seedChunk
+	if chunk <= 0 {
+		chunk = defaultSeedChunk
+	}
+	var after *string
+	for {
+		var last *string
+		if err := s.pool.QueryRow(ctx, q("SubscriptionSeedChunk"), qid, group, after, chunk, s.now()).Scan(&last); err != nil {
+			return false, wrapSubscription(queue, group, err)
+		}
+		if last == nil {
+			break
+		}
+		after = last
+	}
+	_, err = s.pool.Exec(ctx, q("SubscriptionSeeded"), qid, group)
+	return err == nil, wrapSubscription(queue, group, err)
+}
+
+func wrapSubscription(queue, group string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: subscription %q on %q: %w", group, queue, interpret(err))
 }
 
 // GroupSummary is one (group, queue) pair of the consumer-group listing.

@@ -28,17 +28,27 @@ func TestGroups(t *testing.T) {
 		return out
 	}
 
-	// A group's first subscription races a push that creates its partition. Partitions are created in a
-	// statement of their own before the push, so without SubscriptionLock the subscription could miss
-	// the new partition while the push's statement that records pending work for the subscribed groups
-	// read them before the subscription committed: the group's wildcard pops (which walk only its
-	// records) never found the message. Before the lock this lost the message in 3 of 4 runs.
-	t.Run("SubscriptionLock", func(t *testing.T) {
-		for i := range 400 {
+	// A group's first subscription races two pushes: one to a partition it creates, one to a partition
+	// that exists. Partitions are created in a statement of their own before the push, so the
+	// subscription could miss a partition while the push's statement that records pending work for the
+	// subscribed groups read them before the subscription committed: the group's wildcard pops (which
+	// walk only its records) then never found the message. Before SubscriptionLock this lost the
+	// message in 3 of 4 runs. The default mode records first and seeds after, a chunk at a time
+	// (SubscriptionSeedChunk; chunks of 2 here, so the existing partitions span two): the same races
+	// must lose nothing there either.
+	race := func(t *testing.T, st *store.Store, mode string, ts time.Time) {
+		for i := range 200 {
 			q := uniq("subrace")
 			configure(t, st, q, store.QueueOptions{})
+			partition(t, st, q, "a")
+			pb := partition(t, st, q, "b")
+			partition(t, st, q, "c")
 			var wg sync.WaitGroup
-			wg.Add(2)
+			wg.Add(3)
+			pushOne := func(pid uuid.UUID, tx string) {
+				_, err := st.Push(ctx, []store.PushRow{{PartitionID: pid, TransactionID: tx, ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{}`)}})
+				assert.NoError(t, err)
+			}
 			go func() {
 				defer wg.Done()
 				k := store.PartitionKey{Queue: q, Partition: "p"}
@@ -47,21 +57,73 @@ func TestGroups(t *testing.T) {
 					return
 				}
 				time.Sleep(time.Duration(i%7) * 150 * time.Microsecond)
-				_, err = st.Push(ctx, []store.PushRow{{PartitionID: ids[k], TransactionID: "m", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{}`)}})
-				assert.NoError(t, err)
+				pushOne(ids[k], "m")
 			}()
 			go func() {
 				defer wg.Done()
-				// Delays that vary by round move the subscription across the push's statements.
+				time.Sleep(time.Duration(i%5) * 170 * time.Microsecond)
+				pushOne(pb, "n")
+			}()
+			go func() {
+				defer wg.Done()
+				// Delays that vary by round move the subscription across the pushes' statements.
 				time.Sleep(time.Duration(i%11) * 200 * time.Microsecond)
-				ok, err := st.EnsureSubscription(ctx, q, "g", store.SubscribeAll, time.Time{})
+				ok, err := st.EnsureSubscription(ctx, q, "g", mode, ts)
 				assert.NoError(t, err)
 				assert.True(t, ok)
 			}()
 			wg.Wait()
-			got, _ := pop(t, st, q, "g", "", 10)
-			require.Equal(t, []string{"m"}, txids(got), "round %d: the group never finds the message", i)
+			var got []string
+			for range 3 {
+				ms, _ := pop(t, st, q, "g", "", 10)
+				got = append(got, txids(ms)...)
+			}
+			slices.Sort(got)
+			require.Equal(t, []string{"m", "n"}, got, "round %d: the group never finds a message", i)
 		}
+	}
+	t.Run("SubscriptionLock", func(t *testing.T) {
+		// A subscription point before every message: the group is owed both.
+		race(t, st, store.SubscribeTimestamp, time.Now().Add(-time.Hour))
+	})
+	t.Run("SubscriptionSeedChunk", func(t *testing.T) {
+		st := schemaStore(t)
+		store.SetSeedChunk(st, 2)
+		race(t, st, store.SubscribeAll, time.Time{})
+
+		// Chunks walk the partitions by name, each seeding those with work, and a seed cut short is
+		// taken up again by the next call, whatever mode it asks for.
+		name := uniq("seed")
+		var pids []uuid.UUID
+		for _, p := range []string{"a", "b", "c", "d", "e"} {
+			pids = append(pids, partition(t, st, name, p))
+		}
+		push(t, st, pids[1], "b1")
+		push(t, st, pids[4], "e1")
+		qid := scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, name)
+		exec(t, st, `INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, seeded) VALUES ('cut', $1, 'all', false)`, qid)
+		ok, err := st.EnsureSubscription(ctx, name, "cut", store.SubscribeNew, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.True(t, scalar[bool](t, st, `SELECT seeded FROM consumer_group_subscriptions WHERE consumer_group = 'cut'`))
+		for i, p := range pids {
+			require.Equal(t, i == 1 || i == 4, slices.Contains(pending(t, st, p), "cut"), "pending on partition %d", i)
+		}
+		require.Equal(t, int64(-1), cursors(t, "cut", pids[1])[0], "the default mode seeds no cursor")
+	})
+	t.Run("SubscriptionRecord+SubscriptionSeeded", func(t *testing.T) {
+		name := uniq("rec")
+		partition(t, st, name, "a")
+		g := uniq("g")
+		ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.True(t, scalar[bool](t, st, `SELECT seeded FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
+		require.Equal(t, "all", scalar[string](t, st, `SELECT mode FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
+		// A later call finds it seeded and does nothing more.
+		ok, err = st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok)
 	})
 
 	t.Run("SubscriptionEnsure", func(t *testing.T) {

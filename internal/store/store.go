@@ -57,6 +57,7 @@ type Store struct {
 	acquireTimeout time.Duration
 	clock          func() time.Time // Options.Clock; nil: the database clock
 	statsSlice     int              // partitions per statement of a stats pass (defaultStatsSlice; tests set less)
+	seedChunk      int              // partitions per transaction of a subscription's seed (defaultSeedChunk; tests set less)
 }
 
 // Open connects to PostgreSQL and applies the schema migrations. Every connection runs with

@@ -1,3 +1,64 @@
+-- name: SubscriptionRecord :one
+-- The default mode's subscription (all), step one of three (Store.EnsureSubscription): records group $2's
+-- subscription on queue $1 unless one exists, unseeded, in a transaction of its own ($3 is the queue-mode
+-- group, which has none). Returns the queue's id (no row: no such queue) and whether the group's
+-- subscription still needs its seed: the one just recorded, or one whose seed was cut short.
+WITH q AS (
+    SELECT id FROM queues WHERE name = $1
+), ins AS (
+    INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, seeded)
+    SELECT $2, q.id, 'all', false FROM q
+    WHERE $2 <> $3::text
+    ON CONFLICT (consumer_group, queue_id) DO NOTHING
+    RETURNING queue_id
+)
+SELECT q.id,
+       EXISTS (SELECT 1 FROM ins)
+       OR EXISTS (SELECT 1 FROM consumer_group_subscriptions s
+                  WHERE s.queue_id = q.id AND s.consumer_group = $2 AND NOT s.seeded)
+FROM q
+
+-- name: SubscriptionSeedChunk :one
+-- Step two, repeated, each chunk its own transaction: seeds group $2's pending-work records on the next
+-- $4 partitions of queue $1 by name after $3 (NULL: from the first) and returns the last name taken
+-- (NULL: none left). A cursor starts at 0 in this mode, so only those records are seeded.
+-- No push escapes the seed although it holds no lock across chunks: the subscription committed before
+-- the first chunk, so a push statement that starts later reads it and records the group's work itself
+-- (PartitionBump). A push whose PartitionBump read the subscriptions before that commit holds its
+-- partitions locked until it commits, and they existed before the commit too, so some chunk reaches
+-- them: its share lock waits for that push and then reads last_seq as the push left it. A push thus
+-- waits for one chunk at most, not for the whole seed (docs/performance.md, Known issue 20).
+-- The chunk is chosen by name, which (queue_id, name) serves as a range, and locked in id order, the
+-- order pushes lock partitions in, so the two cannot deadlock.
+WITH chunk AS (
+    SELECT p.id, p.name
+    FROM partitions p
+    WHERE p.queue_id = $1 AND ($3::text IS NULL OR p.name > $3::text)
+    ORDER BY p.name
+    LIMIT $4
+), parts AS (
+    SELECT p.id, p.queue_id, p.last_seq
+    FROM partitions p
+    WHERE p.id IN (SELECT c.id FROM chunk c)
+    ORDER BY p.id
+    FOR SHARE OF p
+), pend AS (
+    INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
+    SELECT st.id, $2, st.queue_id, coalesce($5::timestamptz, now())
+    FROM parts st
+    LEFT JOIN partition_consumers pc ON pc.partition_id = st.id AND pc.consumer_group = $2
+    WHERE st.last_seq > coalesce(pc.cursor_seq, 0)
+       OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = st.id AND r.consumer_group = $2)
+    ORDER BY st.id
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
+)
+SELECT max(c.name) FROM chunk c
+
+-- name: SubscriptionSeeded :exec
+-- Step three: the seed is complete.
+UPDATE consumer_group_subscriptions SET seeded = true
+WHERE queue_id = $1 AND consumer_group = $2 AND NOT seeded
+
 -- name: SubscriptionLock :exec
 -- Runs before SubscriptionEnsure, in its transaction, when the group may not be subscribed yet: the
 -- queue's row locked FOR UPDATE waits for every transaction still creating a partition of the queue
@@ -13,6 +74,7 @@ WHERE q.name = $1 AND $2 <> $3::text
 FOR UPDATE OF q
 
 -- name: SubscriptionEnsure :one
+-- For a new or timestamp subscription (the default mode's is SubscriptionRecord's).
 -- Records the group's subscription on the queue unless one exists (the first one wins), and on first
 -- record seeds a cursor on every existing partition at the subscription point, so the group starts
 -- there; partitions created later start from their beginning. It also seeds the group's pending-work
