@@ -52,13 +52,14 @@ const defaultSeedChunk = 1000
 
 // subscribeAll records a default-mode subscription unless the group has one, and seeds the group's
 // default-mode subscription if it is not yet, in chunks (queries/groups.sql, SubscriptionRecord,
-// SubscriptionSeedChunk, SubscriptionSeeded). A seed cut short is redone by the next call, from any
-// broker, so the caller may remember the subscription only after a nil error. Two first pops of one
-// group on two brokers may both seed; the seed is idempotent.
+// SubscriptionSeedChunk, SubscriptionSeeded). A seed cut short is taken up by the next call, from any
+// broker, where it stopped, so the caller may remember the subscription only after a nil error. Two
+// first pops of one group on two brokers may both seed; the seed is idempotent.
 func (s *Store) subscribeAll(ctx context.Context, queue, group string) (bool, error) {
 	var qid uuid.UUID
 	var unseeded bool
-	err := s.pool.QueryRow(ctx, q("SubscriptionRecord"), queue, group, QueueMode).Scan(&qid, &unseeded)
+	var after *string // where a seed cut short stopped
+	err := s.pool.QueryRow(ctx, q("SubscriptionRecord"), queue, group, QueueMode).Scan(&qid, &unseeded, &after)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -69,7 +70,6 @@ func (s *Store) subscribeAll(ctx context.Context, queue, group string) (bool, er
 	if chunk <= 0 {
 		chunk = defaultSeedChunk
 	}
-	var after *string
 	for {
 		var last *string
 		if err := s.pool.QueryRow(ctx, q("SubscriptionSeedChunk"), qid, group, after, chunk, s.now()).Scan(&last); err != nil {

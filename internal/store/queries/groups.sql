@@ -1,8 +1,9 @@
 -- name: SubscriptionRecord :one
 -- The default mode's subscription (all), step one of three (Store.EnsureSubscription): records group $2's
 -- subscription on queue $1 unless one exists, unseeded, in a transaction of its own ($3 is the queue-mode
--- group, which has none). Returns the queue's id (no row: no such queue) and whether the group's
--- subscription still needs its seed: the one just recorded, or one whose seed was cut short.
+-- group, which has none). Returns the queue's id (no row: no such queue), whether the group's
+-- subscription still needs its seed (the one just recorded, or one whose seed was cut short), and
+-- where a seed cut short stopped (seed_after).
 WITH q AS (
     SELECT id FROM queues WHERE name = $1
 ), ins AS (
@@ -12,16 +13,19 @@ WITH q AS (
     ON CONFLICT (consumer_group, queue_id) DO NOTHING
     RETURNING queue_id
 )
-SELECT q.id,
-       EXISTS (SELECT 1 FROM ins)
-       OR EXISTS (SELECT 1 FROM consumer_group_subscriptions s
-                  WHERE s.queue_id = q.id AND s.consumer_group = $2 AND NOT s.seeded)
+SELECT q.id, EXISTS (SELECT 1 FROM ins) OR coalesce(cut.unseeded, false), cut.seed_after
 FROM q
+LEFT JOIN LATERAL (
+    SELECT true AS unseeded, s.seed_after FROM consumer_group_subscriptions s
+    WHERE s.queue_id = q.id AND s.consumer_group = $2 AND NOT s.seeded
+) cut ON true
 
 -- name: SubscriptionSeedChunk :one
 -- Step two, repeated, each chunk its own transaction: seeds group $2's pending-work records on the next
--- $4 partitions of queue $1 by name after $3 (NULL: from the first) and returns the last name taken
--- (NULL: none left). A cursor starts at 0 in this mode, so only those records are seeded.
+-- $4 partitions of queue $1 by name after $3 (NULL: from the first), records the last name taken as
+-- the subscription's seed_after, and returns it (NULL: none left). A cursor starts at 0 in this mode,
+-- so only those records are seeded. Resuming after seed_after is sound: every chunk committed after
+-- the subscription did, which is all the argument below needs.
 -- No push escapes the seed although it holds no lock across chunks: the subscription committed before
 -- the first chunk, so a push statement that starts later reads it and records the group's work itself
 -- (PartitionBump). A push whose PartitionBump read the subscriptions before that commit holds its
@@ -51,12 +55,15 @@ WITH chunk AS (
        OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = st.id AND r.consumer_group = $2)
     ORDER BY st.id
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
+), progress AS (
+    UPDATE consumer_group_subscriptions s SET seed_after = greatest(s.seed_after, (SELECT max(c.name) FROM chunk c))
+    WHERE s.queue_id = $1 AND s.consumer_group = $2 AND NOT s.seeded
 )
 SELECT max(c.name) FROM chunk c
 
 -- name: SubscriptionSeeded :exec
 -- Step three: the seed is complete.
-UPDATE consumer_group_subscriptions SET seeded = true
+UPDATE consumer_group_subscriptions SET seeded = true, seed_after = NULL
 WHERE queue_id = $1 AND consumer_group = $2 AND NOT seeded
 
 -- name: SubscriptionLock :exec
