@@ -115,17 +115,21 @@ func TestGroups(t *testing.T) {
 	})
 	t.Run("SubscriptionRecord+SubscriptionSeeded", func(t *testing.T) {
 		name := uniq("rec")
-		partition(t, st, name, "a")
+		pa := partition(t, st, name, "a")
+		push(t, st, pa, "a1")
 		g := uniq("g")
 		ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.True(t, scalar[bool](t, st, `SELECT seeded FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
 		require.Equal(t, "all", scalar[string](t, st, `SELECT mode FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
-		// A later call finds it seeded and does nothing more.
+		require.Contains(t, pending(t, st, pa), g)
+		// A later call finds it seeded and seeds nothing again: the record dropped here stays dropped.
+		exec(t, st, `DELETE FROM pending_partitions WHERE partition_id = $1 AND consumer_group = $2`, pa, g)
 		ok, err = st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
+		require.NotContains(t, pending(t, st, pa), g)
 	})
 
 	t.Run("SubscriptionEnsure", func(t *testing.T) {
