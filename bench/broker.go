@@ -48,12 +48,16 @@ type brokerSpec struct {
 // os.TempDir() and runs the brokers against it. The caller must call stop, which removes everything it
 // created.
 func startLocalBroker(ctx context.Context, repo string, spec brokerSpec, durable bool, pgSettings []string, logw io.Writer) (_ *localBroker, err error) {
+	reapLeftovers(os.TempDir(), logw)
 	tmp, err := os.MkdirTemp("", "queen-bench-")
 	if err != nil {
 		return nil, err
 	}
 	// The data dir's parent must be traversable by the postgres user when we run as root.
 	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, err
 	}
 	b := &localBroker{tmp: tmp, Durable: durable}
