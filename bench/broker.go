@@ -84,7 +84,7 @@ func startLocalBroker(ctx context.Context, repo string, spec brokerSpec, durable
 		return nil, err
 	}
 	b.PGURL = b.cluster.URL("postgres")
-	b.PGPID = postmasterPID(dataDir)
+	b.PGPID = pgcluster.Postmaster(dataDir)
 
 	for i := range max(1, spec.n) {
 		env := spec.env

@@ -129,14 +129,3 @@ func reapedCPU(pid int) time.Duration {
 	cst, _ := strconv.ParseInt(f[14], 10, 64)
 	return time.Duration(cut+cst) * time.Second / clkTck
 }
-
-// postmasterPID reads the first line of <dataDir>/postmaster.pid.
-func postmasterPID(dataDir string) int {
-	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	pid, _ := strconv.Atoi(strings.TrimSpace(line))
-	return pid
-}

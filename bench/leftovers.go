@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/queen-go/queen/internal/pgcluster"
 )
 
 // ownerFile names, inside a run's temp dir, the pid of the bench that made it. Its brokers die with
@@ -32,8 +34,7 @@ func reapLeftovers(root string, logw io.Writer) {
 		if err != nil || owner <= 0 || processAlive(owner) {
 			continue
 		}
-		dataDir := filepath.Join(dir, "pg")
-		if pid := postmasterPID(dataDir); pid > 0 && servesDataDir(pid, dataDir) {
+		if pid := pgcluster.Postmaster(filepath.Join(dir, "pg")); pid > 0 {
 			// SIGQUIT is PostgreSQL's immediate shutdown: the data dir is removed next, so there
 			// is nothing to keep consistent.
 			_ = syscall.Kill(pid, syscall.SIGQUIT)
@@ -61,20 +62,4 @@ func processAlive(pid int) bool {
 	// The state follows the command name, which is in parentheses and may hold spaces.
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
-}
-
-// servesDataDir reports whether pid is a postmaster started with -D dataDir (pg_ctl passes it; the
-// postmaster keeps its argv), so that a pid reused by another process is never signalled.
-func servesDataDir(pid int, dataDir string) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	args := strings.Split(string(b), "\x00")
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "-D" && filepath.Clean(args[i+1]) == filepath.Clean(dataDir) {
-			return true
-		}
-	}
-	return false
 }

@@ -81,7 +81,7 @@ func TestReapLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Kill() })
-	pgPID := postmasterPID(filepath.Join(withPG, "pg"))
+	pgPID := pgcluster.Postmaster(filepath.Join(withPG, "pg"))
 	if pgPID <= 0 || !processAlive(pgPID) {
 		t.Fatalf("postmaster pid %d not running", pgPID)
 	}

@@ -350,15 +350,13 @@ func (c *Cluster) prepareSocketDir() error {
 // crashed broker, is shut down so that the new start applies our options.
 func (c *Cluster) clearStalePID(ctx context.Context) error {
 	pidFile := filepath.Join(c.dataDir, "postmaster.pid")
-	b, err := os.ReadFile(pidFile)
+	pid, err := readPIDFile(c.dataDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("pgcluster: read postmaster.pid: %w", err)
 	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err == nil && pid > 0 && c.isOurPostmaster(pid) {
+	if pid > 0 && c.isOurPostmaster(pid) {
 		c.log.Warn("pgcluster: stopping leftover postmaster on data dir", "pid", pid, "data_dir", c.dataDir)
 		if out, err := c.run(ctx, "pg_ctl", "stop", "-w", "-m", "fast", "-D", c.dataDir); err != nil {
 			return fmt.Errorf("pgcluster: stop leftover postmaster (pid %d): %w\n%s", pid, err, bytes.TrimSpace(out))
@@ -373,27 +371,67 @@ func (c *Cluster) clearStalePID(ctx context.Context) error {
 }
 
 // isOurPostmaster reports whether pid is a live postmaster serving this data
-// dir. pg_ctl launches it with "-D <datadir>", and unlike backends the
-// postmaster keeps its original argv, so /proc/<pid>/cmdline identifies it.
+// dir. Without /proc it falls back to a liveness check; a false positive only
+// costs a pg_ctl stop attempt.
 func (c *Cluster) isOurPostmaster(pid int) bool {
+	if serves, known := servesDataDir(pid, c.dataDir); known {
+		return serves
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
+// Postmaster returns the pid of the postmaster running on dataDir, as its
+// postmaster.pid names it, or 0 when none runs there (no file, a stale one, a
+// pid now used by another process, or no /proc to tell). Unlike the check
+// before a start, it never guesses: a caller may signal the pid it returns.
+func Postmaster(dataDir string) int {
+	dir, err := filepath.Abs(dataDir)
+	if err != nil {
+		return 0
+	}
+	pid, err := readPIDFile(dir)
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	if serves, known := servesDataDir(pid, dir); known && serves {
+		return pid
+	}
+	return 0
+}
+
+// readPIDFile reads the pid on the first line of dataDir/postmaster.pid (0 if
+// that line is not a number).
+func readPIDFile(dataDir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(first))
+	return pid, nil
+}
+
+// servesDataDir reports whether pid is a postmaster serving dataDir (an
+// absolute, clean path); known is false when /proc cannot tell. pg_ctl
+// launches the postmaster with "-D <datadir>", and unlike backends the
+// postmaster keeps its original argv, so /proc/<pid>/cmdline identifies it.
+func servesDataDir(pid int, dataDir string) (serves, known bool) {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			if _, statErr := os.Stat("/proc/self"); statErr == nil {
-				return false // /proc works, so the process is gone
+				return false, true // /proc works, so the process is gone
 			}
 		}
-		// Without /proc, fall back to a liveness check; a false positive only
-		// costs a pg_ctl stop attempt.
-		return syscall.Kill(pid, 0) == nil
+		return false, false
 	}
 	args := strings.Split(string(cmdline), "\x00")
 	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "-D" && filepath.Clean(args[i+1]) == c.dataDir {
-			return true
+		if args[i] == "-D" && filepath.Clean(args[i+1]) == dataDir {
+			return true, true
 		}
 	}
-	return false
+	return false, true
 }
 
 // removeSocketDir deletes a private socket dir so that stopped clusters leave

@@ -168,8 +168,15 @@ func TestStartReplacesOrphanedServer(t *testing.T) {
 	defer cancel()
 	dataDir := filepath.Join(testDir(t), "data")
 	orphan := startCluster(t, ctx, pgcluster.Options{DataDir: dataDir})
+	first := pgcluster.Postmaster(dataDir)
+	if first <= 0 {
+		t.Fatalf("Postmaster(%s) = %d with a server running", dataDir, first)
+	}
 	c := startCluster(t, ctx, pgcluster.Options{DataDir: dataDir})
 	selectOne(t, ctx, c.URL("postgres"))
+	if got := pgcluster.Postmaster(dataDir); got <= 0 || got == first {
+		t.Fatalf("Postmaster(%s) = %d after the takeover, first server was %d", dataDir, got, first)
+	}
 	if orphan.Port() != c.Port() {
 		if conn, err := pgx.Connect(ctx, orphan.URL("postgres")); err == nil {
 			conn.Close(ctx)
