@@ -90,15 +90,16 @@ func (s *Store) PendingLineSample(ctx context.Context) (l PendingLine, ok bool, 
 var statisticsTables = []string{"messages", "partition_consumers", "partitions", "pending_partitions", "redeliveries"}
 
 // AnalyzeOutgrown analyzes those of the hot tables whose live rows number at least minRows and at
-// least factor times what their statistics say, while their statistics count fewer than settled rows,
-// and returns their names. A connection keeps the generic plan of a hot statement until the next
-// ANALYZE of a table it reads, and a plan built while the statistics said a table was empty (after a
-// VACUUM of a table a deleted queue emptied) costs a scan of a whole index the same as a key lookup:
-// the push's read of a partition's pending-work rows then walked every row of pending_partitions (docs/performance.md, Known issue 18). Autoanalyze gets
-// there too, but up to its naptime (a minute by default) later, or after a vacuum of a large table
-// that holds its worker for longer. Each ANALYZE re-plans the statements that read the table, on
-// every connection: the factor keeps them few while a table grows, and settled ends them once the
-// statistics are no longer those of a nearly empty table, leaving the rest to autoanalyze.
+// least factor times what their statistics say, while their statistics count fewer than settled
+// rows, and returns their names. A connection keeps the generic plan of a hot statement until the
+// next ANALYZE of a table it reads, and a plan built while the statistics said a table was empty
+// (after a VACUUM of a table a deleted queue emptied) costs a scan of a whole index the same as a
+// key lookup: the push's read of a partition's pending-work rows then walked every row of
+// pending_partitions (docs/performance.md, Known issue 18). Autoanalyze gets there too, but up to
+// its naptime (a minute by default) later, or after a vacuum of a large table that holds its worker
+// for longer. Each ANALYZE re-plans the statements that read the table, on every connection: the
+// factor keeps them few while a table grows, and settled ends them once the statistics are no
+// longer those of a nearly empty table, leaving the rest to autoanalyze.
 func (s *Store) AnalyzeOutgrown(ctx context.Context, minRows int64, factor, settled float64) ([]string, error) {
 	names, err := collect(ctx, s, "StatisticsOutgrown", func(r pgx.Rows) (n string, err error) {
 		err = r.Scan(&n)
