@@ -31,13 +31,28 @@ var rules = []struct {
 	{"client", []string{module + "internal/"}, "the SDK is a public package on the standard library"},
 }
 
-type pkg struct {
-	ImportPath string
-	Imports    []string
+// pgxImporters are the only packages whose non-test files may import the driver: the broker's store, the
+// migration runner it shares with the proxy, the proxy's store, the test harness and the load generator
+// (its plain-INSERT baseline). docs/architecture.md says so.
+var pgxImporters = map[string]bool{
+	"internal/store": true, "internal/pgschema": true, "internal/proxy/proxystore": true,
+	"internal/testenv": true, "bench": true,
 }
 
-func TestImportRules(t *testing.T) {
+func TestPgxImporters(t *testing.T) {
 	t.Parallel()
+	for p, imps := range listImports(t) {
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, "github.com/jackc/") && !pgxImporters[p] {
+				t.Errorf("%s imports %s: only %v may talk to the driver", p, imp, pgxImporters)
+			}
+		}
+	}
+}
+
+// listImports maps every package of the module (path below the module) to its non-test imports.
+func listImports(t *testing.T) map[string][]string {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-json", "github.com/queen-go/queen/...").Output()
 	require.NoError(t, err, "go list")
 	imports := map[string][]string{}
@@ -47,6 +62,17 @@ func TestImportRules(t *testing.T) {
 		require.NoError(t, dec.Decode(&p))
 		imports[strings.TrimPrefix(p.ImportPath, module)] = p.Imports
 	}
+	return imports
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func TestImportRules(t *testing.T) {
+	t.Parallel()
+	imports := listImports(t)
 	for _, r := range rules {
 		imps, ok := imports[r.pkg]
 		require.True(t, ok, "package %s not found by go list", r.pkg)
