@@ -42,7 +42,7 @@ func ExampleQueue_Push() {
 func ExampleQueue_Create() {
 	c, _ := client.New(client.Config{URLs: []string{"http://localhost:6632"}})
 	_, err := c.Queue("payments").Namespace("billing").Task("charge").
-		Config(client.QueueOptions{LeaseTime: 60, RetryLimit: 5, DLQAfterMaxRetries: true}).
+		Config(client.QueueOptions{LeaseTime: client.Int(60), RetryLimit: client.Int(5), DLQAfterMaxRetries: client.Bool(true)}).
 		Create(context.Background())
 	if err != nil {
 		panic(err)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 )
 
@@ -85,25 +87,48 @@ func (q *Queue) Task(t string) *Queue { n := *q; n.task = t; return &n }
 // Config returns a copy carrying options for [Queue.Create].
 func (q *Queue) Config(opts QueueOptions) *Queue { n := *q; o := opts; n.opts = &o; return &n }
 
-// QueueOptions are a queue's settings (POST /api/v1/configure). Configure has full-replace
-// semantics: every option left zero is reset to the broker default (leaseTime 300 s,
-// retryLimit 3, retryDelay 1000 ms, ttl 3600 s, the rest 0/false).
+// QueueOptions are a queue's settings (POST /api/v1/configure). Every option is a pointer so that
+// an option set to zero is told apart from one left unset: configure has full-replace semantics,
+// and every option left nil is reset to the broker default (leaseTime 300 s, retryLimit 3,
+// retryDelay 1000 ms, ttl 3600 s, the rest 0/false), while one set to zero is stored as zero. [Int]
+// and [Bool] make the pointers:
+//
+//	client.QueueOptions{LeaseTime: client.Int(60), RetryLimit: client.Int(0)} // no retries
+//
+// [Queue.Options] reads a queue's options back with every field set, ready to configure again.
 type QueueOptions struct {
-	LeaseTime                 int  `json:"leaseTime,omitempty"`                 // seconds a pop's lease lasts
-	RetryLimit                int  `json:"retryLimit,omitempty"`                // failed acks before the DLQ
-	RetryDelay                int  `json:"retryDelay,omitempty"`                // ms before a failed message redelivers
-	MaxSize                   int  `json:"maxSize,omitempty"`                   // maximum queued messages (0 = unlimited)
-	TTL                       int  `json:"ttl,omitempty"`                       // seconds
-	Priority                  int  `json:"priority,omitempty"`                  // higher is served first by namespace/task pops
-	DelayedProcessing         int  `json:"delayedProcessing,omitempty"`         // seconds invisible after push
-	WindowBuffer              int  `json:"windowBuffer,omitempty"`              // seconds a partition must be quiet before it is served
-	RetentionSeconds          int  `json:"retentionSeconds,omitempty"`          // delete pending messages older than this
-	CompletedRetentionSeconds int  `json:"completedRetentionSeconds,omitempty"` // delete consumed messages older than this
-	RetentionEnabled          bool `json:"retentionEnabled,omitempty"`          // enables the two retention settings
-	EncryptionEnabled         bool `json:"encryptionEnabled,omitempty"`         // encrypt payloads at rest (needs QUEEN_ENCRYPTION_KEY)
-	DeadLetterQueue           bool `json:"deadLetterQueue,omitempty"`           // keep dead letters
-	DLQAfterMaxRetries        bool `json:"dlqAfterMaxRetries,omitempty"`        // dead-letter when retryLimit is exhausted
-	MaxWaitTimeSeconds        int  `json:"maxWaitTimeSeconds,omitempty"`        // dead-letter messages waiting longer than this
+	LeaseTime                 *int  `json:"leaseTime,omitempty"`                 // seconds a pop's lease lasts
+	RetryLimit                *int  `json:"retryLimit,omitempty"`                // failed acks before the DLQ
+	RetryDelay                *int  `json:"retryDelay,omitempty"`                // ms before a failed message redelivers
+	MaxSize                   *int  `json:"maxSize,omitempty"`                   // maximum queued messages (0 = unlimited)
+	TTL                       *int  `json:"ttl,omitempty"`                       // seconds
+	Priority                  *int  `json:"priority,omitempty"`                  // higher is served first by namespace/task pops
+	DelayedProcessing         *int  `json:"delayedProcessing,omitempty"`         // seconds invisible after push
+	WindowBuffer              *int  `json:"windowBuffer,omitempty"`              // seconds a partition must be quiet before it is served
+	RetentionSeconds          *int  `json:"retentionSeconds,omitempty"`          // delete pending messages older than this
+	CompletedRetentionSeconds *int  `json:"completedRetentionSeconds,omitempty"` // delete consumed messages older than this
+	RetentionEnabled          *bool `json:"retentionEnabled,omitempty"`          // enables the two retention settings
+	EncryptionEnabled         *bool `json:"encryptionEnabled,omitempty"`         // encrypt payloads at rest (needs QUEEN_ENCRYPTION_KEY)
+	DeadLetterQueue           *bool `json:"deadLetterQueue,omitempty"`           // keep dead letters
+	DLQAfterMaxRetries        *bool `json:"dlqAfterMaxRetries,omitempty"`        // dead-letter when retryLimit is exhausted
+	MaxWaitTimeSeconds        *int  `json:"maxWaitTimeSeconds,omitempty"`        // dead-letter messages waiting longer than this
+}
+
+// Int returns a pointer to v, for the integer fields of [QueueOptions].
+func Int(v int) *int { return &v }
+
+// Bool returns a pointer to v, for the boolean fields of [QueueOptions].
+func Bool(v bool) *bool { return &v }
+
+// QueueOptionNames returns the wire (camelCase) name of every field of [QueueOptions], in field
+// order: the options configure accepts.
+func QueueOptionNames() []string {
+	t := reflect.TypeFor[QueueOptions]()
+	out := make([]string, t.NumField())
+	for i := range out {
+		out[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return out
 }
 
 // QueueConfigured is the answer to [Queue.Create].

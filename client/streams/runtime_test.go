@@ -78,7 +78,7 @@ func (e *env) push(queue, partition string, vals ...any) {
 
 func (e *env) leaseTime(queue string, seconds int) {
 	e.t.Helper()
-	_, err := e.c.Queue(queue).Config(client.QueueOptions{LeaseTime: seconds}).Create(e.t.Context())
+	_, err := e.c.Queue(queue).Config(client.QueueOptions{LeaseTime: client.Int(seconds)}).Create(e.t.Context())
 	require.NoError(e.t, err)
 }
 

@@ -36,7 +36,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	orders := c.Queue("examples.orders")
-	if _, err := orders.Config(client.QueueOptions{LeaseTime: 30, RetryLimit: 3}).Create(ctx); err != nil {
+	if _, err := orders.Config(client.QueueOptions{LeaseTime: client.Int(30), RetryLimit: client.Int(3)}).Create(ctx); err != nil {
 		return err
 	}
 

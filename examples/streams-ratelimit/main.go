@@ -36,7 +36,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	run := fmt.Sprint(time.Now().UnixNano())
 	src, out := "examples.jobs."+run, "examples.jobs.admitted."+run
 	// A short lease: denied jobs come back after one second.
-	if _, err := c.Queue(src).Config(client.QueueOptions{LeaseTime: 1}).Create(ctx); err != nil {
+	if _, err := c.Queue(src).Config(client.QueueOptions{LeaseTime: client.Int(1)}).Create(ctx); err != nil {
 		return err
 	}
 	const jobs = 8

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queen-go/queen/client"
@@ -154,7 +156,8 @@ func toAny[T any](xs []T) []any {
 }
 
 // queueFlags are the options of queues configure, bound to flags named like the API's camelCase
-// options in kebab case.
+// options in kebab case. A flag that is not given leaves its option unset (the broker default); one
+// given as 0 or false sets it to that, so --retry-limit 0 means no retries rather than the default.
 type queueFlags struct {
 	ns, task string
 	o        client.QueueOptions
@@ -164,21 +167,67 @@ func (f *queueFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.ns, "namespace", "", "namespace of the queue")
 	fl.StringVar(&f.task, "task", "", "task of the queue")
-	fl.IntVar(&f.o.LeaseTime, "lease-time", 0, "seconds a pop's lease lasts (default 300)")
-	fl.IntVar(&f.o.RetryLimit, "retry-limit", 0, "failed deliveries before dead-lettering (default 3)")
-	fl.IntVar(&f.o.RetryDelay, "retry-delay", 0, "milliseconds before a failed message redelivers (default 1000)")
-	fl.IntVar(&f.o.MaxSize, "max-size", 0, "maximum queued messages (0 = unlimited)")
-	fl.IntVar(&f.o.TTL, "ttl", 0, "message time to live in seconds (default 3600)")
-	fl.IntVar(&f.o.Priority, "priority", 0, "priority for namespace/task pops (higher first)")
-	fl.IntVar(&f.o.DelayedProcessing, "delayed-processing", 0, "seconds a message stays invisible after push")
-	fl.IntVar(&f.o.WindowBuffer, "window-buffer", 0, "seconds a partition must be quiet before it is served")
-	fl.IntVar(&f.o.RetentionSeconds, "retention", 0, "delete pending messages older than this many seconds (needs --retention-enabled)")
-	fl.IntVar(&f.o.CompletedRetentionSeconds, "completed-retention", 0, "delete consumed messages older than this many seconds (needs --retention-enabled)")
-	fl.BoolVar(&f.o.RetentionEnabled, "retention-enabled", false, "enable the two retention settings")
-	fl.BoolVar(&f.o.EncryptionEnabled, "encrypt", false, "encrypt payloads at rest (broker needs QUEEN_ENCRYPTION_KEY)")
-	fl.BoolVar(&f.o.DeadLetterQueue, "dlq", false, "keep dead letters")
-	fl.BoolVar(&f.o.DLQAfterMaxRetries, "dlq-after-max-retries", false, "dead-letter when the retry limit is exhausted")
-	fl.IntVar(&f.o.MaxWaitTimeSeconds, "max-wait-time", 0, "dead-letter messages waiting longer than this many seconds")
+	fl.Var(optInt{&f.o.LeaseTime}, "lease-time", "seconds a pop's lease lasts (default 300)")
+	fl.Var(optInt{&f.o.RetryLimit}, "retry-limit", "failed deliveries before dead-lettering (default 3)")
+	fl.Var(optInt{&f.o.RetryDelay}, "retry-delay", "milliseconds before a failed message redelivers (default 1000)")
+	fl.Var(optInt{&f.o.MaxSize}, "max-size", "maximum queued messages (default 0 = unlimited)")
+	fl.Var(optInt{&f.o.TTL}, "ttl", "message time to live in seconds (default 3600)")
+	fl.Var(optInt{&f.o.Priority}, "priority", "priority for namespace/task pops, higher first (default 0)")
+	fl.Var(optInt{&f.o.DelayedProcessing}, "delayed-processing", "seconds a message stays invisible after push (default 0)")
+	fl.Var(optInt{&f.o.WindowBuffer}, "window-buffer", "seconds a partition must be quiet before it is served (default 0)")
+	fl.Var(optInt{&f.o.RetentionSeconds}, "retention", "delete pending messages older than this many seconds (needs --retention-enabled; default 0)")
+	fl.Var(optInt{&f.o.CompletedRetentionSeconds}, "completed-retention", "delete consumed messages older than this many seconds (needs --retention-enabled; default 0)")
+	boolFlag(fl, &f.o.RetentionEnabled, "retention-enabled", "enable the two retention settings")
+	boolFlag(fl, &f.o.EncryptionEnabled, "encrypt", "encrypt payloads at rest (broker needs QUEEN_ENCRYPTION_KEY)")
+	boolFlag(fl, &f.o.DeadLetterQueue, "dlq", "keep dead letters")
+	boolFlag(fl, &f.o.DLQAfterMaxRetries, "dlq-after-max-retries", "dead-letter when the retry limit is exhausted")
+	fl.Var(optInt{&f.o.MaxWaitTimeSeconds}, "max-wait-time", "dead-letter messages waiting longer than this many seconds (default 0 = never)")
+}
+
+// optInt is an integer flag that sets its option only when given.
+type optInt struct{ p **int }
+
+func (o optInt) String() string {
+	if *o.p == nil {
+		return ""
+	}
+	return strconv.Itoa(**o.p)
+}
+
+func (o optInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", s)
+	}
+	*o.p = &v
+	return nil
+}
+
+func (optInt) Type() string { return "int" }
+
+// optBool is a boolean flag that sets its option only when given: --dlq, --dlq=true, --dlq=false.
+type optBool struct{ p **bool }
+
+func (o optBool) String() string {
+	if *o.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(**o.p)
+}
+
+func (o optBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a boolean", s)
+	}
+	*o.p = &v
+	return nil
+}
+
+func (optBool) Type() string { return "bool" }
+
+func boolFlag(fl *pflag.FlagSet, p **bool, name, usage string) {
+	fl.VarPF(optBool{p}, name, "", usage).NoOptDefVal = "true"
 }
 
 func configuredView(res client.QueueConfigured) view {
@@ -283,12 +332,7 @@ type manifest struct {
 // never silently dropped (the original CLI's bug).
 var optionNames = func() map[string]string {
 	m := map[string]string{}
-	b, _ := json.Marshal(client.QueueOptions{LeaseTime: 1, RetryLimit: 1, RetryDelay: 1, MaxSize: 1, TTL: 1, Priority: 1,
-		DelayedProcessing: 1, WindowBuffer: 1, RetentionSeconds: 1, CompletedRetentionSeconds: 1, RetentionEnabled: true,
-		EncryptionEnabled: true, DeadLetterQueue: true, DLQAfterMaxRetries: true, MaxWaitTimeSeconds: 1})
-	var all map[string]any
-	_ = json.Unmarshal(b, &all)
-	for k := range all {
+	for _, k := range client.QueueOptionNames() {
 		m[normKey(k)] = k
 	}
 	m["retention"] = "retentionSeconds"

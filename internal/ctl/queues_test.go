@@ -166,3 +166,39 @@ seekTo: beginning
 	c.fails(ctl.ExitUsage, "apply", "-f", "/does/not/exist.yaml")
 	_ = json.Valid
 }
+
+// An option given as 0 or false is stored as that; only an option not given falls back to its
+// default.
+func TestQueuesConfigureZeroValues(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, startBroker(t, nil))
+	q := uniq(t, "jobs")
+
+	var dry struct{ Options map[string]any }
+	c.js(&dry, "queues", "configure", q, "--retry-limit", "0", "--retry-delay", "0", "--dlq=false", "--dry-run")
+	require.Equal(t, map[string]any{"retryLimit": 0.0, "retryDelay": 0.0, "deadLetterQueue": false}, dry.Options,
+		"given zeros are sent, options not given are not")
+
+	c.ok("queues", "configure", q, "--retry-limit", "0", "--retry-delay", "0", "--ttl", "0")
+	var st queueStatus
+	c.js(&st, "queues", "describe", q)
+	require.EqualValues(t, 0, st.Queue.Config["retryLimit"])
+	require.EqualValues(t, 0, st.Queue.Config["retryDelay"])
+	require.EqualValues(t, 0, st.Queue.Config["ttl"])
+	require.EqualValues(t, 300, st.Queue.Config["leaseTime"], "an option not given is the default")
+
+	// Configure replaces everything: without the flags the defaults come back.
+	c.ok("queues", "configure", q)
+	c.js(&st, "queues", "describe", q)
+	require.EqualValues(t, 3, st.Queue.Config["retryLimit"])
+	require.EqualValues(t, 1000, st.Queue.Config["retryDelay"])
+	require.EqualValues(t, 3600, st.Queue.Config["ttl"])
+
+	c.okIn(fmt.Sprintf("kind: Queue\nname: %s\nconfig: {retryLimit: 0, retry-delay: 0, ttl: 0}\n", q), "apply", "-f", "-")
+	c.js(&st, "queues", "describe", q)
+	require.EqualValues(t, 0, st.Queue.Config["retryLimit"])
+	require.EqualValues(t, 0, st.Queue.Config["retryDelay"])
+	require.EqualValues(t, 0, st.Queue.Config["ttl"])
+
+	c.fails(ctl.ExitUsage, "queues", "configure", q, "--dlq=maybe")
+}
