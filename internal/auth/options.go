@@ -6,7 +6,7 @@ import "time"
 // and refuses what it cannot use. internal/config reads the JWT_* variables straight into this type,
 // so this package does not depend on the configuration table.
 type Options struct {
-	Enabled   bool   // JWT_ENABLED is exactly "true"
+	Enabled   bool   // JWT_ENABLED
 	Algorithm string // HS256, RS256, EdDSA or auto
 	Secret    string // HS256 shared secret
 	PublicKey string // PEM (RSA or Ed25519) for RS256/EdDSA

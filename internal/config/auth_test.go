@@ -27,10 +27,12 @@ func TestAuthDefaults(t *testing.T) {
 		RolesClaim: "role", RolesArrayClaim: "roles",
 		RoleAdmin: "admin", RoleReadWrite: "read-write", RoleReadOnly: "read-only", RoleWriteOnly: "write-only",
 	}, c.Auth)
-	for _, v := range []string{"1", "TRUE", "yes", "True"} {
-		c, err = loadAuthEnv(map[string]string{"JWT_ENABLED": v})
-		require.NoError(t, err, "only the exact string true enables JWT")
-		require.False(t, c.Auth.Enabled, v)
+	for _, v := range []string{"1", "TRUE", "yes", "On"} {
+		c, err = loadAuthEnv(map[string]string{"JWT_ENABLED": v, "JWT_SECRET": "s"})
+		require.NoError(t, err, v)
+		require.True(t, c.Auth.Enabled, "%s enables JWT", v)
+		_, err = loadAuthEnv(map[string]string{"JWT_ENABLED": v})
+		require.ErrorContains(t, err, "needs JWT_SECRET", "%s enables JWT, which then needs its key", v)
 	}
 }
 

@@ -59,9 +59,10 @@ type Config struct {
 }
 
 type pgParts struct {
-	url                                 string
-	host, port, user, password, db, ssl string
-	anySet                              bool
+	url                            string
+	host, port, user, password, db string
+	ssl                            bool
+	anySet                         bool
 }
 
 // Load builds the configuration from getenv (os.Getenv in main, a map in tests).
@@ -140,7 +141,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("config: PG_PORT: not an integer: %q", c.pg.port)
 		}
 		ssl := "disable"
-		if c.pg.ssl == "true" {
+		if c.pg.ssl {
 			ssl = "require"
 		}
 		u := url.URL{Scheme: "postgres", User: url.UserPassword(c.pg.user, c.pg.password),

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queen-go/queen/internal/boolsetting"
 )
 
 // Vars is the table of every variable, in documentation order, bound to a Config of its own (it
@@ -24,7 +26,7 @@ func varsOf(c *Config) []Var {
 		{"PG_USER", "postgres", "PostgreSQL user", false, c.pg.pgVar(&c.pg.user)},
 		{"PG_PASSWORD", "postgres", "PostgreSQL password", true, c.pg.pgVar(&c.pg.password)},
 		{"PG_DB", "postgres", "PostgreSQL database", false, c.pg.pgVar(&c.pg.db)},
-		{"PG_USE_SSL", "false", "connect to PostgreSQL over TLS (exactly `true`)", false, c.pg.pgVar(&c.pg.ssl)},
+		boolRow("PG_USE_SSL", "false", "connect to PostgreSQL over TLS (sslmode=require)", func(b bool) { c.pg.ssl, c.pg.anySet = b, true }),
 		{"QUEEN_DATA_DIR", "./queen-data", "data directory of the embedded PostgreSQL started when no database is configured", false, strVar(&c.DataDir)},
 		{"QUEEN_SCHEMA", "queenmq", "PostgreSQL schema holding the broker's tables", false, strVar(&c.Schema)},
 		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker (half for pops and acks, half for everything else: docs/architecture.md \"Connections\")", false, intVar(&c.PoolSize)},
@@ -79,15 +81,15 @@ func varsOf(c *Config) []Var {
 		{"METRICS_RETENTION_DAYS", "90", "days of operation and retention history kept", false, intVar(&c.Jobs.MetricsRetentionDays)},
 
 		// Authentication (auth.go): read straight into what internal/auth takes.
-		{"JWT_ENABLED", "false", "require a JWT on every non-public route (exactly `true`)", false, flagVar(&c.Auth.Enabled)},
+		boolRow("JWT_ENABLED", "false", "require a JWT on every non-public route", boolVar(&c.Auth.Enabled)),
 		{"JWT_ALGORITHM", "HS256", "HS256, RS256, EdDSA, or auto (follow the token's alg header)", false, trimVar(&c.Auth.Algorithm)},
 		{"JWT_SECRET", "", "HS256 shared secret", true, strVar(&c.Auth.Secret)},
 		{"JWT_PUBLIC_KEY", "", "PEM public key (RSA or Ed25519) for RS256/EdDSA; literal \\n sequences are read as newlines", false, strVar(&c.Auth.PublicKey)},
 		{"JWT_JWKS_URL", "", "URL of a JWKS for RS256/EdDSA keys, cached by kid", false, trimVar(&c.Auth.JWKSURL)},
 		{"JWT_ISSUER", "", "required iss claim (unchecked when empty)", false, trimVar(&c.Auth.Issuer)},
 		{"JWT_AUDIENCE", "", "required aud claim (unchecked when empty)", false, trimVar(&c.Auth.Audience)},
-		{"JWT_REQUIRE_EXP", "true", "refuse tokens without an exp claim (401 Token has expired: exp claim is required); `false` accepts them", false, boolVar(&c.Auth.RequireExp)},
-		{"METRICS_REQUIRE_AUTH", "true", "with JWT on, /metrics and /metrics/prometheus need a token with read access (they are dropped from JWT_SKIP_PATHS); `false` leaves them to JWT_SKIP_PATHS", false, boolVar(&c.Auth.MetricsRequireAuth)},
+		boolRow("JWT_REQUIRE_EXP", "true", "refuse tokens without an exp claim (401 Token has expired: exp claim is required); `false` accepts them", boolVar(&c.Auth.RequireExp)),
+		boolRow("METRICS_REQUIRE_AUTH", "true", "with JWT on, /metrics and /metrics/prometheus need a token with read access (they are dropped from JWT_SKIP_PATHS); `false` leaves them to JWT_SKIP_PATHS", boolVar(&c.Auth.MetricsRequireAuth)),
 		{"JWT_CLOCK_SKEW", "30", "seconds of leeway on exp, nbf and iat", false, secondsVar(&c.Auth.ClockSkew)},
 		{"JWT_SKIP_PATHS", "/health,/metrics/prometheus,/metrics,/", "comma-separated paths that bypass auth: exact match, or prefix match for entries longer than one character ending in /", false, func(v string) error {
 			c.Auth.SkipPaths = nil
@@ -123,6 +125,23 @@ type Var struct {
 	Secret  bool
 	set     func(v string) error // parses v into the Config the table was built over (varsOf)
 }
+
+// boolRow is the row of a switch, read by boolsetting as every binary reads its switches; dst
+// receives the value. A switch's default is true or false, by which the tests find every switch of
+// the table.
+func boolRow(name, def, doc string, dst func(bool)) Var {
+	return Var{Name: name, Default: def, Doc: doc + " (" + boolSpellings + ")", set: func(v string) error {
+		b, err := boolsetting.Value(v)
+		if err != nil {
+			return err
+		}
+		dst(b)
+		return nil
+	}}
+}
+
+// boolSpellings is how the reference words what a switch accepts.
+const boolSpellings = "1/0, true/false, yes/no, on/off, any case; anything else stops the broker"
 
 // The setters: each parses a variable's text into the field it is bound to.
 
@@ -184,21 +203,9 @@ func bytesVar(dst *int64) func(string) error {
 	}
 }
 
-// boolVar reads true or false (strconv.ParseBool's spellings).
-func boolVar(dst *bool) func(string) error {
-	return func(v string) error {
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			return fmt.Errorf("want true or false, got %q", v)
-		}
-		*dst = b
-		return nil
-	}
-}
-
-// flagVar is on for exactly "true" and off for anything else, as the original reads its switches.
-func flagVar(dst *bool) func(string) error {
-	return func(v string) error { *dst = v == "true"; return nil }
+// boolVar is where a switch's value goes (boolRow).
+func boolVar(dst *bool) func(bool) {
+	return func(b bool) { *dst = b }
 }
 
 // pgVar sets one PG_* part; any of them set configures a database.

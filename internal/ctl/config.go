@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/queen-go/queen/internal/boolsetting"
 )
 
 // configFile is the contexts file (YAML).
@@ -30,6 +33,25 @@ type contextSpec struct {
 	// Proxy admin API of queen-proxy (queenctl proxy …).
 	ProxyServer   string `yaml:"proxy-server,omitempty" json:"proxy-server,omitempty"`
 	ProxyTokenRef string `yaml:"proxy-token-ref,omitempty" json:"proxy-token-ref,omitempty"`
+}
+
+// UnmarshalYAML reads a context with its switch (insecure) read as every binary reads its switches
+// (internal/boolsetting): 1/0, true/false, yes/no, on/off in any case, and an error naming it for
+// anything else, where YAML alone would refuse 1 and read other spellings by its own rules.
+func (c *contextSpec) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k, v := n.Content[i], n.Content[i+1]; k.Value == "insecure" && v.Kind == yaml.ScalarNode {
+				b, err := boolsetting.Parse("insecure", v.Value)
+				if err != nil {
+					return fmt.Errorf("line %d: %w", v.Line, err)
+				}
+				v.Tag, v.Value = "!!bool", strconv.FormatBool(b)
+			}
+		}
+	}
+	type plain contextSpec // without this method
+	return n.Decode((*plain)(c))
 }
 
 func (a *app) configPath() string {
