@@ -1,5 +1,6 @@
 // Command queen-proxy runs the multi-tenant proxy in front of Queen brokers (`serve`, the default) and
-// manages its plans, clusters and API keys (`plan create`, `cluster create`, `key create`, `key revoke`).
+// manages its plans, clusters and API keys (`plan create`, `cluster create`, `key create`, `key revoke`);
+// `version` prints the release, commit and Go version.
 package main
 
 import (
@@ -16,12 +17,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/queen-go/queen/internal/proxy"
+	"github.com/queen-go/queen/internal/version"
 )
 
 func main() {
 	args := os.Args[1:]
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		fmt.Fprint(os.Stdout, proxy.Usage)
+		return
+	}
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
+		fmt.Fprintln(os.Stdout, version.String("queen-proxy"))
 		return
 	}
 	cfg, err := proxy.LoadConfig(os.Getenv)

@@ -69,6 +69,7 @@ const Usage = `usage:
   queen-proxy cluster create --name NAME --host HOST[,HOST...] --upstream URL --plan PLAN
   queen-proxy key create --cluster NAME --roles ROLE[,ROLE...] [--name LABEL]
   queen-proxy key revoke --id KEY_ID
+  queen-proxy version              (also --version: release, commit and Go version)
 
 configuration comes from the environment (QUEEN_PROXY_*; see docs/proxy.md)
 `
