@@ -23,25 +23,22 @@ func TestWriteOnlyKey(t *testing.T) {
 	r := b.do(t, h, key, "POST", "/api/v1/push", items("wo", 2, 10))
 	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 
-	// The broker's JWT enforcement (internal/auth) is a separate issue; without it there is nothing to
-	// refuse the pop, so say so loudly instead of failing on someone else's missing feature.
+	// The broker runs with JWT on (brokerEnv): a pop without the proxy's token is refused, so the 403
+	// below is the broker enforcing the write-only role, not an open broker answering anyone.
 	req, err := http.NewRequestWithContext(t.Context(), "GET", broker.URL+"/api/v1/pop/queue/wo", nil)
 	require.NoError(t, err)
 	res, err := httpClient.Do(req)
 	require.NoError(t, err)
 	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
-		t.Skipf("broker does not enforce JWT yet (anonymous pop answered %d); write-only pop check needs JWT_ENABLED support in the broker", res.StatusCode)
-	}
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, "the broker must enforce JWT in this test")
 
 	r = b.do(t, h, key, "GET", "/api/v1/pop/queue/wo", nil)
 	require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
 	require.Contains(t, string(r.body), "Insufficient permissions")
 
 	// A read-write key of the same cluster pops what the write-only key pushed.
-	rwID, rw, err := proxyCreateKey(t, b, "acme", "read-write")
+	_, rw, err := proxyCreateKey(t, b, "acme", "read-write")
 	require.NoError(t, err)
-	_ = rwID
 	r = b.do(t, h, rw, "GET", "/api/v1/pop/queue/wo?batch=10", nil)
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 
