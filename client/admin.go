@@ -12,8 +12,10 @@ import (
 
 // ---- queues (/api/v1/resources/queues) ----
 
-// MessageCounts are per-status message counts. The broker computes them in the background, so they
-// lag by a few seconds.
+// MessageCounts are per-status message counts. The listings' counts are rolled up in the
+// background, so they lag by a few seconds. Counts of a queue or partition as a whole are relative
+// to its slowest consumer group (a message is completed once every group consumed it); the counts of
+// one group are in [GroupCounts].
 type MessageCounts struct {
 	Total      int `json:"total"`
 	Pending    int `json:"pending"`
@@ -32,7 +34,8 @@ type QueueSummary struct {
 	CreatedAt  string `json:"createdAt"`
 	Partitions int    `json:"partitions"`
 	Priority   int    `json:"priority"`
-	// Messages carries total, pending and processing only: the listing reads the rolled-up counts.
+	// Messages are the rolled-up counts of the whole queue (no Failed); per-group figures are in
+	// [Client.ConsumerGroups].
 	Messages MessageCounts `json:"messages"`
 	// StatsAt is when the counts were rolled up; nil before the first rollup.
 	StatsAt *string `json:"statsAt"`
@@ -58,6 +61,30 @@ type PartitionDetail struct {
 	LastActivity   *string         `json:"lastActivity"`
 	LastConsumedAt *string         `json:"lastConsumedAt"`
 	TotalConsumed  int             `json:"totalConsumed"`
+	// ConsumerGroups has the partition's figures for every group of the queue.
+	ConsumerGroups []GroupCounts `json:"consumerGroups"`
+}
+
+// GroupCounts are one consumer group's figures on a queue or on one partition. The groups of a
+// queue are the named groups subscribed to it or holding a cursor on it, and queue mode when it
+// holds a cursor or no named group belongs to the queue. A partition a group never read counts
+// from its first message.
+type GroupCounts struct {
+	ConsumerGroup string `json:"consumerGroup"` // the group's name; QueueMode for queue mode
+	QueueMode     bool   `json:"queueMode"`
+	// Cursor is the group's position on the partition (partition entries only); nil when the group
+	// never read it.
+	Cursor   *int64        `json:"cursor,omitempty"`
+	Messages MessageCounts `json:"messages"`
+	Lag      GroupLag      `json:"lag"`
+}
+
+// GroupLag is how far a group is behind: the messages after its position, the age of the first of
+// them in seconds (0 when none), and (queue entries only) the partitions with any.
+type GroupLag struct {
+	Messages   int     `json:"messages"`
+	Seconds    float64 `json:"seconds"`
+	Partitions int     `json:"partitions,omitempty"`
 }
 
 // QueueDetail is the answer of [Queue.Info].
@@ -69,6 +96,8 @@ type QueueDetail struct {
 	CreatedAt  string            `json:"createdAt"`
 	Partitions []PartitionDetail `json:"partitions"`
 	Totals     MessageCounts     `json:"totals"`
+	// ConsumerGroups has the queue's figures for each of its groups.
+	ConsumerGroups []GroupCounts `json:"consumerGroups"`
 }
 
 // Info returns the queue with its partitions and counts (GET /api/v1/resources/queues/:queue).
@@ -171,19 +200,23 @@ func (c *Client) RetryDLQMessage(ctx context.Context, partitionID, transactionID
 // ---- consumer groups (/api/v1/consumer-groups) ----
 
 // ConsumerGroupSummary is one (group, queue) entry of [Client.ConsumerGroups].
+// Lag counts partitions the group never read from their first message.
 type ConsumerGroupSummary struct {
-	Name                  string   `json:"name"`
-	Topics                []string `json:"topics"`
-	QueueName             string   `json:"queueName"`
-	Members               int      `json:"members"`
-	PartitionsWithLag     int      `json:"partitionsWithLag"`
-	MaxTimeLag            float64  `json:"maxTimeLag"`
-	State                 string   `json:"state"`
-	SubscriptionMode      *string  `json:"subscriptionMode"`
-	SubscriptionTimestamp *string  `json:"subscriptionTimestamp"`
-	SubscriptionCreatedAt *string  `json:"subscriptionCreatedAt"`
-	TotalConsumed         int      `json:"totalConsumed"`
-	TotalLag              *int64   `json:"totalLag"`
+	Name                  string        `json:"name"`
+	Topics                []string      `json:"topics"`
+	QueueName             string        `json:"queueName"`
+	QueueMode             bool          `json:"queueMode"`  // Name is QueueMode
+	Members               int           `json:"members"`    // partition cursors the group holds
+	Partitions            int           `json:"partitions"` // partitions of the queue
+	PartitionsWithLag     int           `json:"partitionsWithLag"`
+	MaxTimeLag            float64       `json:"maxTimeLag"`
+	State                 string        `json:"state"`
+	SubscriptionMode      *string       `json:"subscriptionMode"`
+	SubscriptionTimestamp *string       `json:"subscriptionTimestamp"`
+	SubscriptionCreatedAt *string       `json:"subscriptionCreatedAt"`
+	TotalConsumed         int           `json:"totalConsumed"`
+	TotalLag              *int64        `json:"totalLag"` // messages after the group's position
+	Messages              MessageCounts `json:"messages"` // the queue's counts as this group sees them
 }
 
 // ConsumerGroups lists consumer groups per queue, including queue mode
@@ -206,10 +239,11 @@ type LaggingPartition struct {
 	LastConsumedAt   *string `json:"last_consumed_at"`
 	LagHours         float64 `json:"lag_hours"`
 	WorkerID         *string `json:"worker_id"`
+	HasCursor        bool    `json:"has_cursor"` // false: the group never read the partition
 }
 
-// LaggingPartitions lists partitions whose oldest unconsumed message is older than minLag
-// (GET /api/v1/consumer-groups/lagging).
+// LaggingPartitions lists, per group, the partitions whose oldest unconsumed message is older than
+// minLag, including partitions the group never read (GET /api/v1/consumer-groups/lagging).
 func (c *Client) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
 	v := url.Values{"minLagSeconds": {strconv.Itoa(int(minLag / time.Second))}}
 	var out []LaggingPartition
@@ -226,7 +260,7 @@ type ConsumerGroup struct {
 // ConsumerGroup returns a handle on the named group.
 func (c *Client) ConsumerGroup(name string) *ConsumerGroup { return &ConsumerGroup{c: c, name: name} }
 
-// GroupPartition is one partition cursor of a group, in [ConsumerGroup.Get].
+// GroupPartition is a group's position on one partition, in [ConsumerGroup.Get].
 type GroupPartition struct {
 	Partition      string  `json:"partition"`
 	PartitionID    string  `json:"partitionId"`
@@ -236,9 +270,11 @@ type GroupPartition struct {
 	OffsetLag      int     `json:"offsetLag"`
 	TimeLagSeconds float64 `json:"timeLagSeconds"`
 	LeaseActive    bool    `json:"leaseActive"`
+	HasCursor      bool    `json:"hasCursor"` // false: never read (lag counts from the first message)
 }
 
-// Get returns the group's cursors keyed by queue name (GET /api/v1/consumer-groups/:group). An
+// Get returns the group's position on every partition of every queue it belongs to, keyed by queue
+// name (GET /api/v1/consumer-groups/:group). An
 // unknown group yields an empty map.
 func (g *ConsumerGroup) Get(ctx context.Context) (map[string][]GroupPartition, error) {
 	var raw map[string]struct {

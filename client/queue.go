@@ -131,6 +131,22 @@ func QueueOptionNames() []string {
 	return out
 }
 
+// Options reads the queue's configuration (GET /api/v1/status/queues/:queue) with every option set:
+// passed to [Queue.Config] and [Queue.Create] it configures the queue to what it is. An unknown
+// queue is a 404 ([IsNotFound]).
+func (q *Queue) Options(ctx context.Context) (QueueOptions, error) {
+	var out struct {
+		Queue struct {
+			Config QueueOptions `json:"config"`
+		} `json:"queue"`
+	}
+	if q.name == "" {
+		return QueueOptions{}, fmt.Errorf("queen: options: %w", errEmptyName)
+	}
+	err := q.c.call(ctx, request{method: http.MethodGet, path: "/api/v1/status/queues/" + seg(q.name)}, &out)
+	return out.Queue.Config, err
+}
+
 // QueueConfigured is the answer to [Queue.Create].
 type QueueConfigured struct {
 	Configured  bool            `json:"configured"`
