@@ -50,15 +50,20 @@ FUZZTIME ?= 10m
 FUZZTIMEOUT ?= 30m
 FUZZ_TARGETS = ./internal/httpapi:FuzzPushBody ./internal/httpapi:FuzzAckBody ./internal/httpapi:FuzzTransactionBody \
 	./internal/httpapi:FuzzConfigureBody ./internal/httpapi:FuzzPopQuery ./internal/auth:FuzzAuthorizeToken
+# The ack paths' differential test (TestAckDifferential, 1 000 random histories in `make test`) runs
+# ACKDIFF_SEQUENCES histories here; fuzz-ci leaves it to make test.
+ACKDIFF_SEQUENCES ?= 20000
 fuzz:
 	@bash scripts/ensure-postgres.sh
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10x -timeout $(FUZZTIMEOUT) $${t%%:*} || exit 1; \
 	done
+	@[ "$(ACKDIFF_SEQUENCES)" = 0 ] || QUEEN_ACKDIFF_SEQUENCES=$(ACKDIFF_SEQUENCES) \
+		$(GO) test -count=1 -run '^TestAckDifferential$$' -timeout $(FUZZTIMEOUT) ./internal/engine/
 
 fuzz-ci:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=30000x FUZZTIMEOUT=4m
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=30000x FUZZTIMEOUT=4m ACKDIFF_SEQUENCES=0
 
 # Regenerates generated files (docs/reference.md from the route table, docs/configuration.md from the
 # variable table, docs/cli.md from queenctl's commands).

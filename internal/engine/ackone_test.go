@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/engine"
@@ -21,7 +21,7 @@ import (
 type ackSide struct {
 	t   *testing.T
 	eng *engine.Engine
-	db  *pgx.Conn
+	db  *pgxpool.Pool // the side's database, for the tests' own reads and writes (the store's default schema)
 }
 
 func newAckSide(t *testing.T, fullOnly bool) *ackSide {
@@ -37,11 +37,12 @@ func newAckSide(t *testing.T, fullOnly bool) *ackSide {
 	}
 	eng.Start(ctx)
 	t.Cleanup(eng.Stop)
-	db, err := pgx.Connect(ctx, url)
+	cfg, err := pgxpool.ParseConfig(url)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close(context.WithoutCancel(ctx)) })
-	_, err = db.Exec(ctx, `SET search_path TO queenmq`) // the store's default schema
+	cfg.ConnConfig.RuntimeParams["search_path"] = "queenmq" // the store's default schema
+	db, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
+	t.Cleanup(db.Close)
 	return &ackSide{t: t, eng: eng, db: db}
 }
 
@@ -82,26 +83,36 @@ func (s *ackSide) exec(sql string, args ...any) {
 // state is what the acks of queue left in the database, by names (ids differ between the sides).
 func (s *ackSide) state(queue string) string {
 	s.t.Helper()
+	st, err := s.readState(s.t.Context(), queue)
+	require.NoError(s.t, err)
+	return st
+}
+
+func (s *ackSide) readState(ctx context.Context, queue string) (string, error) {
 	var b strings.Builder
-	rows, err := s.db.Query(s.t.Context(), `
+	rows, err := s.db.Query(ctx, `
 SELECT p.name, pc.consumer_group, pc.cursor_seq, pc.lease_expires_at IS NULL, pc.batch_retry_count, pc.total_consumed,
        pc.last_consumed_at IS NULL, pc.retry_after IS NULL,
        EXISTS (SELECT 1 FROM pending_partitions pp WHERE pp.partition_id = p.id AND pp.consumer_group = pc.consumer_group),
        (SELECT count(*) FROM dead_letters d WHERE d.partition_id = p.id AND d.consumer_group = pc.consumer_group)
 FROM partition_consumers pc JOIN partitions p ON p.id = pc.partition_id JOIN queues q ON q.id = p.queue_id
 WHERE q.name = $1 ORDER BY 1, 2`, queue)
-	require.NoError(s.t, err)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
 	for rows.Next() {
 		var part, group string
 		var cursor, consumed, dead int64
 		var released, neverConsumed, noDelay, pending bool
 		var retries int32
-		require.NoError(s.t, rows.Scan(&part, &group, &cursor, &released, &retries, &consumed, &neverConsumed, &noDelay, &pending, &dead))
+		if err := rows.Scan(&part, &group, &cursor, &released, &retries, &consumed, &neverConsumed, &noDelay, &pending, &dead); err != nil {
+			return "", err
+		}
 		fmt.Fprintf(&b, "%s/%s cursor=%d leaseEnded=%t retries=%d consumed=%d neverConsumed=%t noDelay=%t pending=%t dead=%d\n",
 			part, group, cursor, released, retries, consumed, neverConsumed, noDelay, pending, dead)
 	}
-	require.NoError(s.t, rows.Err())
-	return b.String()
+	return b.String(), rows.Err()
 }
 
 // completed is the ack item of a delivered message, under lease ("" = not validated).
