@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Python SDK's tests (sdks/python): unit tests against scripted local servers, and
 # integration tests against the real broker and proxy that test/sdkenv starts. Uses Debian's
-# python3 and installs python3-httpx / python3-pytest with apt when they are missing (idempotent).
+# python3 and installs python3-httpx / python3-pytest (and, for the checks before the tests, python3-mypy and
+# pyflakes3) with apt when they are missing (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,9 @@ if [ ! -x "$PY" ]; then
 fi
 if [ -x "$PY" ] && ! "$PY" -c 'import httpx' 2>/dev/null; then need+=(python3-httpx); fi
 if [ -x "$PY" ] && ! "$PY" -c 'import pytest' 2>/dev/null; then need+=(python3-pytest); fi
-if [ ! -x "$PY" ]; then need+=(python3-httpx python3-pytest); fi
+if [ -x "$PY" ] && ! "$PY" -c 'import mypy' 2>/dev/null; then need+=(python3-mypy); fi
+if [ -x "$PY" ] && ! "$PY" -c 'import pyflakes' 2>/dev/null; then need+=(pyflakes3); fi
+if [ ! -x "$PY" ]; then need+=(python3-httpx python3-pytest python3-mypy pyflakes3); fi
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test-python: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
@@ -28,6 +31,9 @@ export QUEEN_SDKENV_BIN="$tmp/sdkenv"
 export PYTHONDONTWRITEBYTECODE=1
 
 cd sdks/python
+# The package ships py.typed: its annotations are checked strictly, and the tests are linted.
+"$PY" -m mypy --strict --no-incremental queen_client
+"$PY" -m pyflakes queen_client tests
 set +e
 "$PY" -m pytest -q -p no:cacheprovider tests
 rc=$?
