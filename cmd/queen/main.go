@@ -14,6 +14,7 @@ import (
 
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/version"
 )
 
 func main() {
@@ -36,8 +37,13 @@ func main() {
 }
 
 // parseArgs handles the command line: `serve` (or nothing) runs the broker; -h/--help/help prints the
-// usage and exits 0; anything else prints it and exits 2. done is false when the broker should run.
+// usage and `version`/--version the build, and exit 0; anything else prints the usage and exits 2.
+// done is false when the broker should run.
 func parseArgs(args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if len(args) == 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, version.String("queen"))
+		return 0, true
+	}
 	rest := args
 	if len(rest) > 0 && rest[0] == "serve" {
 		rest = rest[1:]

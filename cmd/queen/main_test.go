@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/queen-go/queen/internal/version"
 )
 
 // TestHelpPrintsUsage: --help and -h (also after serve) print the usage naming docs/configuration.md,
@@ -29,5 +32,22 @@ func TestHelpPrintsUsage(t *testing.T) {
 	}
 	if code, done := parseArgs([]string{"serve"}, &out, &errOut); done || code != 0 {
 		t.Fatalf("serve must run the broker")
+	}
+}
+
+// TestVersionPrintsTheBuild: `queen version` and `queen --version` print the version, the commit and
+// the Go version, and exit 0 without starting anything.
+func TestVersionPrintsTheBuild(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var out, errOut bytes.Buffer
+		code, done := parseArgs(args, &out, &errOut)
+		if !done || code != 0 {
+			t.Fatalf("%v: code %d done %v", args, code, done)
+		}
+		want := version.String("queen") + "\n"
+		if out.String() != want || !strings.Contains(want, runtime.Version()) || !strings.Contains(want, "commit ") ||
+			!strings.HasPrefix(want, "queen "+version.Release+" ") {
+			t.Fatalf("%v: printed %q, want %q with the version, commit and %s", args, out.String(), want, runtime.Version())
+		}
 	}
 }

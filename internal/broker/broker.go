@@ -29,11 +29,9 @@ import (
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/version"
 	"github.com/queen-go/queen/internal/webui"
 )
-
-// Version is reported by /health and /livez.
-var Version = "0.1.0"
 
 // Broker is a running broker.
 type Broker struct {
@@ -182,7 +180,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	}
 	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
-		Version: Version, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
+		Version: version.Release, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
 	})
 	if ln == nil {
 		ln, err = net.Listen("tcp", cfg.Addr())

@@ -39,8 +39,9 @@ func Reference() []byte {
 // Usage is the text of `queen --help`.
 func Usage() string {
 	var b strings.Builder
-	b.WriteString("usage: queen [serve] [-h|--help]\n\n")
-	b.WriteString("Runs the Queen broker (HTTP API, default port 6632) until SIGINT or SIGTERM.\n")
+	b.WriteString("usage: queen [serve] [-h|--help]\n       queen version|--version\n\n")
+	b.WriteString("Runs the Queen broker (HTTP API, default port 6632) until SIGINT or SIGTERM;\n")
+	b.WriteString("`queen version` prints its version, the commit it was built from and its Go version.\n")
 	b.WriteString("Configuration comes from the environment; every variable, default and meaning is in\n")
 	b.WriteString(ReferencePath + ". Variables (default):\n\n")
 	for _, v := range Vars {
