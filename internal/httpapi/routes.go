@@ -86,6 +86,7 @@ var Routes = []Route{
 	{"GET", "/api/v1/resources/overview", Read, "system totals, lag and throughput", ok((*Server).handleOverview)},
 	{"GET", "/api/v1/status", Read, "dashboard summary: throughput series, totals, leases, DLQ", series(time.Hour, (*Server).handleStatus)},
 	{"GET", "/api/v1/status/buffers", Read, "disk spool state", ok((*Server).handleStatusBuffers)},
+	{"GET", "/api/v1/access", Read, "the access levels (produce, consume, read, admin) the caller's token passes", ok((*Server).handleAccess)},
 
 	// Analytics.
 	{"GET", "/api/v1/status/analytics", Read, "ingest series by minute, hour or day", series(24*time.Hour, (*Server).handleStatusAnalytics)},
