@@ -107,11 +107,14 @@ type CycleAck struct {
 type CycleRequest struct {
 	QueryID, PartitionID string // parsed here, so a malformed id is a reported failure, not a 400
 	ConsumerGroup        string // "": queue mode
-	ReleaseLease         bool
-	StateOps             []StateOp
-	PushItems            []PushItem
-	Invalid              string // part of the body could not be read: the cycle fails with this text
-	Ack                  *CycleAck
+	// CycleID is the client's idempotency key (an extension of the original contract): "" = none.
+	// A cycle whose id the shard already recorded committed before and applies nothing.
+	CycleID      string
+	ReleaseLease bool
+	StateOps     []StateOp
+	PushItems    []PushItem
+	Invalid      string // part of the body could not be read: the cycle fails with this text
+	Ack          *CycleAck
 }
 
 // CycleAckResult reports what the cycle's ack did.
@@ -133,7 +136,18 @@ type CycleResult struct {
 	StateOpsApplied int             `json:"state_ops_applied"`
 	PushResults     []PushResult    `json:"push_results"`
 	AckResult       *CycleAckResult `json:"ack_result"`
+	// Duplicate: the cycle_id was committed before; this call applied nothing.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
+
+// CycleIDRetention is how long a recorded cycle id keeps refusing its repeats: longer than any client
+// keeps retrying one cycle (the runtimes give up after 4 attempts of at most 30 s each).
+const CycleIDRetention = 15 * time.Minute
+
+// RejectSourceLeased refuses a cycle without an ack (an idle flush) while the source partition is
+// leased to the group: the lease holder has read the shard's state and will commit changes computed
+// from it, so a flush committed meanwhile would be overwritten or emitted twice.
+const RejectSourceLeased = "source partition is leased: a cycle without an ack waits until the lease is released"
 
 // cycleFailure rolls a cycle back and is reported in the body, never as an HTTP error.
 type cycleFailure struct{ msg string }
@@ -146,8 +160,13 @@ func fail(format string, args ...any) error { return &cycleFailure{msg: fmt.Spri
 // in order, the ack of the source (lease checked), the sink pushes through the push path's rules.
 // Any business failure (bad id, unknown op, missing message, stale lease, a statement rejected by
 // PostgreSQL) rolls everything back and answers Success false. Only infrastructure failures are
-// errors, and retrying them is safe: a cycle that did commit released or advanced past its ack, so
-// its retry is refused and applies nothing twice.
+// errors, and retrying them is safe: every cycle applies at most once (docs/streams.md, Guarantees).
+//   - A cycle with an ack moved the cursor past its message when it committed: a repeat is refused.
+//   - A cycle without an ack (an idle flush) is refused while the source partition is leased, so it
+//     never commits between a runner's read of the state and that runner's cycle; it holds the
+//     consumer row until it commits, so the next pop reads what it left; and each of its deletes must
+//     find its row, so a repeat, or a flush of windows another cycle closed, is refused.
+//   - With a cycle_id, a repeat of a committed cycle applies nothing and says so (Duplicate).
 func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, error) {
 	res := &CycleResult{QueryID: req.QueryID, PartitionID: req.PartitionID, PushResults: []PushResult{}}
 	for attempt := 0; ; attempt++ {
@@ -227,6 +246,10 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		if op.Expect != nil {
 			ops[i].Check, ops[i].ExpectAbsent, ops[i].ExpectUpdatedAt = true, op.Expect.Absent, op.Expect.UpdatedAt
 		}
+		// Without an ack nothing else tells a repeat from a first attempt: a runtime deletes only rows
+		// it read, so a delete that finds none was computed from state another cycle has changed.
+		ops[i].MustExist = req.Ack == nil
+
 	}
 	pushes := make([]PushItem, len(req.PushItems))
 	for i, p := range req.PushItems {
@@ -300,6 +323,25 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 	}
 	if err := tx.LockStreamShard(ctx, qid, pid); err != nil {
 		return err
+	}
+	if req.CycleID != "" {
+		fresh, err := tx.RecordStreamCycle(ctx, qid, pid, req.CycleID, CycleIDRetention)
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			res.Duplicate = true // rolled back by the deferred Rollback: nothing was written
+			return nil
+		}
+	}
+	if ack == nil {
+		leased, err := tx.StreamSourceLeased(ctx, pid, group)
+		if err != nil {
+			return err
+		}
+		if leased {
+			return fail("%s", RejectSourceLeased)
+		}
 	}
 	if err := tx.ApplyStateOps(ctx, qid, pid, ops); err != nil {
 		return err

@@ -87,6 +87,11 @@ func (s *Server) handleStreamsCycle(q request) (*engine.CycleResult, error) {
 	// (200, success:false) like any other rolled-back cycle.
 	var ok bool
 	req.ConsumerGroup, _ = optString(m["consumer_group"])
+	if id, ok := optString(m["cycle_id"]); !ok || len(id) > 255 {
+		req.Invalid = "cycle_id must be a string of at most 255 bytes"
+	} else {
+		req.CycleID = id
+	}
 	if req.ReleaseLease, ok = optBool(m["release_lease"], true); !ok {
 		req.Invalid = "release_lease must be a boolean"
 	}

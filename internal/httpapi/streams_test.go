@@ -378,3 +378,86 @@ func TestStreamsStateExpect(t *testing.T) {
 	st, _ = a.do("GET", "/api/v1/pop/queue/ex-out", nil)
 	require.Equal(t, http.StatusNoContent, st)
 }
+
+// TestStreamsCycleIdempotent: every cycle applies at most once, with or without an ack and with or
+// without a cycle_id. An ack-less cycle (an idle flush) is refused while the source partition is
+// leased, and a repeat of one is refused by its deletes; a repeat of an acked cycle by the cursor; a
+// repeat carrying a recorded cycle_id is answered duplicate and applies nothing.
+func TestStreamsCycleIdempotent(t *testing.T) {
+	t.Parallel()
+	rb := setup(t, nil).rb
+	a := newAPI(t, rb.URL)
+	_, m := a.register("idem", "h", false)
+	qid := m["query_id"].(string)
+	a.push(pushItem{Queue: "idem-src", Partition: "p", Payload: 1, TransactionID: "m1"},
+		pushItem{Queue: "idem-src", Partition: "p", Payload: 2, TransactionID: "m2"})
+	msg := a.pop("/api/v1/pop/queue/idem-src?batch=10&consumerGroup=streams.idem").Messages[1]
+	sinkItems := 0
+	sink := func() int {
+		t.Helper()
+		for {
+			p := a.pop("/api/v1/pop/queue/idem-sink?batch=10&consumerGroup=check&autoAck=true")
+			if p == nil {
+				return sinkItems
+			}
+			sinkItems += len(p.Messages)
+		}
+	}
+	body := func(ops []map[string]any, ack bool, cycleID any) map[string]any {
+		b := map[string]any{"query_id": qid, "partition_id": msg.PartitionID, "consumer_group": "streams.idem",
+			"state_ops": ops, "push_items": []map[string]any{{"queue": "idem-sink", "payload": 1}}}
+		if ack {
+			b["ack"] = map[string]any{"transactionId": msg.TransactionID, "leaseId": msg.LeaseID, "count": 2}
+		}
+		if cycleID != nil {
+			b["cycle_id"] = cycleID
+		}
+		return b
+	}
+	upsert := []map[string]any{{"type": "upsert", "key": "w", "value": map[string]any{"n": 2}}}
+	del := []map[string]any{{"type": "delete", "key": "w"}}
+
+	r := a.cycle(body(upsert, false, nil))
+	require.False(t, r.Success)
+	require.Equal(t, "source partition is leased: a cycle without an ack waits until the lease is released", r.Error)
+	require.Equal(t, 0, sink(), "a flush committed between the lease holder's read and its cycle")
+
+	first := body(upsert, true, "c1")
+	r = a.cycle(first)
+	require.True(t, r.Success, r.Error)
+	require.Equal(t, 1, r.StateOpsApplied)
+	require.Equal(t, 1, sink())
+	st, out := a.do("POST", "/streams/v1/cycle", first)
+	require.Equal(t, http.StatusOK, st)
+	var dup map[string]any
+	require.NoError(t, json.Unmarshal(out, &dup))
+	require.Equal(t, map[string]any{"success": true, "duplicate": true, "query_id": qid, "partition_id": msg.PartitionID,
+		"queueName": "idem-src", "state_ops_applied": 0.0, "push_results": []any{}, "ack_result": nil}, dup,
+		"the retry of a committed cycle is answered as committed and applies nothing")
+	delete(first, "cycle_id")
+	r = a.cycle(first)
+	require.False(t, r.Success, "without its id the released lease refuses the repeat")
+	require.Equal(t, "Invalid or expired lease", r.Error)
+	require.Equal(t, 1, sink())
+
+	// The lease is released: the flush may commit now, once.
+	flush := body(del, false, nil)
+	r = a.cycle(flush)
+	require.True(t, r.Success, r.Error)
+	require.Equal(t, 2, sink())
+	r = a.cycle(flush)
+	require.False(t, r.Success, "its delete finds no row: a repeat")
+	require.Equal(t, `state conflict: key "w" changed since it was read`, r.Error)
+	require.Equal(t, 2, sink())
+	require.Empty(t, a.state(map[string]any{"query_id": qid, "partition_id": msg.PartitionID}))
+
+	// An ack-less cycle with an id and no delete (nothing else would tell its repeat) applies once.
+	withID := body(upsert, false, "f1")
+	require.True(t, a.cycle(withID).Success)
+	require.True(t, a.cycle(withID).Success)
+	require.Equal(t, 3, sink())
+
+	r = a.cycle(body(upsert, false, 7))
+	require.False(t, r.Success)
+	require.Equal(t, "cycle_id must be a string of at most 255 bytes", r.Error)
+}

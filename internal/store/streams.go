@@ -103,6 +103,7 @@ func (s *Store) StreamState(ctx context.Context, f StateFilter) ([]StateRow, err
 
 // StateOp is one state change of a cycle: an upsert of Value (JSON) or a delete of Key. With Check,
 // the row must still be as the writer read it: absent (ExpectAbsent) or stored at ExpectUpdatedAt.
+// With MustExist, a delete that finds no row is a conflict: the writer read a row that is gone.
 type StateOp struct {
 	Delete          bool
 	Key             string
@@ -110,6 +111,7 @@ type StateOp struct {
 	Check           bool
 	ExpectAbsent    bool
 	ExpectUpdatedAt time.Time
+	MustExist       bool
 }
 
 // StateConflictError means a checked state op found its row changed since the writer read it.
@@ -159,10 +161,57 @@ func (t *Tx) ApplyStateOps(ctx context.Context, queryID, partitionID uuid.UUID, 
 		}
 		b.Queue(q("StreamsUpsertState"), queryID, partitionID, op.Key, []byte(op.Value))
 	}
-	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
+	br := t.tx.SendBatch(ctx, b)
+	for _, op := range ops {
+		tag, err := br.Exec()
+		if err != nil {
+			_ = br.Close()
+			return fmt.Errorf("store: apply state ops: %w", interpret(err))
+		}
+		if op.Delete && op.MustExist && tag.RowsAffected() == 0 {
+			_ = br.Close()
+			return &StateConflictError{Key: op.Key}
+		}
+	}
+	if err := br.Close(); err != nil {
 		return fmt.Errorf("store: apply state ops: %w", interpret(err))
 	}
 	return nil
+}
+
+// RecordStreamCycle records a cycle id of the shard in the transaction; false means the id was
+// recorded already, by a committed cycle this one repeats. A fresh record also forgets the shard's
+// ids older than keep, which no client retries any more.
+func (t *Tx) RecordStreamCycle(ctx context.Context, queryID, partitionID uuid.UUID, cycleID string, keep time.Duration) (bool, error) {
+	rows, err := t.tx.Query(ctx, q("StreamsRecordCycle"), queryID, partitionID, cycleID)
+	if err != nil {
+		return false, fmt.Errorf("store: record stream cycle: %w", interpret(err))
+	}
+	n, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return false, fmt.Errorf("store: record stream cycle: %w", interpret(err))
+	}
+	if len(n) == 0 {
+		return false, nil
+	}
+	if _, err := t.tx.Exec(ctx, q("StreamsForgetCycles"), queryID, partitionID, keep.Seconds()); err != nil {
+		return false, fmt.Errorf("store: forget stream cycles: %w", interpret(err))
+	}
+	return true, nil
+}
+
+// StreamSourceLeased locks the consumer row of (source partition, group) until the transaction ends
+// and says whether its lease is live; a pop of the partition waits for the lock.
+func (t *Tx) StreamSourceLeased(ctx context.Context, partitionID uuid.UUID, group string) (bool, error) {
+	rows, err := t.tx.Query(ctx, q("StreamsSourceLeased"), partitionID, group, t.s.now())
+	if err != nil {
+		return false, fmt.Errorf("store: stream source lease: %w", interpret(err))
+	}
+	live, err := pgx.CollectRows(rows, pgx.RowTo[bool])
+	if err != nil {
+		return false, fmt.Errorf("store: stream source lease: %w", interpret(err))
+	}
+	return len(live) > 0 && live[0], nil
 }
 
 // checkStateVersions compares the first checked op of every key with the stored row. The shard lock

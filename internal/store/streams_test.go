@@ -169,6 +169,99 @@ func TestStreams(t *testing.T) {
 		require.Equal(t, []string{"new=1", "total=3"}, keys(store.StateFilter{Keys: []string{"new", "total"}}))
 	})
 
+	t.Run("MustExist", func(t *testing.T) {
+		r := register(t, store.StreamQuery{Name: uniq("exist"), SourceQueue: "src", ConfigHash: "h"})
+		p := uuid.Must(uuid.NewV7())
+		put := store.StateOp{Key: "w", Value: json.RawMessage(`{}`)}
+		del := store.StateOp{Key: "w", Delete: true, MustExist: true}
+		require.NoError(t, inTx(t, func(tx *store.Tx) error { return tx.ApplyStateOps(ctx, r.ID, p, []store.StateOp{put, del}) }),
+			"a row written earlier in the same cycle exists")
+		var conflict *store.StateConflictError
+		require.ErrorAs(t, inTx(t, func(tx *store.Tx) error { return tx.ApplyStateOps(ctx, r.ID, p, []store.StateOp{del}) }), &conflict)
+		require.Equal(t, "w", conflict.Key)
+		require.NoError(t, inTx(t, func(tx *store.Tx) error {
+			return tx.ApplyStateOps(ctx, r.ID, p, []store.StateOp{{Key: "w", Delete: true}})
+		}), "without MustExist a missing row is fine")
+	})
+
+	t.Run("StreamsRecordCycle+StreamsForgetCycles", func(t *testing.T) {
+		r := register(t, store.StreamQuery{Name: uniq("cycles"), SourceQueue: "src", ConfigHash: "h"})
+		p, other := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
+		record := func(pid uuid.UUID, id string, keep time.Duration) bool {
+			t.Helper()
+			var fresh bool
+			require.NoError(t, inTx(t, func(tx *store.Tx) error {
+				var err error
+				fresh, err = tx.RecordStreamCycle(ctx, r.ID, pid, id, keep)
+				return err
+			}))
+			return fresh
+		}
+		require.True(t, record(p, "c1", time.Hour))
+		require.False(t, record(p, "c1", time.Hour), "a committed id is a repeat")
+		require.True(t, record(other, "c1", time.Hour), "ids are per shard")
+		// A rolled-back cycle leaves no id behind.
+		tx, err := st.Begin(ctx)
+		require.NoError(t, err)
+		fresh, err := tx.RecordStreamCycle(ctx, r.ID, p, "c2", time.Hour)
+		require.NoError(t, err)
+		require.True(t, fresh)
+		require.NoError(t, tx.Rollback(ctx))
+		require.True(t, record(p, "c2", time.Hour))
+		// A fresh record forgets the shard's ids older than keep, and only the shard's.
+		require.True(t, record(p, "c3", 0))
+		require.Equal(t, "c3", scalar[string](t, st, `SELECT string_agg(cycle_id, ',') FROM queen_streams.cycles WHERE query_id = $1 AND partition_id = $2`, r.ID, p))
+		require.Equal(t, 1, scalar[int](t, st, `SELECT count(*)::int FROM queen_streams.cycles WHERE query_id = $1 AND partition_id = $2`, r.ID, other))
+	})
+
+	t.Run("StreamsSourceLeased", func(t *testing.T) {
+		q, g := uniq("leased"), "streams.x"
+		p := partition(t, st, q, "Default")
+		leased := func() bool {
+			t.Helper()
+			var live bool
+			require.NoError(t, inTx(t, func(tx *store.Tx) error {
+				var err error
+				live, err = tx.StreamSourceLeased(ctx, p, g)
+				return err
+			}))
+			return live
+		}
+		require.False(t, leased(), "never popped by the group")
+		push(t, st, p, "a", "b")
+		ms, _ := pop(t, st, q, g, "Default", 1)
+		require.Len(t, ms, 1)
+		require.True(t, leased())
+		exec(t, st, `UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second' WHERE partition_id = $1`, p)
+		require.False(t, leased(), "expired")
+		// The row stays locked until the transaction ends: a pop of the partition waits for it.
+		tx, err := st.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.StreamSourceLeased(ctx, p, g)
+		require.NoError(t, err)
+		popped := make(chan int, 1)
+		go func() {
+			name := "Default"
+			ms, err := st.Pop(ctx, store.PopParams{Queue: q, Group: g, Partition: &name, MaxPartitions: 1, Batch: 1, LeaseID: uuid.Must(uuid.NewV7())})
+			if err != nil {
+				popped <- -1
+				return
+			}
+			popped <- len(ms)
+		}()
+		require.Eventually(t, func() bool {
+			return scalar[bool](t, st, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity w JOIN pg_stat_activity b ON b.pid = ANY (pg_blocking_pids(w.pid))
+				WHERE w.query LIKE 'WITH RECURSIVE q AS%' AND b.query LIKE 'SELECT coalesce(pc.lease_expires_at > coalesce($3::timestamptz, now()), false)%')`)
+		}, 10*time.Second, 5*time.Millisecond, "the pop never waited for the locked consumer row")
+		select {
+		case <-popped:
+			t.Fatal("a pop claimed the partition while the row was locked")
+		default:
+		}
+		require.NoError(t, tx.Commit(ctx))
+		require.Equal(t, 1, <-popped)
+	})
+
 	t.Run("StreamsLockShard+StreamsSourceQueue", func(t *testing.T) {
 		name := uniq("source")
 		p := partition(t, st, name, "Default")

@@ -54,3 +54,28 @@ DELETE FROM queen_streams.state WHERE query_id = $1 AND partition_id = $2 AND ke
 -- simply missing from the answer.
 SELECT key, updated_at FROM queen_streams.state
 WHERE query_id = $1 AND partition_id = $2 AND key = ANY ($3::text[])
+
+-- name: StreamsRecordCycle :many
+-- Records a cycle id in the cycle's own transaction; no row back means the id is already recorded: the
+-- cycle committed before (a retry whose answer was lost) and must apply nothing. Waits for an
+-- uncommitted attempt with the same id, so a retry racing its first attempt sees how that one ended.
+INSERT INTO queen_streams.cycles (query_id, partition_id, cycle_id) VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING
+RETURNING 1
+
+-- name: StreamsForgetCycles :exec
+-- Cycle ids older than $3 can no longer be retried by any client (4 attempts of 30 s at most).
+DELETE FROM queen_streams.cycles
+WHERE query_id = $1 AND partition_id = $2 AND committed_at < now() - make_interval(secs => $3::float8)
+
+-- name: StreamsSourceLeased :many
+-- Locks the (source partition, group) consumer row and says whether its lease is live ($3 now, NULL:
+-- the database clock). The lock holds a pop of the partition until this cycle commits, so a runner that
+-- pops it next reads the state as this cycle leaves it. The group only in row bounds on the primary key,
+-- as in ConsumerLock (queries/ack.sql says why). No row: never popped by the group, nothing leased.
+SELECT coalesce(pc.lease_expires_at > coalesce($3::timestamptz, now()), false)
+FROM partition_consumers pc
+WHERE pc.partition_id = $1
+  AND (pc.partition_id, pc.consumer_group) >= ($1::uuid, $2::text)
+  AND (pc.partition_id, pc.consumer_group) <= ($1::uuid, $2::text)
+FOR UPDATE
