@@ -189,6 +189,13 @@ func (b *testBundle) do(t *testing.T, host, token, method, path string, body any
 	return resp{status: res.StatusCode, header: res.Header, body: out}
 }
 
+// requireRetry checks a 429 rate_limited and returns its Retry-After.
+func requireRetry(t *testing.T, r resp) int {
+	t.Helper()
+	requireCode(t, r, http.StatusTooManyRequests, "rate_limited")
+	return r.retryAfter(t)
+}
+
 // requireCode checks a proxy error response.
 func requireCode(t *testing.T, r resp, status int, code string) string {
 	t.Helper()

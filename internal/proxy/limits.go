@@ -14,10 +14,13 @@ const (
 	limiterParked   = "parked_slots"
 )
 
-// denial says which limiter refused and when capacity returns.
+// denial says which limiter refused and when capacity returns; tooLarge means never: the request needs
+// more tokens than the bucket holds when full (413, not 429), burst is then that capacity.
 type denial struct {
 	limiter    string
 	retryAfter int
+	tooLarge   bool
+	burst      float64
 }
 
 // limitParams are the plan values the in-memory state was built from; a change rebuilds it.
@@ -79,10 +82,14 @@ func (l *limiter) forCluster(c proxystore.Cluster) *clusterLimits {
 // admit decides one request costing one request token and messages message tokens, which parks a
 // consumer when park is set. On success the tokens are taken and, for a parked request, a slot is held
 // until release is called. On denial nothing is taken (so a shadow-mode deny cannot distort later
-// decisions) and the denial with the longest Retry-After is returned.
+// decisions) and the denial with the longest Retry-After is returned, or first a push larger than the
+// message burst, which no wait would admit.
 func (cl *clusterLimits) admit(now time.Time, messages int, park bool) (release func(), d *denial) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
+	if cl.msg != nil && messages > 0 && !cl.msg.Fits(float64(messages)) {
+		return func() {}, &denial{limiter: limiterMessages, tooLarge: true, burst: cl.msg.Burst}
+	}
 	worse := func(n *denial) {
 		if d == nil || n.retryAfter > d.retryAfter {
 			d = n
@@ -90,16 +97,16 @@ func (cl *clusterLimits) admit(now time.Time, messages int, park bool) (release 
 	}
 	if cl.req != nil {
 		if ok, ra := cl.req.Check(now, 1); !ok {
-			worse(&denial{limiterRequests, ra})
+			worse(&denial{limiter: limiterRequests, retryAfter: ra})
 		}
 	}
 	if cl.msg != nil && messages > 0 {
 		if ok, ra := cl.msg.Check(now, float64(messages)); !ok {
-			worse(&denial{limiterMessages, ra})
+			worse(&denial{limiter: limiterMessages, retryAfter: ra})
 		}
 	}
 	if park && cl.params.slots > 0 && cl.parked >= cl.params.slots {
-		worse(&denial{limiterParked, parkedRetryAfter})
+		worse(&denial{limiter: limiterParked, retryAfter: parkedRetryAfter})
 	}
 	if d != nil {
 		return func() {}, d

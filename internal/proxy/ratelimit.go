@@ -5,12 +5,20 @@ import (
 	"time"
 )
 
-// Retry-After bounds for token-bucket denials, and the fixed value for parked-slot denials.
+// Retry-After bounds for token-bucket denials, and the fixed value for parked-slot denials. There is no
+// upper clamp below the integer range: a Retry-After is honest, waiting that long admits the same
+// request, however slow the refill; a clamp would send a slow bucket's client back before its tokens
+// have refilled, to be refused again.
 const (
 	minRetryAfter    = 1
-	maxRetryAfter    = 60
+	maxRetryAfter    = math.MaxInt32
 	parkedRetryAfter = 5
 )
+
+// slack is the float tolerance, in seconds of refill, shared by Check and RetryAfter: RetryAfter rounds
+// a deficit of 30.0000000001 tokens at 10/s down to 3 s, and Check admits after those 3 s what is then
+// short by that much.
+const slack = 1e-9
 
 // Bucket is a token bucket: it holds up to Burst tokens and refills at Rate tokens per second. It is pure
 // (time is passed in) and not safe for concurrent use; callers hold their own lock.
@@ -31,10 +39,19 @@ func NewBucket(rate, burst float64, now time.Time) *Bucket {
 
 func (b *Bucket) refill(now time.Time) {
 	if now.After(b.last) {
-		b.tokens = math.Min(b.Burst, b.tokens+now.Sub(b.last).Seconds()*b.Rate)
+		b.tokens = b.after(now.Sub(b.last))
 		b.last = now
 	}
 }
+
+// after is the token count d from the last refill: the one formula both refill and the Retry-After
+// check use, so that the check's arithmetic is the refill's to the last bit.
+func (b *Bucket) after(d time.Duration) float64 {
+	return math.Min(b.Burst, b.tokens+d.Seconds()*b.Rate)
+}
+
+// admits reports whether tokens cover n, up to the float slack.
+func (b *Bucket) admits(tokens, n float64) bool { return n-tokens <= slack*b.Rate }
 
 // Tokens returns the tokens available at now.
 func (b *Bucket) Tokens(now time.Time) float64 {
@@ -43,14 +60,23 @@ func (b *Bucket) Tokens(now time.Time) float64 {
 }
 
 // Check reports whether n tokens are available at now, without taking them; when not, retryAfter is
-// ceil(deficit/rate) clamped to 1..60 seconds. A denial never debits the bucket.
+// ceil(deficit/rate) seconds, at least 1. A denial never debits the bucket. A request of more than
+// Burst tokens is never admitted: callers refuse it before asking (see Fits).
 func (b *Bucket) Check(now time.Time, n float64) (ok bool, retryAfter int) {
 	b.refill(now)
-	if n <= b.tokens {
+	if b.admits(b.tokens, n) {
 		return true, 0
 	}
-	return false, RetryAfter(n-b.tokens, b.Rate)
+	ra := RetryAfter(n-b.tokens, b.Rate)
+	// The formula's rounding may leave the refill a hair short; one more second then makes it honest.
+	for b.Fits(n) && ra < maxRetryAfter && !b.admits(b.after(time.Duration(ra)*time.Second), n) {
+		ra++
+	}
+	return false, ra
 }
+
+// Fits reports whether n tokens can ever be available at once, that is n <= Burst.
+func (b *Bucket) Fits(n float64) bool { return n <= b.Burst }
 
 // Take removes n tokens (after a successful Check under the same lock).
 func (b *Bucket) Take(now time.Time, n float64) {
@@ -58,13 +84,13 @@ func (b *Bucket) Take(now time.Time, n float64) {
 	b.tokens -= n
 }
 
-// RetryAfter is ceil(deficit/rate) seconds clamped to 1..60. The small epsilon keeps float noise
-// (30.0000000001) from rounding a whole number of seconds up.
+// RetryAfter is ceil(deficit/rate) seconds, at least 1, capped only by the integer range. The slack keeps
+// float noise (30.0000000001) from rounding a whole number of seconds up; Check admits the same noise.
 func RetryAfter(deficit, rate float64) int {
 	if rate <= 0 || math.IsNaN(deficit) || math.IsNaN(rate) {
 		return maxRetryAfter
 	}
-	s := math.Ceil(deficit/rate - 1e-9)
+	s := math.Ceil(deficit/rate - slack)
 	if s < minRetryAfter || math.IsNaN(s) {
 		return minRetryAfter
 	}

@@ -57,11 +57,34 @@ func TestRetryAfter(t *testing.T) {
 		require.Equal(t, http.StatusOK, b.do(t, h, k, "GET", "/api/v1/pop/queue/q", nil).status)
 	})
 
-	t.Run("clamped to 60", func(t *testing.T) {
+	t.Run("honest beyond 60 s", func(t *testing.T) {
 		b.plan(t, "slow", func(p *proxystore.Plan) { p.MessageRate, p.MessageBurst = 1, 100 })
 		h, k, _ := b.cluster(t, "slowmsg", "slow", broker.URL)
 		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10)).status)
-		require.Equal(t, 60, b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10)).retryAfter(t))
+		r := b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10))
+		require.Equal(t, 100, r.retryAfter(t), "100 tokens at 1/s: 100 s, not a clamp that would be refused again")
+		b.clock.Advance(99 * time.Second)
+		requireCode(t, b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10)), 429, "rate_limited")
+		b.clock.Advance(time.Second)
+		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10)).status)
+	})
+
+	t.Run("push above the burst is 413", func(t *testing.T) {
+		// Rate 2/s, burst 4: a push of 6 can never be admitted, so it is not told to retry.
+		b.plan(t, "burst", func(p *proxystore.Plan) { p.MessageRate, p.MessageBurst = 2, 4 })
+		h, k, _ := b.cluster(t, "burst", "burst", broker.URL)
+		for range 2 {
+			msg := requireCode(t, b.do(t, h, k, "POST", "/api/v1/push", items("q", 6, 10)), 413, "payload_too_large")
+			require.Equal(t, "batch of 6 items exceeds the plan's message burst (4)", msg)
+			b.clock.Advance(time.Minute)
+		}
+		// The refusals took nothing: the full burst passes, then the next push waits exactly its
+		// Retry-After.
+		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 4, 10)).status)
+		r := b.do(t, h, k, "POST", "/api/v1/push", items("q", 3, 10))
+		require.Equal(t, 2, requireRetry(t, r))
+		b.clock.Advance(2 * time.Second)
+		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 3, 10)).status)
 	})
 
 	t.Run("parked slots", func(t *testing.T) {

@@ -528,19 +528,23 @@ func (s *Server) rateLimit(r *http.Request, req *request) (func(), error) {
 		mode = "shadow"
 	}
 	s.metrics.RateLimited.WithLabelValues(req.cluster.Name, d.limiter, mode).Inc()
-	msg := "request rate limit exceeded"
-	switch d.limiter {
-	case limiterMessages:
-		msg = "message rate limit exceeded"
-	case limiterParked:
-		msg = "too many parked consumers"
+	e := &Error{Code: CodeRateLimited, Message: "request rate limit exceeded", RetryAfter: d.retryAfter}
+	switch {
+	case d.tooLarge:
+		// No wait would admit it: a 429 would be retried forever.
+		e = newError(CodePayloadTooLarge, fmt.Sprintf("batch of %d items exceeds the plan's message burst (%s)",
+			messages, strconv.FormatFloat(d.burst, 'f', -1, 64)))
+	case d.limiter == limiterMessages:
+		e.Message = "message rate limit exceeded"
+	case d.limiter == limiterParked:
+		e.Message = "too many parked consumers"
 	}
 	if s.o.Shadow {
 		s.log.WarnContext(r.Context(), "proxy shadow denial forwarded", slog.String("cluster", req.cluster.Name),
-			slog.String("code", string(CodeRateLimited)), slog.String("limiter", d.limiter), slog.Int("retry_after", d.retryAfter))
+			slog.String("code", string(e.Code)), slog.String("limiter", d.limiter), slog.Int("retry_after", d.retryAfter))
 		return release, nil
 	}
-	return nil, &Error{Code: CodeRateLimited, Message: msg, RetryAfter: d.retryAfter}
+	return nil, e
 }
 
 // serveOps serves /_proxy/*: metrics and the admin API. Its errors carry codes too.
