@@ -339,7 +339,8 @@ func (g *ConsumerGroup) SetSubscription(ctx context.Context, t time.Time) (Subsc
 	return out, err
 }
 
-// SeekResult is the answer to [ConsumerGroup.Seek].
+// SeekResult is the answer to [ConsumerGroup.SeekToEnd] and [ConsumerGroup.SeekTo];
+// PartitionsUpdated is the number of partitions of the queue.
 type SeekResult struct {
 	Success           bool    `json:"success"`
 	ConsumerGroup     string  `json:"consumerGroup"`
@@ -349,14 +350,15 @@ type SeekResult struct {
 	PartitionsUpdated int     `json:"partitionsUpdated"`
 }
 
-// SeekToEnd moves every existing cursor of the group on queue to the newest message, skipping
-// the backlog (POST /api/v1/consumer-groups/:group/queues/:queue/seek {"toEnd":true}).
+// SeekToEnd places the group on every partition of queue, read or not, after the newest message,
+// skipping the backlog (POST /api/v1/consumer-groups/:group/queues/:queue/seek {"toEnd":true}).
+// Partitions created later start at their beginning. An unknown queue is a 404 ([IsNotFound]).
 func (g *ConsumerGroup) SeekToEnd(ctx context.Context, queue string) (SeekResult, error) {
 	return g.seek(ctx, queue, map[string]any{"toEnd": true})
 }
 
-// SeekTo moves every existing cursor of the group on queue to the last message at or before t,
-// so later messages redeliver (replay); leases are cleared.
+// SeekTo places the group on every partition of queue, read or not, after the last message at or
+// before t, so later messages redeliver (replay); leases are cleared. An unknown queue is a 404.
 func (g *ConsumerGroup) SeekTo(ctx context.Context, queue string, t time.Time) (SeekResult, error) {
 	return g.seek(ctx, queue, map[string]any{"timestamp": t.UTC().Format(time.RFC3339Nano)})
 }

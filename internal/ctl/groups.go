@@ -12,12 +12,14 @@ import (
 )
 
 var groupColumns = []column{{"CG", "name", false}, {"QUEUE", "queueName", false}, {"MEMBERS", "members", false},
-	{"PARTITIONS-LAGGING", "partitionsWithLag", false}, {"MAX-LAG-S", "maxTimeLag", false}, {"STATE", "state", false},
+	{"PARTITIONS", "partitions", true}, {"LAG", "totalLag", false}, {"PARTITIONS-LAGGING", "partitionsWithLag", false},
+	{"MAX-LAG-S", "maxTimeLag", false}, {"PENDING", "messages.pending", true}, {"COMPLETED", "messages.completed", true},
+	{"DLQ", "messages.deadLetter", true}, {"STATE", "state", false},
 	{"MODE", "subscriptionMode", true}, {"SUBSCRIBED", "subscriptionCreatedAt", true}}
 
 var lagColumns = []column{{"CG", "consumer_group", false}, {"QUEUE", "queue_name", false}, {"PARTITION", "partition_name", false},
 	{"OFFSET-LAG", "offset_lag", false}, {"TIME-LAG-S", "time_lag_seconds", false}, {"OLDEST", "oldest_unconsumed_at", true},
-	{"LAST-CONSUMED", "last_consumed_at", true}}
+	{"READ", "has_cursor", true}, {"LAST-CONSUMED", "last_consumed_at", true}}
 
 func (a *app) groupsCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -47,7 +49,7 @@ func (a *app) groupsCmd() *cobra.Command {
 	describe := &cobra.Command{
 		Use:     "describe CG",
 		Aliases: []string{"get", "show"},
-		Short:   "Show a group's cursor on every partition it consumed (exit 5 when unknown)",
+		Short:   "Show a group's position on every partition of its queues (exit 5 when unknown)",
 		Example: "  queenctl groups describe billing -o yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,12 +69,12 @@ func (a *app) groupsCmd() *cobra.Command {
 				for _, p := range m[q] {
 					rows = append(rows, map[string]any{"queue": q, "partition": p.Partition, "offsetLag": p.OffsetLag,
 						"timeLagSeconds": p.TimeLagSeconds, "totalConsumed": p.TotalConsumed, "lastConsumedAt": p.LastConsumedAt,
-						"leaseActive": p.LeaseActive, "workerId": p.WorkerID})
+						"leaseActive": p.LeaseActive, "workerId": p.WorkerID, "hasCursor": p.HasCursor})
 				}
 			}
 			return a.print(view{data: m, columns: []column{{"QUEUE", "queue", false}, {"PARTITION", "partition", false},
 				{"CONSUMED", "totalConsumed", false}, {"OFFSET-LAG", "offsetLag", false}, {"TIME-LAG-S", "timeLagSeconds", false},
-				{"LEASED", "leaseActive", false}, {"LAST-CONSUMED", "lastConsumedAt", true}, {"WORKER", "workerId", true}},
+				{"LEASED", "leaseActive", false}, {"READ", "hasCursor", true}, {"LAST-CONSUMED", "lastConsumedAt", true}, {"WORKER", "workerId", true}},
 				name: func(r map[string]any) string { return str(r["queue"]) + "/" + str(r["partition"]) }}.withRows(rows))
 		},
 	}
@@ -108,10 +110,10 @@ func (a *app) seekCmd(use string) *cobra.Command {
 	var dry bool
 	cmd := &cobra.Command{
 		Use:   use,
-		Short: "Move a consumer group's cursors on a queue (replay or skip)",
-		Long: `Move every cursor of a consumer group on a queue: --to end|now|latest skips the backlog;
---to beginning replays everything; --to TIME (1h ago, RFC 3339, …) replays what came after it. With
---partition only that partition's cursor moves, and only to the end.`,
+		Short: "Move a consumer group's position on a queue (replay or skip)",
+		Long: `Place a consumer group on every partition of a queue, read or not: --to end|now|latest skips the
+backlog; --to beginning replays everything; --to TIME (1h ago, RFC 3339, …) replays what came after it.
+With --partition only that partition moves, and only to the end. An unknown queue exits 5.`,
 		Example: `  queenctl groups seek billing orders --to beginning
   queenctl replay orders --cg billing --to "2h ago"
   queenctl groups seek billing orders --to end --partition eu`,
@@ -223,7 +225,7 @@ func (a *app) lagCmd() *cobra.Command {
 	var w watchFlags
 	cmd := &cobra.Command{
 		Use:   "lag",
-		Short: "Show partitions whose oldest unconsumed message is older than --min-seconds",
+		Short: "Show partitions whose oldest unconsumed message is older than --min-seconds, per consumer group (never-read partitions included)",
 		Example: `  queenctl lag
   queenctl groups lag --min-seconds 300 --watch`,
 		Args: cobra.NoArgs,

@@ -32,6 +32,9 @@ type view struct {
 	name    func(row map[string]any) string
 	format  string // the default when -o is not given (overrides table/json by TTY)
 	rows    any    // when set, table, wide, name and ndjson show these rows instead of data's
+	// toRows, when set (and rows is not), makes the rows from the normalised data: for commands whose
+	// data is fetched again under --watch.
+	toRows func(data any) []any
 }
 
 // outputFormat is the effective -o value.
@@ -71,6 +74,9 @@ func (a *app) print(v view) error {
 		return err
 	}
 	rows := func() []any { return rowsOf(data, v.items) }
+	if v.rows == nil && v.toRows != nil {
+		rows = func() []any { return v.toRows(data) }
+	}
 	if v.rows != nil {
 		r, err := normalize(v.rows)
 		if err != nil {
@@ -100,6 +106,7 @@ func (a *app) print(v view) error {
 		}
 		return enc.Close()
 	case format == "name":
+		last := ""
 		for _, r := range rows() {
 			m, _ := r.(map[string]any)
 			n := ""
@@ -108,6 +115,10 @@ func (a *app) print(v view) error {
 			} else if len(v.columns) > 0 {
 				n = cell(m, v.columns[0].path)
 			}
+			if n == last { // several rows of one resource (one per consumer group) name it once
+				continue
+			}
+			last = n
 			fmt.Fprintln(w, n)
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,12 +19,11 @@ import (
 	"github.com/queen-go/queen/client"
 )
 
-var queueColumns = []column{
-	{"NAME", "name", false}, {"NAMESPACE", "namespace", false}, {"TASK", "task", false},
-	{"PARTITIONS", "partitions", false}, {"PENDING", "messages.pending", false},
-	{"PROCESSING", "messages.processing", false}, {"COMPLETED", "messages.completed", true},
-	{"DLQ", "messages.deadLetter", false}, {"TOTAL", "messages.total", false}, {"CREATED", "createdAt", true},
-}
+// queueColumns show a queue's counts per consumer group, one row each.
+var queueColumns = withGroupCounts([]column{{"NAME", "name", false}, {"NAMESPACE", "namespace", false},
+	{"TASK", "task", false}, {"PARTITIONS", "partitions", false}},
+	column{"LAG", "group.lag.messages", true}, column{"PARTITIONS-LAGGING", "group.lag.partitions", true},
+	column{"CREATED", "createdAt", true})
 
 func (a *app) queuesCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -45,17 +45,17 @@ func (a *app) queuesListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
-		Short:   "List queues with message counts",
+		Short:   "List queues with message counts per consumer group",
 		Example: `  queenctl queues list
   queenctl queues list --namespace billing -o wide
   queenctl queues list -o name
   queenctl queues list --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.showWatched(cmd.Context(), w, view{columns: queueColumns, name: func(r map[string]any) string { return "queue/" + str(r["name"]) }},
+			return a.showWatched(cmd.Context(), w, view{columns: queueColumns, toRows: groupRowsAt(""),
+				name: func(r map[string]any) string { return "queue/" + str(r["name"]) }},
 				func(ctx context.Context, c *client.Client) (any, error) {
-					qs, err := c.Queues(ctx)
-					return filterQueues(qs, ns, task), err
+					return queuesWithGroups(ctx, c, ns, task)
 				})
 		},
 	}
@@ -68,7 +68,7 @@ func (a *app) queuesListCmd() *cobra.Command {
 func (a *app) queuesGetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:               "get QUEUE",
-		Short:             "Show one queue with its counts (404 exits 5)",
+		Short:             "Show one queue with its counts per consumer group (404 exits 5)",
 		Example:           "  queenctl queues get orders\n  queenctl queues get orders -o jsonpath='{.totals.pending}'",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeQueues,
@@ -77,9 +77,12 @@ func (a *app) queuesGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			row := map[string]any{"name": d.Name, "namespace": d.Namespace, "task": d.Task, "partitions": len(d.Partitions),
-				"messages": d.Totals, "createdAt": d.CreatedAt}
-			return a.print(view{data: d, columns: queueColumns, name: func(map[string]any) string { return "queue/" + d.Name }}.withRows(row))
+			row, err := normalize(map[string]any{"name": d.Name, "namespace": d.Namespace, "task": d.Task,
+				"partitions": len(d.Partitions), "consumerGroups": d.ConsumerGroups, "createdAt": d.CreatedAt})
+			if err != nil {
+				return err
+			}
+			return a.print(view{data: d, columns: queueColumns, name: func(map[string]any) string { return "queue/" + d.Name }}.withRows(perGroupRows([]any{row})))
 		},
 	}
 }
@@ -102,7 +105,7 @@ func (a *app) queuesDescribeCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:               "describe QUEUE",
 		Aliases:           []string{"show"},
-		Short:             "Show a queue's configuration, partitions and totals",
+		Short:             "Show a queue's configuration, and its counts per consumer group and partition",
 		Example:           "  queenctl queues describe orders\n  queenctl queues describe orders -o yaml",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeQueues,
@@ -122,7 +125,8 @@ func (a *app) queuesDescribeCmd() *cobra.Command {
 			if f := a.outputFormat(""); f != "table" && f != "wide" {
 				return a.print(view{data: raw, name: func(map[string]any) string { return "queue/" + args[0] }})
 			}
-			// Human form: a key/value block for the queue and its options, then the partitions.
+			// Human form: a key/value block for the queue and its options, then the counts of each
+			// consumer group, then each partition's counts per group.
 			q, _ := normalize(lookup(d, "queue"))
 			pairs := []map[string]any{}
 			for _, k := range []string{"name", "namespace", "task", "priority", "createdAt"} {
@@ -130,22 +134,27 @@ func (a *app) queuesDescribeCmd() *cobra.Command {
 			}
 			if cfg, ok := lookup(q, "config").(map[string]any); ok {
 				for _, k := range sortedKeys(cfg) {
-					pairs = append(pairs, map[string]any{"k": k, "v": cfg[k]})
+					// priority is shown above; maxQueueSize is the original's name for maxSize.
+					if k != "priority" && k != "maxQueueSize" {
+						pairs = append(pairs, map[string]any{"k": k, "v": cfg[k]})
+					}
 				}
 			}
-			for _, k := range []string{"total", "pending", "processing", "completed", "deadLetter"} {
-				pairs = append(pairs, map[string]any{"k": "totals." + k, "v": lookup(d, "totals."+k)})
-			}
+			wide := a.outputFormat("") == "wide"
 			a.table(a.env.Stdout, toAny(pairs), []column{{"FIELD", "k", false}, {"VALUE", "v", false}}, false)
 			fmt.Fprintln(a.env.Stdout)
-			a.table(a.env.Stdout, rowsOf(d, "partitions"), []column{{"PARTITION", "name", false},
-				{"PENDING", "stats.pending", false}, {"PROCESSING", "stats.processing", false},
-				{"COMPLETED", "stats.completed", false}, {"DLQ", "stats.deadLetter", false}, {"TOTAL", "stats.total", false},
-				{"ID", "id", true}}, a.outputFormat("") == "wide")
+			a.table(a.env.Stdout, toAny(perGroupRows([]any{d})), withGroupCounts(nil,
+				column{"LAG", "group.lag.messages", false}, column{"PARTITIONS-LAGGING", "group.lag.partitions", false}), wide)
+			fmt.Fprintln(a.env.Stdout)
+			a.table(a.env.Stdout, groupRowsAt("partitions")(d), partitionColumns, wide)
 			return nil
 		},
 	}
 }
+
+// partitionColumns show a partition's counts per consumer group, one row each.
+var partitionColumns = withGroupCounts([]column{{"PARTITION", "name", false}},
+	column{"LAG", "group.lag.messages", true}, column{"POSITION", "group.position", true}, column{"ID", "id", true})
 
 func toAny[T any](xs []T) []any {
 	out := make([]any, len(xs))
@@ -490,11 +499,9 @@ error). kind: ConsumerGroup seeks the group on its queue (seekTo: beginning | en
 						row["seekTo"] = s.m.SeekTo
 						row["result"] = "seeked"
 						if !dry {
-							// A group that never consumed the queue has no cursor to move: it starts
-							// where its subscription mode says on its first pop.
-							if _, err := seekGroup(cmd.Context(), c, s.m.Name, s.m.Queue, s.m.SeekTo); client.IsNotFound(err) {
-								row["result"] = "no-cursors"
-							} else if err != nil {
+							// The broker places the group on every partition, read or not; only an
+							// unknown queue fails (404, exit 5).
+							if _, err := seekGroup(cmd.Context(), c, s.m.Name, s.m.Queue, s.m.SeekTo); err != nil {
 								return err
 							}
 						}
@@ -542,16 +549,13 @@ func (a *app) partitionsCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:               "list QUEUE",
 		Aliases:           []string{"ls"},
-		Short:             "List a queue's partitions with exact counts",
+		Short:             "List a queue's partitions with exact counts per consumer group",
 		Example:           "  queenctl partitions list orders -o wide",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.show(cmd.Context(), view{columns: []column{{"PARTITION", "name", false},
-				{"PENDING", "stats.pending", false}, {"PROCESSING", "stats.processing", false},
-				{"COMPLETED", "stats.completed", false}, {"DLQ", "stats.deadLetter", false}, {"TOTAL", "stats.total", false},
-				{"ID", "id", true}, {"CREATED", "createdAt", true}},
-				name: func(r map[string]any) string { return "partition/" + str(r["name"]) }},
+			return a.show(cmd.Context(), view{columns: append(slices.Clone(partitionColumns), column{"CREATED", "createdAt", true}),
+				toRows: groupRowsAt(""), name: func(r map[string]any) string { return "partition/" + str(r["name"]) }},
 				func(ctx context.Context, c *client.Client) (any, error) {
 					d, err := c.Queue(args[0]).Info(ctx)
 					if err != nil {

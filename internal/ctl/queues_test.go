@@ -135,7 +135,7 @@ seekTo: beginning
 	require.EqualValues(t, 2, st.Queue.Config["retryLimit"])
 	var applied []map[string]any
 	c.js(&applied, "apply", "-f", path)
-	require.Equal(t, "no-cursors", applied[2]["result"], "the group never consumed: nothing to seek")
+	require.Equal(t, "seeked", applied[2]["result"], "a group that never consumed is placed too")
 
 	// Once the group consumed everything, applying seekTo: beginning replays the queue for it.
 	c.ok("push", q1, `{"n":1}`, `{"n":2}`)
@@ -162,6 +162,7 @@ seekTo: beginning
 	require.Equal(t, ctl.ExitUsage, c.runIn("kind: [\n", "apply", "-f", "-").code)
 	require.Equal(t, ctl.ExitUsage, c.runIn(`{"kind":"Queue","name":"x","config":{"leaseTime":"soon"}}`, "apply", "-f", "-").code)
 	require.Equal(t, ctl.ExitNoop, c.runIn("", "apply", "-f", "-").code)
+	require.Equal(t, ctl.ExitNotFound, c.runIn("kind: ConsumerGroup\nname: g\nqueue: no-such-queue\nseekTo: end\n", "apply", "-f", "-").code)
 	c.fails(ctl.ExitUsage, "apply")
 	c.fails(ctl.ExitUsage, "apply", "-f", "/does/not/exist.yaml")
 	_ = json.Valid

@@ -208,7 +208,10 @@ func TestGroups(t *testing.T) {
 	c.fails(ctl.ExitUsage, "groups", "seek", "billing", q, "--to", "whenever")
 	c.fails(ctl.ExitUsage, "groups", "seek", "billing", q, "--to", "beginning", "--partition", "b")
 	c.fails(ctl.ExitUsage, "replay", q, "--to", "end")
-	c.fails(ctl.ExitNotFound, "groups", "seek", "nobody", q, "--to", "end")
+	// A group that never read the queue is placed too: after a seek to the end it has nothing to read.
+	c.ok("groups", "seek", "nobody", q, "--to", "end")
+	c.fails(ctl.ExitNoop, "pop", q, "--cg", "nobody", "--auto-ack")
+	c.fails(ctl.ExitNotFound, "groups", "seek", "billing", uniq(t, "no-such-queue"), "--to", "end")
 	var dry map[string]any
 	c.js(&dry, "replay", q, "--cg", "billing", "--to", "beginning", "--dry-run")
 	require.Equal(t, true, dry["dryRun"])

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ func (a *app) statusCmd() *cobra.Command {
 	var w watchFlags
 	cmd := &cobra.Command{
 		Use:   "status [QUEUE]",
-		Short: "Show message counts per queue, or one queue's partitions",
+		Short: "Show message counts per queue and consumer group, or one queue's partitions",
 		Example: `  queenctl status
   queenctl status --namespace billing --watch
   queenctl status orders -o wide`,
@@ -34,22 +35,17 @@ func (a *app) statusCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					return a.print(view{data: raw, items: "partitions", columns: []column{{"PARTITION", "name", false},
-						{"PENDING", "stats.pending", false}, {"PROCESSING", "stats.processing", false},
-						{"COMPLETED", "stats.completed", false}, {"DLQ", "stats.deadLetter", false}, {"TOTAL", "stats.total", false},
-						{"CONSUMED", "cursor.totalConsumed", true}, {"LAST-ACTIVITY", "lastActivity", true}},
-						name: func(r map[string]any) string { return "partition/" + str(r["name"]) }})
+					return a.print(view{data: raw, toRows: groupRowsAt("partitions"),
+						columns: append(slices.Clone(partitionColumns), column{"LAST-ACTIVITY", "lastActivity", true}),
+						name:    func(r map[string]any) string { return "partition/" + str(r["name"]) }})
 				}
-				qs, err := c.Queues(ctx)
+				out, err := queuesWithGroups(ctx, c, ns, task)
 				if err != nil {
 					return err
 				}
-				out := filterQueues(qs, ns, task)
-				return a.print(view{data: out, columns: []column{{"QUEUE", "name", false},
-					{"NAMESPACE", "namespace", false}, {"TASK", "task", false}, {"PARTITIONS", "partitions", true},
-					{"PENDING", "messages.pending", false}, {"PROCESSING", "messages.processing", false},
-					{"COMPLETED", "messages.completed", false}, {"DLQ", "messages.deadLetter", false},
-					{"TOTAL", "messages.total", true}},
+				return a.print(view{data: out, toRows: groupRowsAt(""), columns: withGroupCounts([]column{{"QUEUE", "name", false},
+					{"NAMESPACE", "namespace", false}, {"TASK", "task", false}, {"PARTITIONS", "partitions", true}},
+					column{"LAG", "group.lag.messages", true}, column{"PARTITIONS-LAGGING", "group.lag.partitions", true}),
 					name: func(r map[string]any) string { return "queue/" + str(r["name"]) }})
 			})
 		},
