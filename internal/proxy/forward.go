@@ -16,7 +16,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/queen-go/queen/internal/httpx"
-	"github.com/queen-go/queen/internal/proxy/proxystore"
 )
 
 // errUpstreamTimeout is the cancel cause of a forwarded request that ran out of time.
@@ -103,6 +102,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, req *request) e
 	sw := &statusWriter{StatusWriter: httpx.StatusWriter{ResponseWriter: w}}
 	s.rp.ServeHTTP(sw, out)
 	if sw.failed != nil {
+		// No answer: the broker may have stored the push all the same, so its reservation stays taken
+		// (a quota may undercount a lost answer, never overrun).
+		req.reserved = 0
 		return sw.failed // nothing was written: ServeHTTP answers with the code
 	}
 	s.metrics.Decisions.WithLabelValues(req.cluster.Name, "forwarded").Inc()
@@ -112,10 +114,13 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, req *request) e
 	return nil
 }
 
-// countPush records an accepted push in the usage counters and the known partitions.
+// countPush records an accepted push in the usage counters and the known partitions; messages already
+// reserved against the quota are settled rather than counted twice.
 func (s *Server) countPush(ctx context.Context, req *request) {
 	c := req.cluster
-	if err := s.o.Store.AddUsage(ctx, c.ID, proxystore.Month(s.o.NowFunc()), int64(len(req.push.Items)), req.push.bytes); err != nil {
+	messages := int64(len(req.push.Items)) - req.reserved
+	req.reserved = 0
+	if err := s.o.Store.AddUsage(ctx, c.ID, req.month, messages, req.push.bytes); err != nil {
 		s.log.ErrorContext(ctx, "proxy usage update failed", slog.String("cluster", c.Name), slog.Any("error", err))
 	}
 	if c.Plan.MaxQueues > 0 || c.Plan.MaxPartitionsPerQueue > 0 {

@@ -64,6 +64,7 @@ func (s *syncBuffer) String() string {
 }
 
 type testBundle struct {
+	dbURL string // the proxy's database
 	store *proxystore.Store
 	srv   *proxy.Server
 	url   string
@@ -90,7 +91,7 @@ func newBundle(t *testing.T, o bundleOpts) *testBundle {
 	st, err := proxystore.Open(t.Context(), dbURL, "")
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	b := &testBundle{store: st, clock: &fakeClock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)},
+	b := &testBundle{dbURL: dbURL, store: st, clock: &fakeClock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)},
 		reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
 	now := b.clock.Now
 	if o.realClock {

@@ -152,6 +152,8 @@ type request struct {
 	park     bool      // a waiting pop
 	timeout  time.Duration
 	upstream string
+	month    string // usage month of this request (YYYY-MM), fixed at admission
+	reserved int64  // messages taken from the monthly quota and not yet settled
 }
 
 func (s *Server) serveTenant(w http.ResponseWriter, r *http.Request) (string, error) {
@@ -174,9 +176,11 @@ func (s *Server) serveTenant(w http.ResponseWriter, r *http.Request) (string, er
 	if err := s.readBody(r, req); err != nil {
 		return c.Name, err
 	}
+	req.month = proxystore.Month(s.o.NowFunc())
 	if err := s.checkQuotas(ctx, r, req); err != nil {
 		return c.Name, err
 	}
+	defer s.releaseReserved(context.WithoutCancel(ctx), req)
 	release, err := s.rateLimit(r, req)
 	if err != nil {
 		return c.Name, err
@@ -422,20 +426,38 @@ func (s *Server) checkQuotas(ctx context.Context, r *http.Request, req *request)
 	if plan.StorageQuotaBytes > 0 && c.StorageBytesUsed >= plan.StorageQuotaBytes {
 		return newError(CodeStorageQuotaExceeded, fmt.Sprintf("storage quota reached (%d of %d bytes)", c.StorageBytesUsed, plan.StorageQuotaBytes))
 	}
-	n := int64(len(req.push.Items))
+	if plan.MaxQueues > 0 || plan.MaxPartitionsPerQueue > 0 {
+		if err := s.checkCeilings(ctx, req, req.push.partitions()); err != nil {
+			return err
+		}
+	}
 	if plan.MonthlyMessageQuota > 0 {
-		used, err := s.o.Store.MonthlyMessages(ctx, c.ID, proxystore.Month(s.o.NowFunc()))
+		// Reserved, not merely read: a read followed by a count after the answer let concurrent pushes
+		// all see room (60 pushes stored 11 messages on a quota of 5). The reservation is atomic in the
+		// database, so it holds across every proxy instance sharing it.
+		n := int64(len(req.push.Items))
+		ok, used, err := s.o.Store.ReserveMessages(ctx, c.ID, req.month, n, plan.MonthlyMessageQuota)
 		if err != nil {
 			return err
 		}
-		if used+n > plan.MonthlyMessageQuota {
+		if !ok {
 			return newError(CodeQuotaExceeded, fmt.Sprintf("monthly message quota exhausted (%d used of %d)", used, plan.MonthlyMessageQuota))
 		}
-	}
-	if plan.MaxQueues > 0 || plan.MaxPartitionsPerQueue > 0 {
-		return s.checkCeilings(ctx, req, req.push.partitions())
+		req.reserved = n
 	}
 	return nil
+}
+
+// releaseReserved gives back the quota a request reserved and did not settle: it was refused before the
+// broker saw it, or the broker answered without storing it.
+func (s *Server) releaseReserved(ctx context.Context, req *request) {
+	if req.reserved == 0 {
+		return
+	}
+	if err := s.o.Store.ReleaseMessages(ctx, req.cluster.ID, req.month, req.reserved); err != nil {
+		s.log.ErrorContext(ctx, "proxy quota release failed", slog.String("cluster", req.cluster.Name), slog.Any("error", err))
+	}
+	req.reserved = 0
 }
 
 // checkCeilings refuses a request that would create queues or partitions beyond the plan's ceilings.

@@ -375,6 +375,28 @@ func (s *Store) MonthlyMessages(ctx context.Context, clusterID int64, month stri
 	return n, nil
 }
 
+// ReserveMessages takes n messages of the month's quota atomically, across every proxy sharing this
+// database: ok is false, and nothing is taken, when used+n would exceed quota (used is then the count
+// found). Release what a push did not use with [Store.ReleaseMessages].
+func (s *Store) ReserveMessages(ctx context.Context, clusterID int64, month string, n, quota int64) (ok bool, used int64, err error) {
+	var reserved *int64
+	if err := s.pool.QueryRow(ctx, q("ReserveMessages"), clusterID, month, n, quota).Scan(&reserved, &used); err != nil {
+		return false, 0, fmt.Errorf("proxystore: reserve messages: %w", interpret(err))
+	}
+	if reserved == nil {
+		return false, used, nil
+	}
+	return true, *reserved - n, nil
+}
+
+// ReleaseMessages gives back n reserved messages of month (a push the broker refused).
+func (s *Store) ReleaseMessages(ctx context.Context, clusterID int64, month string, n int64) error {
+	if _, err := s.pool.Exec(ctx, q("ReleaseMessages"), clusterID, month, n); err != nil {
+		return fmt.Errorf("proxystore: release messages: %w", interpret(err))
+	}
+	return nil
+}
+
 // AddUsage counts an accepted push: messages into month, bytes into the month and the storage total.
 func (s *Store) AddUsage(ctx context.Context, clusterID int64, month string, messages, bytes int64) error {
 	if _, err := s.pool.Exec(ctx, q("AddUsage"), clusterID, month, messages, bytes); err != nil {
