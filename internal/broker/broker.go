@@ -179,8 +179,8 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	api := httpapi.New(b.eng, log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
-		MaxBodyBytes: cfg.MaxBodyBytes, DefaultTimeout: cfg.DefaultTimeout, DefaultBatchSize: cfg.DefaultBatchSize,
-		Version: version.Release, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
+		MaxBodyBytes: cfg.MaxBodyBytes, MaxBatchItems: cfg.MaxBatchItems, DefaultTimeout: cfg.DefaultTimeout,
+		DefaultBatchSize: cfg.DefaultBatchSize, Version: version.Release, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
 	})
 	if ln == nil {
 		ln, err = net.Listen("tcp", cfg.Addr())

@@ -36,6 +36,7 @@ type Config struct {
 	PollRecheck             time.Duration
 
 	MaxBodyBytes    int64
+	MaxBatchItems   int
 	ShutdownTimeout time.Duration
 
 	// GCPercent and MemoryLimit tune the Go collector (docs/decisions.md "Collector settings"): a
@@ -126,6 +127,9 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("config: DEFAULT_SUBSCRIPTION_MODE: want all, new or new-only, got %q", c.DefaultSubscriptionMode)
 	}
+	if c.MaxBatchItems < 1 || c.MaxBatchItems > MaxBatchItemsCeiling {
+		return fmt.Errorf("config: QUEEN_MAX_BATCH_ITEMS: want 1 to %d, got %d", MaxBatchItemsCeiling, c.MaxBatchItems)
+	}
 	if c.EvictionInterval <= 0 {
 		return fmt.Errorf("config: EVICTION_INTERVAL: must be positive")
 	}
@@ -150,6 +154,12 @@ func (c *Config) validate() error {
 	}
 	return nil
 }
+
+// MaxBatchItemsCeiling is the largest QUEEN_MAX_BATCH_ITEMS: an entry costs up to about a kilobyte of
+// decoded structure and work however small its text, and past this many the memory bound of a
+// request (4 times its body plus 64 MB) no longer holds for bodies of tiny entries; test/faults
+// TestManySmallItemsMemoryIsBounded measures a broker set to it.
+const MaxBatchItemsCeiling = 10_000
 
 // Embedded reports whether no database is configured, so the broker starts its own PostgreSQL.
 func (c Config) Embedded() bool { return c.DatabaseURL == "" }

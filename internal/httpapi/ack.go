@@ -35,9 +35,12 @@ func (s *Server) handleAckBatch(q request) ([]engine.AckResult, error) {
 	}
 	items, fast := []engine.AckItem(nil), false
 	if len(b) < reclaimAfter {
-		items, fast, err = fastAckBatch(b) // ackwire.go
+		items, fast, err = fastAckBatch(b, s.maxBatchItems()) // ackwire.go; gives up past the cap
 	}
 	if !fast {
+		if err := checkBatchSize(b, "acknowledgments", "", "acknowledgments", s.maxBatchItems()); err != nil {
+			return nil, err
+		}
 		items, err = parseAckBatch(b)
 	}
 	if err != nil {

@@ -75,8 +75,8 @@ func scanAck(b []byte) (rawAck, bool) {
 // object) to acks; the fields alias b. ok=false: the general path must read this body (it has no
 // acknowledgments array, or one with an element that is not an object, or anything the reader is not
 // sure of).
-func scanAckBatch(b []byte, acks []rawAck) (group json.RawMessage, _ []rawAck, ok bool) {
-	s := pushScan{Scanner: jsonscan.Scanner{B: b}}
+func scanAckBatch(b []byte, acks []rawAck, limit int) (group json.RawMessage, _ []rawAck, ok bool) {
+	s := pushScan{Scanner: jsonscan.Scanner{B: b}, limit: limit}
 	s.WS()
 	if !s.Eat('{') {
 		return nil, nil, false
@@ -109,6 +109,9 @@ func scanAckBatch(b []byte, acks []rawAck) (group json.RawMessage, _ []rawAck, o
 // acks reads the acknowledgments array, appending to acks; every element must be an object.
 func (s *pushScan) acks(acks []rawAck) ([]rawAck, bool) {
 	ok := s.objects(func() bool {
+		if s.full(len(acks)) {
+			return false
+		}
 		acks = append(acks, rawAck{})
 		return s.ack(&acks[len(acks)-1], batchAckMemberDepth)
 	})
@@ -120,9 +123,9 @@ var rawAcks = sync.Pool{New: func() any { return new([]rawAck) }}
 
 // fastAckBatch is the batch body read by scanAckBatch and checked as the general path checks it:
 // the same items, or the same error. fast=false: the general path must read this body.
-func fastAckBatch(b []byte) (items []engine.AckItem, fast bool, err error) {
+func fastAckBatch(b []byte, limit int) (items []engine.AckItem, fast bool, err error) {
 	pooled := rawAcks.Get().(*[]rawAck)
-	group, acks, ok := scanAckBatch(b, (*pooled)[:0])
+	group, acks, ok := scanAckBatch(b, (*pooled)[:0], limit)
 	defer func() { recycle(&rawAcks, pooled, acks) }()
 	if !ok {
 		return nil, false, nil

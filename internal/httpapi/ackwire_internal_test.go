@@ -47,7 +47,7 @@ func compareAckReaders(b []byte) (fast bool, err error) {
 			return false, fmt.Errorf("one ack %q: reader gives %v, the general path %v", b, got, want)
 		}
 	}
-	items, fast, ferr := fastAckBatch(b)
+	items, fast, ferr := fastAckBatch(b, 0)
 	if !fast {
 		return false, nil
 	}

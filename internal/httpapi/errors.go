@@ -17,7 +17,7 @@ const (
 	kindBadRequest   errorKind = "bad_request"       // malformed input or a broken rule; nothing was applied
 	kindNotFound     errorKind = "not_found"         // the addressed queue, message, lease… does not exist
 	kindNoSuchRoute  errorKind = "no_such_route"     // no route matches the method and path
-	kindTooLarge     errorKind = "payload_too_large" // the body exceeds QUEEN_MAX_BODY_BYTES
+	kindTooLarge     errorKind = "payload_too_large" // the body exceeds QUEEN_MAX_BODY_BYTES, or its entries QUEEN_MAX_BATCH_ITEMS
 	kindUnauthorized errorKind = "unauthorized"      // no token, or a token that does not verify
 	kindForbidden    errorKind = "forbidden"         // a valid token whose roles do not pass
 	kindAuthFailed   errorKind = "auth_failed"       // the broker could not check the token (JWKS, secret)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 )
@@ -29,15 +28,6 @@ func newRequest(s *Server, w http.ResponseWriter, r *http.Request) request {
 
 // decode parses the JSON body into v (decodeBody: the size cap, the input limits, `bad body:` 400s).
 func (q request) decode(v any) error { return decodeBody(q.w, q.Request, q.max, v) }
-
-// batch decodes the body into v and splits its array field *list into the elements of a batch
-// (acknowledgments, operations); a missing or non-array list is a 400 with the text missing.
-func (q request) batch(v any, list *json.RawMessage, missing string) ([]json.RawMessage, error) {
-	if err := q.decode(v); err != nil {
-		return nil, err
-	}
-	return rawArray(*list, missing)
-}
 
 // call is a route written as request → answer.
 type call[T any] func(s *Server, q request) (T, error)

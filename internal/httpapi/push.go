@@ -16,10 +16,14 @@ func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
 	var items []engine.PushItem
 	if size < reclaimAfter {
 		// The items' payloads point into b, which lives as long as they do: for a body this size that
-		// costs less than a copy of each payload. The reader applies guardBody's rules itself.
-		items, _ = fastPushItems(b, subject(q.Request))
+		// costs less than a copy of each payload. The reader applies guardBody's rules itself, and
+		// gives up past the item cap.
+		items, _ = fastPushItems(b, subject(q.Request), s.maxBatchItems())
 	}
 	if items == nil {
+		if err := checkBatchSize(b, "items", "", "items", s.maxBatchItems()); err != nil {
+			return nil, err
+		}
 		if err := guardBody(b); err != nil {
 			return nil, err
 		}

@@ -34,7 +34,13 @@ type pushScan struct {
 	// unguarded: values are read by grammar alone, as the reader did before the rules were folded in.
 	// Only the tests use it, as the reference the single pass is compared with (guardBody, then this).
 	unguarded bool
+	// limit is the most entries an array of the body may hold (0: any number): the reader gives up
+	// past it, before it has spent memory on the rest, and the general path answers 413 (batchcap.go).
+	limit int
 }
+
+// full reports whether an array of n entries may take no more.
+func (s *pushScan) full(n int) bool { return s.limit > 0 && n >= s.limit }
 
 // Depths (arrays and objects open around a value) of the body's values, as jsonguard counts them.
 const (
@@ -73,9 +79,9 @@ var rawItems = sync.Pool{New: func() any { return new([]rawPushItem) }}
 
 // scanPushBody reads {"items":[{...},...]} into raw items whose fields alias b, appended to items.
 // ok=false: the body is not one the reader is sure of (including every body the general path or
-// guardBody refuses).
-func scanPushBody(b []byte, items []rawPushItem) ([]rawPushItem, bool) {
-	s := pushScan{Scanner: jsonscan.Scanner{B: b}}
+// guardBody refuses, and one of more than limit items when limit > 0).
+func scanPushBody(b []byte, items []rawPushItem, limit int) ([]rawPushItem, bool) {
+	s := pushScan{Scanner: jsonscan.Scanner{B: b}, limit: limit}
 	return s.body(items)
 }
 
@@ -114,6 +120,9 @@ func (s *pushScan) body(items []rawPushItem) ([]rawPushItem, bool) {
 // items reads the items array, appending to items; every element must be an object.
 func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
 	ok := s.objects(func() bool {
+		if s.full(len(items)) {
+			return false
+		}
 		items = append(items, rawPushItem{})
 		return s.item(&items[len(items)-1])
 	})
@@ -185,9 +194,9 @@ func recycle[T any](pool *sync.Pool, pooled *[]T, kept []T) {
 
 // fastPushItems is the push body read by scanPushBody and checked as pushItemsFrom checks it. ok=false:
 // the general path must read this body (it gives the same items, or the error to answer).
-func fastPushItems(b []byte, producerSub string) ([]engine.PushItem, bool) {
+func fastPushItems(b []byte, producerSub string, limit int) ([]engine.PushItem, bool) {
 	pooled := rawItems.Get().(*[]rawPushItem)
-	raw, ok := scanPushBody(b, (*pooled)[:0])
+	raw, ok := scanPushBody(b, (*pooled)[:0], limit)
 	defer func() { recycle(&rawItems, pooled, raw) }()
 	if !ok || len(raw) == 0 {
 		return nil, false

@@ -21,7 +21,7 @@ import (
 // comparePushDecoders checks the push route's own reader against the general path on one body: when
 // the reader takes the body, the general path must take it too and give the same items.
 func comparePushDecoders(b []byte) (fast bool, err error) {
-	got, ok := fastPushItems(b, "sub")
+	got, ok := fastPushItems(b, "sub", 0)
 	if !ok {
 		return false, nil
 	}
@@ -38,7 +38,7 @@ func comparePushDecoders(b []byte) (fast bool, err error) {
 // compareSinglePass checks the reader's single pass against what it replaces, guardBody and then the
 // reader by grammar alone: both take exactly the same bodies and read the same raw items from them.
 func compareSinglePass(b []byte) error {
-	got, ok := scanPushBody(b, nil)
+	got, ok := scanPushBody(b, nil, 0)
 	ref := pushScan{Scanner: jsonscan.Scanner{B: b}, unguarded: true}
 	want, wantOK := ref.body(nil)
 	guard := guardBody(b)
@@ -153,7 +153,7 @@ func TestSinglePassMatchesGuardAndReader(t *testing.T) {
 		require.NoError(t, compareSinglePass([]byte(b)))
 	}
 	for _, b := range bodies[:5] {
-		_, ok := scanPushBody([]byte(b), nil)
+		_, ok := scanPushBody([]byte(b), nil, 0)
 		require.True(t, ok, "the single pass should take %s", b)
 	}
 	for _, b := range guardRefuses {
@@ -165,7 +165,7 @@ func TestSinglePassMatchesGuardAndReader(t *testing.T) {
 // string, which is the point of the reader; queue names repeat without a new string each.
 func TestFastPushReaderSharesTheBody(t *testing.T) {
 	b := []byte(`{"items":[{"queue":"q","payload":{"n":1},"transactionId":"a"},{"queue":"q","payload":"x","transactionId":"bb"}]}`)
-	items, ok := fastPushItems(b, "")
+	items, ok := fastPushItems(b, "", 0)
 	require.True(t, ok)
 	require.Len(t, items, 2)
 	require.Equal(t, `{"n":1}`, string(items[0].Payload))

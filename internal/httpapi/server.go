@@ -24,6 +24,7 @@ type Authorizer interface {
 type Options struct {
 	Auth             Authorizer // nil: every route is open
 	MaxBodyBytes     int64
+	MaxBatchItems    int // entries of a push, ack batch or transaction (batchcap.go); 0: DefaultMaxBatchItems
 	DefaultTimeout   time.Duration
 	DefaultBatchSize int
 	Version          string

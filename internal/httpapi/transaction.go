@@ -11,7 +11,18 @@ func (s *Server) handleTransaction(q request) (*engine.TxResult, error) {
 	var body struct {
 		Operations json.RawMessage `json:"operations"`
 	}
-	raws, err := q.batch(&body, &body.Operations, "operations array required")
+	b, err := readBody(q.w, q.Request, q.max)
+	if err != nil {
+		return nil, err
+	}
+	// A push operation counts its items: the cap bounds what the transaction decodes (batchcap.go).
+	if err := checkBatchSize(b, "operations", "items", "operations and pushed items", s.maxBatchItems()); err != nil {
+		return nil, err
+	}
+	if err := parseBody(b, &body); err != nil {
+		return nil, err
+	}
+	raws, err := rawArray(body.Operations, "operations array required")
 	if err != nil {
 		return nil, err
 	}
