@@ -6,7 +6,7 @@
 // The JSON line:
 //
 //	{
-//	  "broker":         "http://127.0.0.1:P1",  // JWT off: every route open
+//	  "broker":         "http://127.0.0.1:P1",  // JWT off: every route open; has an encryption key
 //	  "authBroker":     "http://127.0.0.1:P2",  // JWT on (HS256, jwtSecret); the proxies forward here
 //	  "jwtSecret":      "…",                    // HS256 secret of authBroker
 //	  "adminToken":     "…",                    // a JWT with the admin role for authBroker (24 h)
@@ -113,8 +113,10 @@ func run(ctx context.Context, out io.Writer) error {
 	dbURL := pg.URL("postgres")
 	secret := randomHex(24)
 
+	// The open broker has an encryption key so that the SDKs can configure every queue option.
 	open, err := startBroker(startCtx, log, map[string]string{
-		"DATABASE_URL": dbURL, "FILE_BUFFER_DIR": filepath.Join(dir, "spool-open")}, "127.0.0.1:0")
+		"DATABASE_URL": dbURL, "FILE_BUFFER_DIR": filepath.Join(dir, "spool-open"),
+		"QUEEN_ENCRYPTION_KEY": randomHex(32)}, "127.0.0.1:0")
 	if err != nil {
 		return err
 	}

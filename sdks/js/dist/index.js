@@ -8,4 +8,4 @@ export { Admin, ConsumerGroupAdmin } from "./admin.js";
 export { completed, failed, deadLetter, release } from "./ack.js";
 export { DEFAULTS, jitter, retryAfterMs } from "./transport.js";
 export { QueenError, ApiError, UnauthorizedError, ForbiddenError, NotFoundError, PayloadTooLargeError, RateLimitedError, TransportError, MalformedResponseError, AckError, TransactionError, LeaseLostError, ProducerClosedError, isTerminal, isRateLimited, isNotFound, } from "./errors.js";
-export { QUEUE_MODE, } from "./types.js";
+export { QUEUE_MODE, QUEUE_OPTION_NAMES, } from "./types.js";

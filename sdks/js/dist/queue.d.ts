@@ -1,7 +1,7 @@
 import { type Transport } from "./transport.js";
 import { Producer, type ProducerOptions } from "./producer.js";
 import { type ConsumeOptions, type Handler } from "./consume.js";
-import type { CallOptions, Message, PopOptions, PushItem, PushResult, QueueConfigured, QueueOptions } from "./types.js";
+import { type CallOptions, type Message, type PopOptions, type PushItem, type PushResult, type QueueConfigured, type QueueOptions } from "./types.js";
 /** One item on the wire of POST /api/v1/push (and of a transaction's push). */
 export interface WirePushItem {
     queue: string;
@@ -59,6 +59,11 @@ export declare class QueueBuilder {
      * semantics: options left out are reset to the broker defaults.
      */
     create(opts?: CallOptions): Promise<QueueConfigured>;
+    /**
+     * Reads the queue's configuration (GET /api/v1/status/queues/:queue) with every option present: given to
+     * config() and create() it configures the queue to what it is. NotFoundError for an unknown queue.
+     */
+    options(opts?: CallOptions): Promise<Required<QueueOptions>>;
     /** Deletes the queue with its partitions, messages and dead letters; resolves whether it existed. */
     delete(opts?: CallOptions): Promise<boolean>;
     /** The queue with its partitions and counts (GET /api/v1/resources/queues/:queue); NotFoundError when unknown. */

@@ -3,6 +3,7 @@ import { ApiError, MalformedResponseError, QueenError, isMissing } from "./error
 import { seg, parseBody } from "./transport.js";
 import { Producer } from "./producer.js";
 import { consume } from "./consume.js";
+import { QUEUE_OPTION_NAMES } from "./types.js";
 /**
  * Addresses a queue, optionally one partition of it and a consumer group. Builders are immutable: every
  * method returns a modified copy, so a base handle can be shared.
@@ -73,6 +74,26 @@ export class QueueBuilder {
         if (this.s.task)
             body.task = this.s.task;
         return this.t.json({ method: "POST", path: "/api/v1/configure", body, signal: opts.signal });
+    }
+    /**
+     * Reads the queue's configuration (GET /api/v1/status/queues/:queue) with every option present: given to
+     * config() and create() it configures the queue to what it is. NotFoundError for an unknown queue.
+     */
+    async options(opts = {}) {
+        this.needName("options");
+        const out = await this.t.json({
+            method: "GET", path: `/api/v1/status/queues/${seg(this.s.name)}`, signal: opts.signal,
+        });
+        const cfg = out?.queue?.config;
+        if (!cfg || typeof cfg !== "object")
+            throw new MalformedResponseError("queen: malformed response: the queue read has no queue.config");
+        const res = {};
+        for (const k of QUEUE_OPTION_NAMES) {
+            if (!(k in cfg))
+                throw new MalformedResponseError(`queen: malformed response: the queue read lacks option ${k}`);
+            res[k] = cfg[k];
+        }
+        return res;
     }
     /** Deletes the queue with its partitions, messages and dead letters; resolves whether it existed. */
     async delete(opts = {}) {

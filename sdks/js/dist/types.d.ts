@@ -104,24 +104,44 @@ export interface TransactionResult {
     error?: string;
     results: TxResult[];
 }
-/** A queue's settings for POST /api/v1/configure (full-replace: omitted options reset to defaults). */
+/**
+ * A queue's settings for POST /api/v1/configure. Configure has full-replace semantics: an option left out
+ * (or `undefined`) is reset to its broker default, while one given as `0` or `false` is stored as that.
+ */
 export interface QueueOptions {
+    /** Seconds a pop's lease lasts (default 300). */
     leaseTime?: number;
+    /** Failed deliveries before dead-lettering (default 3). */
     retryLimit?: number;
+    /** Milliseconds before a failed message redelivers (default 1000). */
     retryDelay?: number;
+    /** Maximum queued messages (0 = unlimited). */
     maxSize?: number;
+    /** Message time to live in seconds (default 3600). */
     ttl?: number;
+    /** Higher is served first by namespace/task pops. */
     priority?: number;
+    /** Seconds a message stays invisible after push. */
     delayedProcessing?: number;
+    /** Seconds a partition must be quiet before it is served. */
     windowBuffer?: number;
+    /** Delete pending messages older than this many seconds (with retentionEnabled). */
     retentionSeconds?: number;
+    /** Delete consumed messages older than this many seconds (with retentionEnabled). */
     completedRetentionSeconds?: number;
+    /** Enables the two retention settings. */
     retentionEnabled?: boolean;
+    /** Encrypt payloads at rest (the broker needs QUEEN_ENCRYPTION_KEY). */
     encryptionEnabled?: boolean;
+    /** Keep dead letters. */
     deadLetterQueue?: boolean;
+    /** Dead-letter when the retry limit is exhausted. */
     dlqAfterMaxRetries?: boolean;
+    /** Dead-letter messages waiting longer than this many seconds. */
     maxWaitTimeSeconds?: number;
 }
+/** The name of every option configure accepts (every key of QueueOptions). */
+export declare const QUEUE_OPTION_NAMES: readonly (keyof QueueOptions)[];
 /** The answer to `queue.create()`. */
 export interface QueueConfigured {
     configured: boolean;

@@ -18,7 +18,7 @@ export {
   isTerminal, isRateLimited, isNotFound, type ApiErrorInit,
 } from "./errors.js";
 export {
-  QUEUE_MODE, type Message, type PushItem, type PushResult, type AckStatus, type AckSpec, type AckResult,
+  QUEUE_MODE, QUEUE_OPTION_NAMES, type Message, type PushItem, type PushResult, type AckStatus, type AckSpec, type AckResult,
   type LeaseResult, type TxResult, type TransactionResult, type QueueOptions, type QueueConfigured,
   type PopOptions, type CallOptions, type Logger,
 } from "./types.js";

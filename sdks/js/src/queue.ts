@@ -4,7 +4,7 @@ import { ApiError, MalformedResponseError, QueenError, isMissing } from "./error
 import { seg, parseBody, type Transport } from "./transport.js";
 import { Producer, type ProducerOptions } from "./producer.js";
 import { consume, type ConsumeOptions, type Handler } from "./consume.js";
-import type { CallOptions, Message, PopOptions, PushItem, PushResult, QueueConfigured, QueueOptions } from "./types.js";
+import { QUEUE_OPTION_NAMES, type CallOptions, type Message, type PopOptions, type PushItem, type PushResult, type QueueConfigured, type QueueOptions } from "./types.js";
 
 /** One item on the wire of POST /api/v1/push (and of a transaction's push). */
 export interface WirePushItem {
@@ -99,6 +99,25 @@ export class QueueBuilder {
     if (this.s.namespace) body.namespace = this.s.namespace;
     if (this.s.task) body.task = this.s.task;
     return this.t.json<QueueConfigured>({ method: "POST", path: "/api/v1/configure", body, signal: opts.signal });
+  }
+
+  /**
+   * Reads the queue's configuration (GET /api/v1/status/queues/:queue) with every option present: given to
+   * config() and create() it configures the queue to what it is. NotFoundError for an unknown queue.
+   */
+  async options(opts: CallOptions = {}): Promise<Required<QueueOptions>> {
+    this.needName("options");
+    const out = await this.t.json<{ queue?: { config?: Record<string, unknown> } }>({
+      method: "GET", path: `/api/v1/status/queues/${seg(this.s.name)}`, signal: opts.signal,
+    });
+    const cfg = out?.queue?.config;
+    if (!cfg || typeof cfg !== "object") throw new MalformedResponseError("queen: malformed response: the queue read has no queue.config");
+    const res: Record<string, unknown> = {};
+    for (const k of QUEUE_OPTION_NAMES) {
+      if (!(k in cfg)) throw new MalformedResponseError(`queen: malformed response: the queue read lacks option ${k}`);
+      res[k] = cfg[k];
+    }
+    return res as Required<QueueOptions>;
   }
 
   /** Deletes the queue with its partitions, messages and dead letters; resolves whether it existed. */

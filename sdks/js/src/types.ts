@@ -116,24 +116,54 @@ export interface TransactionResult {
   results: TxResult[];
 }
 
-/** A queue's settings for POST /api/v1/configure (full-replace: omitted options reset to defaults). */
+/**
+ * A queue's settings for POST /api/v1/configure. Configure has full-replace semantics: an option left out
+ * (or `undefined`) is reset to its broker default, while one given as `0` or `false` is stored as that.
+ */
 export interface QueueOptions {
+  /** Seconds a pop's lease lasts (default 300). */
   leaseTime?: number;
+  /** Failed deliveries before dead-lettering (default 3). */
   retryLimit?: number;
+  /** Milliseconds before a failed message redelivers (default 1000). */
   retryDelay?: number;
+  /** Maximum queued messages (0 = unlimited). */
   maxSize?: number;
+  /** Message time to live in seconds (default 3600). */
   ttl?: number;
+  /** Higher is served first by namespace/task pops. */
   priority?: number;
+  /** Seconds a message stays invisible after push. */
   delayedProcessing?: number;
+  /** Seconds a partition must be quiet before it is served. */
   windowBuffer?: number;
+  /** Delete pending messages older than this many seconds (with retentionEnabled). */
   retentionSeconds?: number;
+  /** Delete consumed messages older than this many seconds (with retentionEnabled). */
   completedRetentionSeconds?: number;
+  /** Enables the two retention settings. */
   retentionEnabled?: boolean;
+  /** Encrypt payloads at rest (the broker needs QUEEN_ENCRYPTION_KEY). */
   encryptionEnabled?: boolean;
+  /** Keep dead letters. */
   deadLetterQueue?: boolean;
+  /** Dead-letter when the retry limit is exhausted. */
   dlqAfterMaxRetries?: boolean;
+  /** Dead-letter messages waiting longer than this many seconds. */
   maxWaitTimeSeconds?: number;
 }
+
+// The object literal must name every key of QueueOptions and nothing else, so the list below cannot drift
+// from the interface.
+const optionKeys: Record<keyof QueueOptions, true> = {
+  leaseTime: true, retryLimit: true, retryDelay: true, maxSize: true, ttl: true, priority: true,
+  delayedProcessing: true, windowBuffer: true, retentionSeconds: true, completedRetentionSeconds: true,
+  retentionEnabled: true, encryptionEnabled: true, deadLetterQueue: true, dlqAfterMaxRetries: true,
+  maxWaitTimeSeconds: true,
+};
+
+/** The name of every option configure accepts (every key of QueueOptions). */
+export const QUEUE_OPTION_NAMES: readonly (keyof QueueOptions)[] = Object.freeze(Object.keys(optionKeys) as (keyof QueueOptions)[]);
 
 /** The answer to `queue.create()`. */
 export interface QueueConfigured {

@@ -5,7 +5,7 @@ import { before, after, test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Queen, AckError, TransactionError, LeaseLostError, ForbiddenError, PayloadTooLargeError, RateLimitedError,
-  NotFoundError, UnauthorizedError, StreamsError, isTerminal, completed, deadLetter, QUEUE_MODE,
+  NotFoundError, UnauthorizedError, StreamsError, isTerminal, completed, deadLetter, QUEUE_MODE, QUEUE_OPTION_NAMES,
 } from "../dist/index.js";
 import { startSdkenv } from "./sdkenv.js";
 import { deadURL } from "./scripted.js";
@@ -62,6 +62,42 @@ test("configure, push, pop, ack, info, queues, delete", async () => {
   assert.equal(await q.delete(), true);
   assert.equal(await q.delete(), false);
   await assert.rejects(q.info(), NotFoundError);
+});
+
+// Walks the broker's own list: configure answers with every effective option, so an option added to the
+// broker and not to the SDK fails here.
+test("queue options: the SDK carries every option configure accepts; a read configured again changes nothing", async () => {
+  const q = client.queue(name("options"));
+  const created = await q.create();
+  assert.deepEqual(Object.keys(created.options).sort(), [...QUEUE_OPTION_NAMES].sort());
+  const def = await q.options();
+  assert.deepEqual(def, created.options, "the read carries every option, at its default");
+
+  // Every option off its default: zero where the default is not, a distinct number where it is, booleans flipped.
+  const want = {};
+  QUEUE_OPTION_NAMES.forEach((k, i) => {
+    const d = def[k];
+    if (typeof d === "boolean") want[k] = !d;
+    else if (typeof d === "number") want[k] = d === 0 ? 10 + i : 0;
+    else assert.fail(`option ${k} has an unexpected type ${typeof d}`);
+  });
+  assert.ok(Object.values(want).includes(0), "zeros are among the values");
+  const answer = await q.config(want).create();
+  assert.deepEqual(answer.options, want);
+  const got = await q.options();
+  assert.deepEqual(got, want);
+  await q.config(got).create();
+  assert.deepEqual(await q.options(), got, "read → configure → read changes nothing");
+  await q.config({}).create();
+  assert.deepEqual(await q.options(), def, "options left out are back at their defaults");
+  await assert.rejects(client.queue(name("no-such-queue")).options(), NotFoundError);
+});
+
+test("compatibility: a named group's pop with subscriptionMode=from_beginning is accepted and reads from the start", async () => {
+  const q = client.queue(name("frombeg"));
+  await q.push(["old-1", "old-2"]);
+  const got = await q.group("g").subscriptionMode("from_beginning").pop({ batch: 10, autoAck: true, wait: false });
+  assert.deepEqual(got.map((m) => m.data), ["old-1", "old-2"]);
 });
 
 test("ack rejections are reported per item", async () => {
