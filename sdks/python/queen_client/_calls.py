@@ -11,6 +11,7 @@ from ._core import Call, Request, Response, seg
 from .errors import APIError, LeaseLostError, MalformedResponseError, TransactionError
 from .types import (
     QUEUE_MODE,
+    QUEUE_OPTIONS,
     Ack,
     AckResult,
     DLQMessage,
@@ -23,28 +24,9 @@ from .types import (
     parse_time,
 )
 
-_OPTION_NAMES = {
-    "lease_time": "leaseTime",
-    "retry_limit": "retryLimit",
-    "retry_delay": "retryDelay",
-    "max_size": "maxSize",
-    "ttl": "ttl",
-    "priority": "priority",
-    "delayed_processing": "delayedProcessing",
-    "window_buffer": "windowBuffer",
-    "retention_seconds": "retentionSeconds",
-    "completed_retention_seconds": "completedRetentionSeconds",
-    "retention_enabled": "retentionEnabled",
-    "encryption_enabled": "encryptionEnabled",
-    "dead_letter_queue": "deadLetterQueue",
-    "dlq_after_max_retries": "dlqAfterMaxRetries",
-    "max_wait_time_seconds": "maxWaitTimeSeconds",
-}
-
-
 def camel_options(opts: Dict[str, Any]) -> Dict[str, Any]:
     """Queue options accept snake_case (``lease_time``) or the wire's camelCase (``leaseTime``)."""
-    return {_OPTION_NAMES.get(k, k): v for k, v in opts.items()}
+    return {QUEUE_OPTIONS.get(k, k): v for k, v in opts.items()}
 
 
 def iso(t: datetime) -> str:
@@ -348,6 +330,21 @@ def configure(spec: QueueSpec) -> "Call[Dict[str, Any]]":
     if spec.task:
         body["task"] = spec.task
     return Call(Request("POST", "/api/v1/configure", body=body), lambda r: _dict(r, "configure"))
+
+
+def queue_options(name: str) -> "Call[Dict[str, Any]]":
+    """The queue's configuration read back with every option, snake_case keys (``config()`` takes it)."""
+
+    def decode(r: Response) -> Dict[str, Any]:
+        cfg = (_dict(r, "queue options").get("queue") or {}).get("config")
+        if not isinstance(cfg, dict):
+            raise MalformedResponseError("queen: queue options: the answer has no queue.config")
+        missing = [wire for wire in QUEUE_OPTIONS.values() if wire not in cfg]
+        if missing:
+            raise MalformedResponseError(f"queen: queue options: the answer lacks {', '.join(missing)}")
+        return {snake: cfg[wire] for snake, wire in QUEUE_OPTIONS.items()}
+
+    return Call(Request("GET", "/api/v1/status/queues/" + seg(name)), decode)
 
 
 def delete_queue(name: str) -> "Call[bool]":

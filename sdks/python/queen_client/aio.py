@@ -317,6 +317,9 @@ class AsyncQueue:
     async def delete(self) -> bool:
         return await self._c._execute(_calls.delete_queue(self._spec.name))
 
+    async def options(self) -> Dict[str, Any]:
+        return await self._c._execute(_calls.queue_options(self._spec.name))
+
     async def info(self) -> Dict[str, Any]:
         return await self._c._execute(_calls.get_dict("/api/v1/resources/queues/" + seg(self._spec.name)))
 

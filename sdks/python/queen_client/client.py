@@ -373,6 +373,12 @@ class Queue:
         """Deletes the queue with its partitions, messages and dead letters; True when it existed."""
         return self._c._execute(_calls.delete_queue(self._spec.name))
 
+    def options(self) -> Dict[str, Any]:
+        """The queue's configuration with every option (snake_case keys, see :data:`QUEUE_OPTIONS`):
+        given to :meth:`config` and :meth:`create` it configures the queue to what it is.
+        :class:`NotFoundError` for an unknown queue."""
+        return self._c._execute(_calls.queue_options(self._spec.name))
+
     def info(self) -> Dict[str, Any]:
         """The queue with its partitions and counts; :class:`NotFoundError` for an unknown queue."""
         return self._c._execute(_calls.get_dict("/api/v1/resources/queues/" + seg(self._spec.name)))

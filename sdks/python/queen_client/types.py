@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, List, Optional, Union
+from types import MappingProxyType
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .errors import AckError, MalformedResponseError
 
@@ -14,6 +15,28 @@ QUEUE_MODE = "__QUEUE_MODE__"
 #: Subscription modes for a named group's first contact with a partition.
 SUBSCRIBE_ALL = "all"
 SUBSCRIBE_NEW = "new"
+
+#: Every option ``POST /api/v1/configure`` accepts: its snake_case name (what :meth:`Queue.config`
+#: takes besides the wire's camelCase, and what :meth:`Queue.options` returns) and its wire name.
+#: Configure replaces the whole configuration: an option left out is reset to its broker default,
+#: one given as ``0`` or ``False`` is stored as that.
+QUEUE_OPTIONS: Mapping[str, str] = MappingProxyType({
+    "lease_time": "leaseTime",
+    "retry_limit": "retryLimit",
+    "retry_delay": "retryDelay",
+    "max_size": "maxSize",
+    "ttl": "ttl",
+    "priority": "priority",
+    "delayed_processing": "delayedProcessing",
+    "window_buffer": "windowBuffer",
+    "retention_seconds": "retentionSeconds",
+    "completed_retention_seconds": "completedRetentionSeconds",
+    "retention_enabled": "retentionEnabled",
+    "encryption_enabled": "encryptionEnabled",
+    "dead_letter_queue": "deadLetterQueue",
+    "dlq_after_max_retries": "dlqAfterMaxRetries",
+    "max_wait_time_seconds": "maxWaitTimeSeconds",
+})
 
 #: Acknowledgement statuses.
 COMPLETED = "completed"

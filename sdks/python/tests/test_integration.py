@@ -13,10 +13,12 @@ import pytest
 
 from queen_client import (
     AckError,
+    BadRequestError,
     ForbiddenError,
     LeaseLostError,
     NotFoundError,
     PayloadTooLargeError,
+    QUEUE_OPTIONS,
     PushItem,
     RateLimitedError,
     Retry429,
@@ -64,6 +66,71 @@ def test_configure_push_pop_ack(live):
     one = h.run(lambda c: c.ack(msgs[2]))
     assert one.success
     assert h.run(lambda c: c.queue(q).pop(wait=True, timeout_millis=100)) == [], "an empty pop is [] (204)"
+
+
+def test_queue_options_cover_configure_and_round_trip(live):
+    """Walks the broker's own list (configure answers with every effective option), so an option added
+    to the broker and not to the SDK fails here. Then every option off its default, zeros included,
+    reads back as sent, and a read configured again changes nothing."""
+    h = live()
+    q = qname("options")
+    created = h.run(lambda c: c.queue(q).create())
+    assert sorted(created["options"]) == sorted(QUEUE_OPTIONS.values())
+    default = h.run(lambda c: c.queue(q).options())
+    assert default == {snake: created["options"][wire] for snake, wire in QUEUE_OPTIONS.items()}
+
+    want = {}
+    for i, (k, d) in enumerate(default.items()):
+        if isinstance(d, bool):
+            want[k] = not d
+        elif isinstance(d, int):
+            want[k] = 10 + i if d == 0 else 0
+        else:
+            pytest.fail(f"option {k} has an unexpected type {type(d).__name__}")
+    assert 0 in want.values(), "zeros are among the values"
+    answer = h.run(lambda c: c.queue(q).config(want).create())
+    assert answer["options"] == {QUEUE_OPTIONS[k]: v for k, v in want.items()}
+    got = h.run(lambda c: c.queue(q).options())
+    assert got == want
+    h.run(lambda c: c.queue(q).config(got).create())
+    assert h.run(lambda c: c.queue(q).options()) == got, "read, configure, read changes nothing"
+    h.run(lambda c: c.queue(q).config({}).create())
+    assert h.run(lambda c: c.queue(q).options()) == default, "options left out are back at their defaults"
+    h.raises(NotFoundError, lambda c: c.queue(qname("nope")).options())
+
+
+def test_zero_options_are_sent(live):
+    h = live()
+    q = qname("zero")
+    res = h.run(lambda c: c.queue(q).config(retry_limit=0, retryDelay=0, dead_letter_queue=False).create())
+    assert res["options"]["retryLimit"] == 0 and res["options"]["retryDelay"] == 0
+    got = h.run(lambda c: c.queue(q).options())
+    assert got["retry_limit"] == 0 and got["retry_delay"] == 0 and got["lease_time"] == 300
+
+
+def test_compat_subscription_mode_from_beginning_is_all(live):
+    """The original clients send ``subscriptionMode=from_beginning``; the broker takes it as ``all``."""
+    h = live()
+    q = qname("frombeg")
+    h.run(lambda c: c.queue(q).push_batch(["old-1", "old-2"]))
+    got = h.run(lambda c: c.queue(q).group("g").subscription_mode("from_beginning").pop(batch=10, auto_ack=True))
+    assert [m.data for m in got] == ["old-1", "old-2"]
+
+
+def test_compat_subscription_mode_typo_is_refused(live):
+    """Only the known spellings are accepted: a typo must not replay history silently."""
+    h = live()
+    q = qname("typo")
+    h.run(lambda c: c.queue(q).push("x"))
+    e = h.raises(BadRequestError, lambda c: c.queue(q).group("g").subscription_mode("from_begining").pop())
+    assert "subscriptionMode" in str(e)
+
+
+def test_compat_configure_with_an_empty_queue_name(live):
+    """``POST /api/v1/configure`` with ``"queue": ""`` answers ``configured: true``, as the original does."""
+    h = live()
+    res = h.run(lambda c: c.queue("").namespace("ns-" + uuid.uuid4().hex[:6]).create())
+    assert res["configured"] is True and res["queue"] == ""
 
 
 def test_ack_rejections_are_reported_per_item(live):
