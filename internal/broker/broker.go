@@ -155,7 +155,9 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 			return nil, err
 		}
 	}
-	b.services = []service{hub,
+	// One log of PostgreSQL outages for every job: an outage is one warning, not one per failed pass.
+	outages := maintenance.NewOutageLog(log)
+	jobs := []*maintenance.Loop{
 		maintenance.NewSpoolReplay(b.eng, log, cfg.Durability.FlushInterval),
 		maintenance.NewStats(b.st, b.eng, log, maintenance.StatsOptions{Interval: cfg.Jobs.StatsInterval, OnSnapshot: mx.SetStats}),
 		maintenance.NewRetention(b.st, log, maintenance.RetentionOptions{Interval: cfg.Jobs.RetentionInterval, BatchSize: cfg.Jobs.RetentionBatchSize,
@@ -164,10 +166,14 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 		maintenance.NewSamples(b.st, b.eng, log, maintenance.SampleOptions{Interval: cfg.Jobs.StatsInterval, Port: listenPort(ln, cfg.Port),
 			KeepDays: cfg.Jobs.MetricsRetentionDays})}
 	if cfg.Jobs.VacuumInterval > 0 {
-		b.services = append(b.services, maintenance.NewVacuum(b.st, log, cfg.Jobs.VacuumInterval))
+		jobs = append(jobs, maintenance.NewVacuum(b.st, log, cfg.Jobs.VacuumInterval))
 	}
 	if cfg.Jobs.AnalyzeInterval > 0 {
-		b.services = append(b.services, maintenance.NewAnalyze(b.st, log, cfg.Jobs.AnalyzeInterval))
+		jobs = append(jobs, maintenance.NewAnalyze(b.st, log, cfg.Jobs.AnalyzeInterval))
+	}
+	b.services = []service{hub}
+	for _, j := range jobs {
+		b.services = append(b.services, j.ReportOutages(outages))
 	}
 	for _, sv := range b.services {
 		if err = sv.Start(ctx); err != nil {
@@ -264,6 +270,15 @@ func (b *Broker) release(ctx context.Context) {
 		b.st.Close()
 	}
 	if b.spool != nil {
+		if n := b.spool.Pending(); n > 0 {
+			// They are not lost: the next broker started on this directory replays them.
+			dir, err := filepath.Abs(b.cfg.Durability.SpoolDir)
+			if err != nil {
+				dir = b.cfg.Durability.SpoolDir
+			}
+			b.log.WarnContext(ctx, "pushes remain in the spool, replayed at the next start on this directory",
+				slog.Int64("pushes", n), slog.String("dir", dir))
+		}
 		if err := b.spool.Close(); err != nil {
 			b.log.WarnContext(ctx, "close spool", slog.Any("error", err))
 		}

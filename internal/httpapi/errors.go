@@ -22,6 +22,7 @@ const (
 	kindForbidden    errorKind = "forbidden"         // a valid token whose roles do not pass
 	kindAuthFailed   errorKind = "auth_failed"       // the broker could not check the token (JWKS, secret)
 	kindPool         errorKind = "pool"              // no database connection became free in time
+	kindUnavailable  errorKind = "unavailable"       // PostgreSQL cannot be reached: nothing was applied, retry later
 	kindOperation    errorKind = "operation_failed"  // a database operation failed: "<op> failed: <detail>"
 	kindSpoolFailed  errorKind = "spool_failed"      // a push reached neither PostgreSQL nor the disk spool
 	kindInternal     errorKind = "internal"          // anything unclassified; the cause goes to the log only
@@ -33,22 +34,31 @@ type errorRow struct {
 	Status int
 	Code   string // the envelope's `code`; only rows whose code is part of the contract carry one
 	Text   string // fixed text; empty: the error's own message
+	// RetryAfter, when set, is the Retry-After header (seconds): the answer is advice to come back.
+	RetryAfter string
 }
+
+// unavailableRetryAfter is when a client should retry while PostgreSQL is unreachable: long enough
+// that a fleet of consumers does not hammer a broker that can serve none of them, short enough to
+// resume soon after the database returns.
+const unavailableRetryAfter = "5"
 
 // errorTable is the one mapping from error kinds to HTTP answers.
 var errorTable = map[errorKind]errorRow{
-	kindBadRequest:   {http.StatusBadRequest, "", ""},
-	kindNotFound:     {http.StatusNotFound, "", ""},
-	kindNoSuchRoute:  {http.StatusNotFound, "no_such_route", "Not Found"},
-	kindTooLarge:     {http.StatusRequestEntityTooLarge, "", ""},
-	kindUnauthorized: {http.StatusUnauthorized, "", ""},
-	kindForbidden:    {http.StatusForbidden, "", ""},
-	kindAuthFailed:   {http.StatusInternalServerError, "", ""},
-	kindPool:         {http.StatusInternalServerError, "", "pool"}, // the contract's text for an exhausted pool
-	kindOperation:    {http.StatusInternalServerError, "", ""},
-	kindSpoolFailed:  {http.StatusInternalServerError, "", ""}, // body: every push item marked failed
-	kindInternal:     {http.StatusInternalServerError, "", "internal error"},
-	kindNotBuiltIn:   {http.StatusNotImplemented, "not_implemented", ""},
+	kindBadRequest:   {Status: http.StatusBadRequest},
+	kindNotFound:     {Status: http.StatusNotFound},
+	kindNoSuchRoute:  {Status: http.StatusNotFound, Code: "no_such_route", Text: "Not Found"},
+	kindTooLarge:     {Status: http.StatusRequestEntityTooLarge},
+	kindUnauthorized: {Status: http.StatusUnauthorized},
+	kindForbidden:    {Status: http.StatusForbidden},
+	kindAuthFailed:   {Status: http.StatusInternalServerError},
+	kindPool:         {Status: http.StatusInternalServerError, Text: "pool"}, // the contract's text for an exhausted pool
+	kindUnavailable: {Status: http.StatusServiceUnavailable, RetryAfter: unavailableRetryAfter,
+		Text: "database unavailable: PostgreSQL cannot be reached; nothing was applied, retry after Retry-After seconds"},
+	kindOperation:   {Status: http.StatusInternalServerError},
+	kindSpoolFailed: {Status: http.StatusInternalServerError}, // body: every push item marked failed
+	kindInternal:    {Status: http.StatusInternalServerError, Text: "internal error"},
+	kindNotBuiltIn:  {Status: http.StatusNotImplemented, Code: "not_implemented"},
 }
 
 // apiError is an error the transport itself raises (bad input it decoded, an unknown route).
@@ -107,6 +117,9 @@ func classify(err error) (errorKind, string) {
 		return kindTooLarge, tooLargeText(mbe.Limit)
 	case errors.As(err, &inv):
 		return kindBadRequest, inv.Msg
+	case errors.Is(err, engine.ErrUnavailable):
+		// Before OpError, which wraps it: the operation did not fail, the database is away.
+		return kindUnavailable, ""
 	case engine.InputRejected(err):
 		// A value the edge rules let through but PostgreSQL refused: still the client's input.
 		return kindBadRequest, "bad body: a value was refused by the database"
@@ -137,9 +150,18 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	kind, msg := classify(err)
 	row := errorTable[kind]
 	id := requestID(r.Context())
+	level := slog.LevelError
+	if kind == kindUnavailable {
+		// Every request fails alike while PostgreSQL is away: the background jobs log the outage once
+		// (maintenance.OutageLog), and a line per request would bury it.
+		level = slog.LevelDebug
+	}
 	if kind == kindInternal || row.Status >= 500 || engine.InputRejected(err) {
-		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method),
+		s.log.Log(r.Context(), level, "request failed", slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", row.Status), slog.String("request_id", id), slog.Any("error", err))
+	}
+	if row.RetryAfter != "" {
+		w.Header().Set("Retry-After", row.RetryAfter)
 	}
 	var be bodyError
 	if errors.As(err, &be) {

@@ -40,6 +40,8 @@ func TestErrorTable(t *testing.T) {
 		{kindPool, &engine.OpError{Op: "pop", Err: engine.ErrPool}, 500, `{"error":"pool"}`},
 		{kindPool, fmt.Errorf("ack: %w", engine.ErrPool), 500, `{"error":"pool"}`},
 		{kindOperation, &engine.OpError{Op: "ack", Err: errors.New("boom")}, 500, `{"error":"ack failed: internal error"}`},
+		{kindUnavailable, &engine.OpError{Op: "pop", Err: errors.Join(engine.ErrUnavailable, errors.New("dial tcp: connection refused"))}, 503,
+			`{"error":"database unavailable: PostgreSQL cannot be reached; nothing was applied, retry after Retry-After seconds"}`},
 		{kindSpoolFailed, &engine.SpoolFailedError{Results: spooled, Err: errors.New("disk full")}, 500,
 			`[{"index":0,"transaction_id":"t1","status":"failed","queueName":"q","queue":"q","partition":"Default","error":"File buffer write failed"}]`},
 		{kindInternal, errors.New("driver detail that must not leak"), 500, `{"error":"internal error"}`},
@@ -56,9 +58,11 @@ func TestErrorTable(t *testing.T) {
 		require.Equal(t, c.status, w.Code, c.kind)
 		require.Equal(t, "application/json", w.Header().Get("Content-Type"))
 		require.JSONEq(t, c.body, w.Body.String(), c.kind)
+		require.Equal(t, errorTable[c.kind].RetryAfter, w.Header().Get("Retry-After"), c.kind)
 		covered[c.kind] = true
 	}
 	for kind := range errorTable {
 		require.True(t, covered[kind], "errorTable row %s has no case", kind)
 	}
+	require.Equal(t, "5", errorTable[kindUnavailable].RetryAfter, "a 503 tells the client when to come back")
 }

@@ -17,6 +17,7 @@ type Loop struct {
 	log      *slog.Logger
 	wake     <-chan struct{} // WakeOn: asks for a pass before the interval is up
 	duty     float64         // BoundDuty: the largest share of the time passes may take (0: no bound)
+	outages  *OutageLog      // ReportOutages: where passes that cannot reach PostgreSQL are reported
 
 	mu      sync.Mutex // protects cancel, started, stopped, running
 	cancel  context.CancelFunc
@@ -27,8 +28,15 @@ type Loop struct {
 
 // NewLoop builds a loop named name that calls run every interval, logging failed passes to log.
 func NewLoop(name string, interval time.Duration, log *slog.Logger, run func(ctx context.Context) error) *Loop {
-	return &Loop{name: name, interval: interval, run: run, log: log,
+	return &Loop{name: name, interval: interval, run: run, log: log, outages: NewOutageLog(log),
 		started: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// ReportOutages makes the loop report the passes that cannot reach PostgreSQL to o, shared with the
+// broker's other loops, so that an outage is logged once for all of them. Call it before Start.
+func (l *Loop) ReportOutages(o *OutageLog) *Loop {
+	l.outages = o
+	return l
 }
 
 // Start launches the loop; the first pass runs at once. Starting a running loop is an error.
@@ -51,7 +59,14 @@ func (l *Loop) Start(ctx context.Context) error {
 		defer t.Stop()
 		for {
 			began := time.Now()
-			if err := l.run(ctx); err != nil && ctx.Err() == nil {
+			switch err := l.run(ctx); {
+			case ctx.Err() != nil:
+			case err == nil:
+				l.outages.succeeded(l.name)
+			case Unreachable(err):
+				l.outages.failed(l.name, err)
+			default:
+				l.outages.succeeded(l.name) // it reached PostgreSQL: this failure is the pass's own
 				l.log.WarnContext(ctx, "background pass failed", slog.String("loop", l.name), slog.Any("error", err))
 			}
 			t.Reset(l.pause(time.Since(began)))

@@ -170,6 +170,17 @@ func checkExactlyOnceInOrder(t *testing.T, got *answered, have map[string][]stri
 	}
 }
 
+// waitFor polls cond until it holds, failing with msg after timeout: the faults tests' one way to wait
+// for something a child process or a database does.
+func waitFor(t *testing.T, timeout time.Duration, msg string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		require.True(t, time.Now().Before(deadline), msg)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func waitSpoolEmpty(t *testing.T, base string) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
