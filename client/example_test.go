@@ -49,6 +49,25 @@ func ExampleQueue_Create() {
 	}
 }
 
+func ExampleQueue_Options() {
+	c, _ := client.New(client.Config{URLs: []string{"http://localhost:6632"}})
+	ctx := context.Background()
+	q := c.Queue("payments")
+	// Zero is a value: no retries at all. An option left nil is reset to its default.
+	if _, err := q.Config(client.QueueOptions{RetryLimit: client.Int(0)}).Create(ctx); err != nil {
+		panic(err)
+	}
+	// Change one option and keep the rest: read every option, change it, configure the whole.
+	opts, err := q.Options(ctx)
+	if err != nil {
+		panic(err)
+	}
+	opts.LeaseTime = client.Int(120)
+	if _, err := q.Config(opts).Create(ctx); err != nil {
+		panic(err)
+	}
+}
+
 func ExampleQueue_Pop() {
 	c, _ := client.New(client.Config{URLs: []string{"http://localhost:6632"}})
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/boolsetting"
 )
 
 // queueColumns show a queue's counts per consumer group, one row each.
@@ -214,7 +215,8 @@ func (o optInt) Set(s string) error {
 
 func (optInt) Type() string { return "int" }
 
-// optBool is a boolean flag that sets its option only when given: --dlq, --dlq=true, --dlq=false.
+// optBool is a boolean flag that sets its option only when given: --dlq, --dlq=true, --dlq=false
+// (any spelling every switch reads: 1/0, yes/no, on/off).
 type optBool struct{ p **bool }
 
 func (o optBool) String() string {
@@ -225,9 +227,9 @@ func (o optBool) String() string {
 }
 
 func (o optBool) Set(s string) error {
-	v, err := strconv.ParseBool(s)
+	v, err := boolsetting.Value(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a boolean", s)
+		return err
 	}
 	*o.p = &v
 	return nil

@@ -201,5 +201,8 @@ func TestQueuesConfigureZeroValues(t *testing.T) {
 	require.EqualValues(t, 0, st.Queue.Config["retryDelay"])
 	require.EqualValues(t, 0, st.Queue.Config["ttl"])
 
+	var spelled struct{ Options map[string]any }
+	c.js(&spelled, "queues", "configure", q, "--dlq=no", "--retention-enabled=ON", "--dry-run")
+	require.Equal(t, map[string]any{"deadLetterQueue": false, "retentionEnabled": true}, spelled.Options, "every switch spelling")
 	c.fails(ctl.ExitUsage, "queues", "configure", q, "--dlq=maybe")
 }
