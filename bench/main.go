@@ -35,6 +35,8 @@ type options struct {
 	prefill, backlog                 int
 	duration, baselineDuration       time.Duration
 	popWait, drainIdle, drainTimeout time.Duration
+	idleConsumers                    int           // idle scenario: parked consumers, one partition each
+	idleWindow                       time.Duration // idle scenario: the quiet window measured
 	lease                            time.Duration
 	repo, brokerBin                  string
 	compareURL, comparePGURL         string
@@ -107,6 +109,8 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.lease, "lease", 10*time.Second, "leaseTime the bench queues are configured with (whole seconds)")
 	flag.DurationVar(&o.drainIdle, "drain-idle", 15*time.Second, "give up draining after this long without progress (keep it above -lease so lost leases expire and redeliver)")
 	flag.DurationVar(&o.drainTimeout, "drain-timeout", 120*time.Second, "give up draining after this long")
+	flag.IntVar(&o.idleConsumers, "idle-consumers", 2000, "idle scenario: consumers each long-polling a partition of its own (30 s timeout)")
+	flag.DurationVar(&o.idleWindow, "idle-window", 60*time.Second, "idle scenario: the quiet window over which CPU and RSS are measured (two long-poll timeouts by default)")
 	flag.StringVar(&o.brokerBin, "broker-bin", "", "local broker mode: run this queen binary instead of building ./cmd/queen")
 	flag.StringVar(&env, "broker-env", "", "local broker mode: extra environment of the broker, comma-separated NAME=value")
 	flag.BoolVar(&o.keep, "keep", false, "local broker mode: keep broker and PostgreSQL running at the end until interrupted (for inspection)")
