@@ -23,6 +23,7 @@ import (
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/httpguard"
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/notify"
@@ -198,7 +199,10 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
 		IdleTimeout: cfg.HTTP.IdleTimeout,
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	go func() { b.served <- b.srv.Serve(ln) }()
+	// A request with both Content-Length and Transfer-Encoding is refused and its connection closed:
+	// net/http would serve a request smuggled behind it (RFC 9112 §6.1, §6.3).
+	guarded := httpguard.Install(b.srv, ln)
+	go func() { b.served <- b.srv.Serve(guarded) }()
 	if unmigrated {
 		go b.awaitDatabase(ctx)
 	}
