@@ -183,6 +183,83 @@ func (b *browser) requireNoConsoleErrors() {
 	require.Empty(b.t, b.log.errors, "console errors")
 }
 
+// eval runs a JavaScript expression that returns JSON text and decodes it into out.
+func (b *browser) eval(js string, out any) {
+	b.t.Helper()
+	raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+	require.NoError(b.t, err, js)
+	require.NoError(b.t, json.Unmarshal([]byte(raw), out), raw)
+}
+
+// chartAxis is what axisJS reads from one chart: its time window, its x-axis ticks, the points and
+// bars it drew, and what is wrong with them.
+type chartAxis struct {
+	From, To float64
+	Ticks    []float64
+	Points   []float64 // timestamps of the drawn points (charts of 40 points or fewer draw them)
+	Bars     int
+	Problems []string
+}
+
+// axisJS checks a chart's time axis in the page: each tick sits on a whole minute at the x its time
+// maps to, is labelled with that time's HH:MM, the ticks are evenly spaced, and every point and bar
+// lies at its timestamp inside the plot.
+const axisJS = `((sel) => {
+  const svg = document.querySelector(sel + ' svg');
+  if (!svg) return JSON.stringify({Problems: ['no chart ' + sel]});
+  const n = (k) => Number(svg.dataset[k]);
+  const from = n('from'), to = n('to'), pl = n('pl'), pr = n('pr');
+  const X = (t) => pl + ((t - from) / (to - from)) * (pr - pl);
+  const p2 = (v) => String(v).padStart(2, '0');
+  const out = {From: from, To: to, Ticks: [], Points: [], Bars: 0, Problems: []};
+  for (const e of svg.querySelectorAll('text.xt')) {
+    const t = Number(e.dataset.t), d = new Date(t), x = Number(e.getAttribute('x'));
+    out.Ticks.push(t);
+    if (t % 60000 !== 0) out.Problems.push('tick ' + t + ' is not on a whole minute');
+    if (e.textContent !== p2(d.getHours()) + ':' + p2(d.getMinutes())) out.Problems.push('tick ' + d.toISOString() + ' labelled ' + e.textContent);
+    if (Math.abs(x - X(t)) > 0.5) out.Problems.push('tick ' + e.textContent + ' at x ' + x + ', its time maps to ' + X(t));
+    if (t < from || t > to) out.Problems.push('tick ' + e.textContent + ' outside the window');
+  }
+  if (out.Ticks.length < 2) out.Problems.push('fewer than two ticks');
+  for (let i = 2; i < out.Ticks.length; i++) {
+    if (out.Ticks[i] - out.Ticks[i - 1] !== out.Ticks[1] - out.Ticks[0]) out.Problems.push('uneven ticks ' + out.Ticks.join(','));
+  }
+  for (const c of svg.querySelectorAll('circle[data-t]')) {
+    const t = Number(c.dataset.t), x = Number(c.getAttribute('cx'));
+    out.Points.push(t);
+    if (Math.abs(x - X(t)) > 0.5) out.Problems.push('point ' + t + ' at x ' + x + ', its time maps to ' + X(t));
+  }
+  for (const r of svg.querySelectorAll('rect[data-t]')) {
+    out.Bars++;
+    const x = Number(r.getAttribute('x')), w = Number(r.getAttribute('width'));
+    if (x < pl - 0.5 || x + w > pr + 0.5) out.Problems.push('bar ' + r.dataset.t + ' spans ' + x + '..' + (x + w) + ', the plot ' + pl + '..' + pr);
+  }
+  return JSON.stringify(out);
+})`
+
+// checkAxis reads a chart's axis and fails on any problem axisJS found. The window must be the asked
+// range ending at the moment the page read its data (between opened and now).
+func (b *browser) checkAxis(sel string, span time.Duration, opened time.Time) chartAxis {
+	b.t.Helper()
+	var a chartAxis
+	b.eval(axisJS+fmt.Sprintf("(%q)", sel), &a)
+	require.Empty(b.t, a.Problems, sel)
+	require.Equal(b.t, float64(span.Milliseconds()), a.To-a.From, "%s: the window is the range", sel)
+	require.GreaterOrEqual(b.t, a.To, float64(opened.Add(-time.Second).UnixMilli()), "%s: the window ends when the page read its data", sel)
+	require.LessOrEqual(b.t, a.To, float64(time.Now().UnixMilli()), "%s: the window ends when the page read its data", sel)
+	return a
+}
+
+// overflowJS lists what a page cuts off: the page wider than the window, a table wider than its
+// scroll box, a tile whose value is clipped.
+const overflowJS = `JSON.stringify([
+  ...(document.documentElement.scrollWidth > window.innerWidth ? ['page ' + document.documentElement.scrollWidth + ' px wide'] : []),
+  ...[...document.querySelectorAll('.scroll')].filter((e) => e.scrollWidth > e.clientWidth + 1)
+    .map((e) => 'table in "' + ((e.closest('.card') || {}).innerText || '').split(String.fromCharCode(10))[0] + '" needs ' + e.scrollWidth + ' px, has ' + e.clientWidth),
+  ...[...document.querySelectorAll('.stat-value')].filter((e) => e.scrollWidth > e.clientWidth + 1)
+    .map((e) => 'tile value "' + e.innerText + '" clipped'),
+])`
+
 // ---- the broker side
 
 type client struct {
@@ -331,7 +408,9 @@ func settle(c *client) {
 // numbers each shows, performs the operator actions and checks their effect through the API, and
 // writes a screenshot of each page. No page may log a console error.
 func TestDashboardPages(t *testing.T) {
-	rb := testenv.StartBroker(t, map[string]string{"STATS_INTERVAL_MS": "300"})
+	// The encryption key lets the configure round trip turn encryptionEnabled on.
+	rb := testenv.StartBroker(t, map[string]string{"STATS_INTERVAL_MS": "300",
+		"QUEEN_ENCRYPTION_KEY": strings.Repeat("0123456789abcdef", 4)})
 	c := &client{t: t, base: rb.URL}
 	seed(c)
 	settle(c)
@@ -340,17 +419,41 @@ func TestDashboardPages(t *testing.T) {
 
 	t.Run("dashboard", func(t *testing.T) {
 		b := b.in(t)
+		opened := time.Now()
 		b.open("/", `[data-testid="stat-queues"]`)
 		b.waitText(`[data-testid="stat-queues"] .stat-value`, "3")
 		b.waitText(`[data-testid="stat-total"] .stat-value`, "17")
 		b.waitText(`[data-testid="stat-partitions"] .stat-value`, "6") // Default + p1..p3, payments, emails
-		b.waitText(`[data-testid="stat-groups"] .stat-value`, "3")     // analytics and queue mode on orders, queue mode on payments
-		// Counts are relative to the slowest group: analytics consumed one message per partition, so 3
-		// are completed and 7 pending although queue mode acked all 4 of p1.
-		b.waitText(`[data-testid="stat-completed"] .stat-value`, "3")
-		b.waitText(`[data-testid="stat-pending"] .stat-value`, "12") // 7 orders + 5 emails
+		// analytics and queue mode on orders; queue mode on payments, and on emails, which nobody read:
+		// its 5 messages are queue mode's backlog.
+		b.waitText(`[data-testid="stat-groups"] .stat-value`, "4")
+		// Completed means consumed by every group of the queue: analytics took the first message of each
+		// partition, queue mode all 4 of p1 and none of p2 and p3, so only p1's first is completed on
+		// orders and 9 are pending (the slowest group's view of each partition).
+		b.waitText(`[data-testid="stat-completed"] .stat-value`, "1")
+		b.waitText(`[data-testid="stat-pending"] .stat-value`, "14") // 9 orders + 5 emails
 		b.waitText(`[data-testid="stat-dlq"] .stat-value`, "2")
 		b.waitJS(`document.querySelector('[data-testid="chart-Throughput"] svg path') !== null`)
+		// The top pending queue and the groups by lag agree: emails' 5 unread messages are a group behind.
+		emails := `[data-testid="gl-__QUEUE_MODE__-emails"]`
+		b.waitText(emails+` [data-testid="gl-behind"]`, "5")
+		b.waitText(emails+` [data-testid="gl-lagging"]`, "1")
+		require.NotEqual(t, "0 ms", b.text(emails+` [data-testid="gl-lag"]`))
+		// The time axis: the last hour up to the read, ticks on round minutes, points at their buckets.
+		a := b.checkAxis(`[data-testid="chart-Throughput"]`, time.Hour, opened)
+		var st struct {
+			Throughput []struct{ Timestamp time.Time }
+		}
+		c.do("GET", "/api/v1/status", nil, &st)
+		var want []float64
+		for _, p := range st.Throughput {
+			want = append(want, float64(p.Timestamp.UnixMilli()))
+		}
+		if len(want) > 2 {
+			want = want[:len(want)-1] // the still-filling bucket is not drawn
+		}
+		require.NotEmpty(t, a.Points)
+		require.Subset(t, want, a.Points, "every drawn point is a bucket of /api/v1/status")
 		b.shot("dashboard", false)
 	})
 	t.Run("operations", func(t *testing.T) {
@@ -364,19 +467,56 @@ func TestDashboardPages(t *testing.T) {
 		b := b.in(t)
 		b.open("/queues", `[data-testid="queue-orders"]`)
 		require.Equal(t, 3, b.count(`.qcard`))
-		b.waitText(`[data-testid="queue-orders"] [data-testid="q-pending"]`, "7")
+		b.waitText(`[data-testid="queue-orders"] [data-testid="q-pending"]`, "9")
 		b.waitText(`[data-testid="queue-emails"] [data-testid="q-pending"]`, "5")
 		b.shot("queues", false)
 	})
 	t.Run("queue detail and configure", func(t *testing.T) {
 		b := b.in(t)
 		b.open("/queues/orders", `[data-testid="qd-pending"]`)
-		b.waitText(`[data-testid="qd-pending"] .stat-value`, "7")
-		b.waitText(`[data-testid="qd-completed"] .stat-value`, "3")
+		b.waitText(`[data-testid="qd-pending"] .stat-value`, "9")
+		b.waitText(`[data-testid="qd-completed"] .stat-value`, "1")
 		require.Equal(t, 4, b.count(`[data-testid="partitions"] tbody tr`))
-		b.waitText(`[data-testid="cfg-leaseTime"]`, "60 s")
+		// Per consumer group: queue mode read p1 (4 acked) and never p2, p3; analytics took one of each.
+		b.waitText(`[data-testid="qg-queue-mode"] [data-testid="qg-pending"]`, "6")
+		b.waitText(`[data-testid="qg-queue-mode"] [data-testid="qg-completed"]`, "4")
+		b.waitText(`[data-testid="qg-analytics"] [data-testid="qg-pending"]`, "7")
+		b.waitText(`[data-testid="qg-analytics"] [data-testid="qg-completed"]`, "3")
+		b.waitText(`[data-testid="cfg-leaseTime"]`, "60")
 		b.shot("queue-detail", false)
 
+		// Opening the form and saving it changes nothing, whatever the options were.
+		tuned := map[string]any{"priority": 7, "leaseTime": 61, "retryLimit": 4, "retryDelay": 1500, "maxSize": 100000,
+			"ttl": 7200, "deadLetterQueue": true, "dlqAfterMaxRetries": true, "delayedProcessing": 1, "windowBuffer": 2,
+			"retentionSeconds": 86400, "completedRetentionSeconds": 43200, "retentionEnabled": true,
+			"encryptionEnabled": true, "maxWaitTimeSeconds": 30}
+		c.do("POST", "/api/v1/configure", map[string]any{"queue": "orders", "namespace": "shop", "task": "billing", "options": tuned}, nil)
+		config := func() map[string]any {
+			var st struct {
+				Queue struct{ Config map[string]any }
+			}
+			c.do("GET", "/api/v1/status/queues/orders", nil, &st)
+			return st.Queue.Config
+		}
+		before := config()
+		for k, v := range tuned {
+			require.EqualValues(t, v, before[k], "the status read reports %s", k)
+		}
+		b.open("/queues/orders", `[data-testid="configure"]`)
+		b.waitText(`[data-testid="cfg-leaseTime"]`, "61")
+		b.click(`[data-testid="configure"]`)
+		b.waitJS(`document.querySelector('[data-testid="configure-form"]') !== null`)
+		require.Zero(t, b.count(`[data-testid="options-missing"]`), "the form knows every option")
+		b.click(`[data-testid="configure-save"]`)
+		b.waitJS(`document.querySelector('[data-testid="configure-form"]') === null`)
+		require.Equal(t, before, config(), "saving the form unchanged changed the queue")
+		// Back to the seed's options for the pages after this one.
+		c.do("POST", "/api/v1/configure", map[string]any{"queue": "orders", "namespace": "shop", "task": "billing",
+			"options": map[string]any{"leaseTime": 60, "retryLimit": 3}}, nil)
+		b.open("/queues/orders", `[data-testid="configure"]`)
+		b.waitText(`[data-testid="cfg-leaseTime"]`, "60")
+
+		before2 := config()
 		b.click(`[data-testid="configure"]`)
 		require.NoError(t, chromedp.Do(b.ctx, chromedp.WaitVisible(`[data-testid="configure-form"]`),
 			chromedp.SetValue(`input[name="leaseTime"]`, "77"), chromedp.SetValue(`input[name="retryLimit"]`, "5")))
@@ -385,7 +525,7 @@ func TestDashboardPages(t *testing.T) {
 		require.NoError(t, err)
 		b.shot("queue-configure", false)
 		b.click(`[data-testid="configure-save"]`)
-		b.waitText(`[data-testid="cfg-leaseTime"]`, "77 s")
+		b.waitText(`[data-testid="cfg-leaseTime"]`, "77")
 		var st struct {
 			Queue struct {
 				Namespace string
@@ -396,6 +536,12 @@ func TestDashboardPages(t *testing.T) {
 		require.Equal(t, 77, st.Queue.Config.LeaseTime)
 		require.Equal(t, 5, st.Queue.Config.RetryLimit)
 		require.Equal(t, "shop", st.Queue.Namespace, "configure keeps the namespace")
+		after := config()
+		for k, v := range after {
+			if k != "leaseTime" && k != "retryLimit" {
+				require.Equal(t, v, before2[k], "editing two fields left %s alone", k)
+			}
+		}
 	})
 	t.Run("consumers and seek", func(t *testing.T) {
 		b := b.in(t)
@@ -403,8 +549,16 @@ func TestDashboardPages(t *testing.T) {
 		b.open("/consumers", card)
 		b.waitText(card+` [data-testid="g-consumed"]`, "3")
 		b.click(`[data-testid="lag-presets"] button:first-child`)
-		// Every partition of orders lags for analytics (2 or 3 messages each), p1 only for it.
-		b.waitJS(`document.querySelectorAll('[data-testid="lagging"] tbody tr').length === 3`)
+		// Every partition of orders lags for analytics (2 or 3 messages each), p2 and p3 for queue mode,
+		// which never read them, and emails' only partition for queue mode.
+		b.waitJS(`document.querySelectorAll('[data-testid="lagging"] tbody tr').length === 6`)
+		// A group that never read a partition is behind on it, not "0 lagging, 0 ms".
+		unread := `[data-testid="group-__QUEUE_MODE__-emails"]`
+		b.waitText(unread+` [data-testid="g-pending"]`, "5")
+		b.waitText(unread+` [data-testid="g-behind"]`, "5")
+		b.waitText(unread+` [data-testid="g-lagging"]`, "1")
+		require.NotEqual(t, "0 ms", b.text(unread+` [data-testid="g-maxlag"]`))
+		b.waitText(card+` [data-testid="g-pending"]`, "7")
 		b.shot("consumers", false)
 		b.click(card + ` [data-testid="seek-end"]`)
 		b.click(`[data-testid="confirm"]`)
@@ -416,7 +570,7 @@ func TestDashboardPages(t *testing.T) {
 			}
 		}
 		c.do("GET", "/api/v1/consumer-groups/analytics", nil, &g)
-		require.Len(t, g["orders"].Partitions, 3)
+		require.Len(t, g["orders"].Partitions, 4) // Default (empty) and p1..p3
 		for _, p := range g["orders"].Partitions {
 			require.Zero(t, p.OffsetLag, "partition %s after seek to end", p.Partition)
 		}
@@ -472,6 +626,11 @@ func TestDashboardPages(t *testing.T) {
 		b.shot("system", false)
 		b.click(`.seg button:nth-child(2)`)
 		b.waitJS(`document.querySelector('[data-testid="pg-hit"]') !== null && document.querySelectorAll('[data-testid="pg-dead"] tbody tr').length > 0`)
+		// Sizes in bytes people read, not pg_settings' "16384 8kB"; the version number whole.
+		require.Regexp(t, `^\d+(\.\d)? (B|kB|MB|GB|TB)$`, b.text(`[data-testid="pg-settings"] [data-setting="shared_buffers"]`))
+		require.Regexp(t, `^\d+ (B|kB|MB|GB|TB)$|^\d+(\.\d)? (kB|MB|GB)$`, b.text(`[data-testid="pg-settings"] [data-setting="work_mem"]`))
+		require.Equal(t, "1 min", b.text(`[data-testid="pg-settings"] [data-setting="autovacuum_naptime"]`))
+		require.Regexp(t, `^\d+(\.\d+)*$`, b.text(`[data-testid="pg-version"] .stat-value`))
 		b.shot("system-postgres", false)
 	})
 	t.Run("maintenance", func(t *testing.T) {
@@ -495,15 +654,21 @@ func TestDashboardPages(t *testing.T) {
 	t.Run("charts over an hour", func(t *testing.T) {
 		b := b.in(t)
 		writeHistory(t, rb.DatabaseURL)
+		opened := time.Now()
 		b.open("/", `[data-testid="chart-Throughput"]`)
 		b.waitJS(`(document.querySelector('[data-testid="chart-Throughput"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
+		b.checkAxis(`[data-testid="chart-Throughput"]`, time.Hour, opened)
 		b.shot("dashboard", false)
 		b.click(`[data-testid="theme"]`)
 		b.waitJS(`document.documentElement.dataset.theme === 'light'`)
 		b.shot("dashboard-light", false)
 		b.click(`[data-testid="theme"]`)
+		opened = time.Now()
 		b.open("/operations", `[data-testid="ops-throughput"]`)
 		b.waitJS(`(document.querySelector('[data-testid="ops-throughput"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
+		b.checkAxis(`[data-testid="ops-throughput"]`, time.Hour, opened)
+		// Failed acks of the history as bars: each inside the plot, the last bucket's too.
+		require.NotZero(t, b.checkAxis(`[data-testid="ops-errors"]`, time.Hour, opened).Bars)
 		b.shot("operations", false)
 		b.open("/queues/orders", `[data-testid="qd-throughput"]`)
 		b.waitJS(`(document.querySelector('[data-testid="qd-throughput"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
@@ -514,6 +679,27 @@ func TestDashboardPages(t *testing.T) {
 		b.open("/analytics", `[data-testid="an-flow"]`)
 		b.waitJS(`(document.querySelector('[data-testid="an-flow"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
 		b.shot("analytics", false)
+	})
+	// At 1280 px nothing is cut off: no page scrolls sideways, no table hides columns, no tile clips its value.
+	t.Run("nothing cut off at 1280 px", func(t *testing.T) {
+		b := b.in(t)
+		for _, p := range []struct{ path, ready string }{
+			{"/", `[data-testid="stat-queues"]`}, {"/operations", `[data-testid="workers"]`}, {"/queues", `[data-testid="queue-orders"]`},
+			{"/queues/orders", `[data-testid="partitions"]`}, {"/consumers", `[data-testid="group-analytics-orders"]`},
+			{"/messages?queue=orders", `[data-testid="message-row"]`}, {"/analytics", `[data-testid="an-total"]`},
+			{"/dlq", `[data-testid="dlq-row"]`}, {"/system", `[data-testid="servers"]`}, {"/migration", `.steps`},
+		} {
+			b.open(p.path, p.ready)
+			var cut []string
+			b.eval(overflowJS, &cut)
+			require.Empty(t, cut, p.path)
+		}
+		b.open("/system", `[data-testid="servers"]`)
+		b.click(`.seg button:nth-child(2)`) // the postgres tab
+		b.waitJS(`document.querySelector('[data-testid="pg-settings"]') !== null`)
+		var cut []string
+		b.eval(overflowJS, &cut)
+		require.Empty(t, cut, "/system postgres")
 	})
 	// At a phone's width the sidebar folds into a menu and no page needs horizontal scrolling.
 	t.Run("phone", func(t *testing.T) {
@@ -536,7 +722,36 @@ func TestDashboardPages(t *testing.T) {
 		b.shot("menu-phone", false)
 		b.requireNoConsoleErrors()
 	})
+	// A queue of 501 partitions shows them a page at a time.
+	t.Run("501 partitions", func(t *testing.T) {
+		b := b.in(t)
+		items := make([]map[string]any, 501)
+		for i := range items {
+			items[i] = map[string]any{"queue": "wide", "partition": fmt.Sprintf("w%03d", i), "payload": map[string]any{"i": i}}
+		}
+		c.do("POST", "/api/v1/push", map[string]any{"items": items}, nil)
+		b.open("/queues/wide", `[data-testid="partitions-pager"]`)
+		b.waitText(`[data-testid="partitions-pager-label"]`, "1–50 of 501")
+		require.Equal(t, 50, b.count(`[data-testid="partitions"] tbody tr`))
+		b.click(`[data-testid="partitions-pager-next"]`)
+		b.waitText(`[data-testid="partitions-pager-label"]`, "51–100 of 501")
+		require.Equal(t, 50, b.count(`[data-testid="partitions"] tbody tr`))
+	})
 	b.requireNoConsoleErrors()
+	// Once the broker is gone the dot says so, whatever it said before.
+	t.Run("health after the broker stops", func(t *testing.T) {
+		b := b.in(t)
+		b.open("/", `[data-testid="health"]`)
+		b.waitText(`[data-testid="health-label"]`, "Healthy")
+		// Every read fails from here on: Chromium logs each refused connection.
+		b.log.mu.Lock()
+		b.log.expected = func(m chromedp.ConsoleMessage) bool { return strings.Contains(m.Text, "ERR_CONNECTION_REFUSED") }
+		b.log.mu.Unlock()
+		require.NoError(t, rb.Broker.Shutdown(t.Context()))
+		b.click(`[data-testid="refresh"]`)
+		b.waitText(`[data-testid="health-label"]`, "Offline")
+		b.requireNoConsoleErrors()
+	})
 }
 
 // TestDashboardAuth: with JWT on, the static app still loads, asks for a token after the API's 401
@@ -547,9 +762,13 @@ func TestDashboardAuth(t *testing.T) {
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "operator", "role": "admin",
 		"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(secret))
 	require.NoError(t, err)
-	roTok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "viewer", "role": "read-only",
-		"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(secret))
-	require.NoError(t, err)
+	token := func(role string) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": role, "role": role,
+			"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(secret))
+		require.NoError(t, err)
+		return tok
+	}
+	roTok, rwTok, woTok := token("read-only"), token("read-write"), token("write-only")
 	c := &client{t: t, base: rb.URL, token: tok}
 	c.do("POST", "/api/v1/push", map[string]any{"items": []any{map[string]any{"queue": "secured", "payload": map[string]any{"n": 1}}}}, nil)
 
@@ -562,20 +781,47 @@ func TestDashboardAuth(t *testing.T) {
 	require.Contains(t, b.text(`[data-testid="auth"]`), "requires a token")
 	b.shot("auth-required", false)
 
-	require.NoError(t, chromedp.Do(b.ctx, chromedp.SendKeys(`[data-testid="token-input"]`, roTok), chromedp.Click(`[data-testid="token-save"]`)))
-	b.waitText(`[data-testid="stat-queues"] .stat-value`, "1")
-	require.Zero(t, b.count(`[data-testid="toggle-push"]`), "the admin-only switches are hidden from a read-only token")
-	// A read-only token may read every page but not delete a queue: a clear 403, in the dialog and above the page.
-	b.open("/queues", `[data-testid="queue-secured"]`)
-	b.click(`[data-testid="queue-secured"] button`)
-	b.click(`[data-testid="confirm"]`)
-	b.waitJS(`document.querySelector('[data-testid="auth"]') !== null`)
-	require.Contains(t, b.text(`[data-testid="auth"]`), "403")
-	require.Contains(t, b.text(`.modal [role="alert"]`), "Insufficient permissions")
-	c.do("GET", "/api/v1/resources/queues/secured", nil, nil) // still there
+	// A token that may not read: the form says which call was refused and why instead of an empty page.
+	require.NoError(t, chromedp.Do(b.ctx, chromedp.SendKeys(`[data-testid="token-input"]`, woTok), chromedp.Click(`[data-testid="token-save"]`)))
+	b.waitJS(`(document.querySelector('[data-testid="auth"]')||{innerText:''}).innerText.includes('403')`)
+	require.Contains(t, b.text(`[data-testid="auth"]`), "Insufficient permissions")
 	b.shot("auth-forbidden", false)
-	b.click(`.modal button[aria-label="Close"]`)
 
+	// Each role sees the actions it may take and no button that can only fail.
+	useToken := func(tok string) {
+		t.Helper()
+		_, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(localStorage.setItem('queen.token', %q), true)`, tok)))
+		require.NoError(t, err)
+	}
+	actions := func() map[string]int {
+		t.Helper()
+		b.open("/queues/secured", `[data-testid="qd-pending"]`)
+		b.waitText(`[data-testid="qd-pending"] .stat-value`, "1")
+		b.waitJS(`document.querySelector('.shell').dataset.access === 'known'`)
+		n := map[string]int{}
+		for _, id := range []string{"configure", "purge", "delete-queue"} {
+			n[id] = b.count(`[data-testid="` + id + `"]`)
+		}
+		b.open("/queues", `[data-testid="queue-secured"]`)
+		b.waitJS(`document.querySelector('.shell').dataset.access === 'known'`)
+		n["delete-card"] = b.count(`[data-testid="queue-secured"] button`)
+		b.open("/dlq", `[data-testid="dlq-total"]`)
+		b.waitJS(`document.querySelector('.shell').dataset.access === 'known'`)
+		n["dlq-retry"] = b.count(`[data-testid="dlq-retry"]`)
+		n["toggle-push"] = b.count(`[data-testid="toggle-push"]`)
+		return n
+	}
+	useToken(roTok)
+	require.Equal(t, map[string]int{"configure": 0, "purge": 0, "delete-queue": 0, "delete-card": 0, "dlq-retry": 0, "toggle-push": 0}, actions(), "read-only")
+	useToken(rwTok)
+	require.Equal(t, map[string]int{"configure": 1, "purge": 0, "delete-queue": 0, "delete-card": 0, "dlq-retry": 0, "toggle-push": 0}, actions(), "read-write")
+	useToken(tok)
+	b.open("/", `[data-testid="toggle-push"]`)
+	require.Equal(t, map[string]int{"configure": 1, "purge": 1, "delete-queue": 1, "delete-card": 1, "dlq-retry": 1, "toggle-push": 1}, actions(), "admin")
+	c.do("GET", "/api/v1/resources/queues/secured", nil, nil) // still there
+	useToken("")
+
+	b.open("/", `[data-testid="auth"]`)
 	require.NoError(t, chromedp.Do(b.ctx, chromedp.SendKeys(`[data-testid="token-input"]`, tok), chromedp.Click(`[data-testid="token-save"]`)))
 	b.waitJS(`document.querySelector('[data-testid="auth"]') === null`)
 	b.open("/queues", `[data-testid="queue-secured"]`)

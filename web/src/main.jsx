@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, getToken, setToken, onAuthError } from './api.js';
-import { Link, useLocation, useData, refreshAll, Confirm, num } from './ui.jsx';
+import { Link, useLocation, useData, refreshAll, Confirm, num, AccessContext, useCan } from './ui.jsx';
 import { Dashboard } from './pages/dashboard.jsx';
 import { Operations } from './pages/operations.jsx';
 import { Queues, QueueDetail } from './pages/queues.jsx';
@@ -39,25 +39,37 @@ function route(path) {
   return <section class="page"><h1>Not found</h1><p>No page at {path}. <Link href="/">Back to the dashboard</Link>.</p></section>;
 }
 
+// Health shows the outcome of the latest /health read only: an earlier answer says nothing about now,
+// so a failed read turns the dot red however healthy the broker was before.
 function Health() {
-  const h = useData(() => api('/health'), [], 30000);
-  const ok = h.data && (h.data.status === 'healthy' || h.data.status === 'ok');
-  const label = h.error && !h.data ? 'Offline' : ok ? 'Healthy' : h.data ? 'Degraded' : '…';
+  const h = useData(() => api('/health'), [], 10000);
+  const ok = !h.error && h.data && (h.data.status === 'healthy' || h.data.status === 'ok');
+  let label = '…', tone = 'bad', why = '';
+  if (h.error) {
+    // 503 is the broker answering that PostgreSQL is unreachable; status 0 is no answer at all.
+    label = h.error.status === 0 ? 'Offline' : 'Unhealthy';
+    why = h.error.status === 0 ? 'the broker does not answer' : h.error.message;
+  } else if (h.data) {
+    label = ok ? 'Healthy' : 'Degraded';
+    tone = ok ? 'ok' : 'warn';
+  }
+  const at = h.at ? new Date(h.at).toLocaleTimeString('en-GB', { hour12: false }) : '';
   return (
-    <div class="health" data-testid="health">
-      <i class={ok ? 'ok' : h.data ? 'warn' : 'bad'} />{label}
-      {h.data && h.data.version && <span class="muted"> · v{h.data.version}</span>}
+    <div class="health" data-testid="health" title={(why ? why + ' · ' : '') + (at ? 'checked ' + at : '')}>
+      <i class={tone} /><span data-testid="health-label">{label}</span>
+      {!h.error && h.data && h.data.version && <span class="muted"> · v{h.data.version}</span>}
     </div>
   );
 }
 
 // Maintenance shows the push/pop switches (with a confirmation) and the banners they cause.
 function Maintenance() {
-  const push = useData(() => api('/api/v1/system/maintenance', { quiet: true }), [], 30000);
-  const pop = useData(() => api('/api/v1/system/maintenance/pop', { quiet: true }), [], 30000);
+  // The switches are admin-only: other tokens see neither switches nor an error, and do not ask.
+  const admin = useCan()('admin');
+  const push = useData(() => (admin ? api('/api/v1/system/maintenance', { quiet: true }) : null), [admin], 30000);
+  const pop = useData(() => (admin ? api('/api/v1/system/maintenance/pop', { quiet: true }) : null), [admin], 30000);
   const [ask, setAsk] = useState(null);
-  // The switches are admin-only: a token that may only read sees no switches rather than an error.
-  if (push.error && (push.error.status === 401 || push.error.status === 403)) return null;
+  if (!admin || (push.error && (push.error.status === 401 || push.error.status === 403))) return null;
   const pushOn = !!(push.data && push.data.maintenanceMode);
   const popOn = !!(pop.data && pop.data.popMaintenanceMode);
   const buffered = (push.data && push.data.bufferedMessages) || 0;
@@ -134,9 +146,13 @@ function App() {
     try { localStorage.setItem('queen.theme', theme); } catch (e) { /* storage disabled */ }
   }, [theme]);
   useEffect(() => setMenu(false), [path]);
+  // quiet: a 401 here is reported by the page's own reads; the token form then reloads this too.
+  const acc = useData(() => api('/api/v1/access', { quiet: true }), []);
+  const access = acc.data || (acc.error && acc.error.status !== 401 && acc.error.status !== 403 ? { unknown: true } : null);
   const active = (href) => (href === '/' ? path === '/' : path === href || path.startsWith(href + '/'));
   return (
-    <div class={'shell' + (menu ? ' menu-open' : '')}>
+    <AccessContext.Provider value={access}>
+    <div class={'shell' + (menu ? ' menu-open' : '')} data-access={access ? 'known' : 'pending'}>
       <aside class="side">
         <div class="brand"><span class="logo">♛</span> Queen</div>
         <nav>
@@ -163,6 +179,7 @@ function App() {
         <main>{route(path)}</main>
       </div>
     </div>
+    </AccessContext.Provider>
   );
 }
 

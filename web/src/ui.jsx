@@ -1,5 +1,6 @@
 // Shared building blocks: routing, data loading with live refresh, formatting, dialogs and charts.
-import { useEffect, useRef, useState, useCallback } from 'preact/hooks';
+import { createContext } from 'preact';
+import { useContext, useEffect, useRef, useState, useCallback } from 'preact/hooks';
 import { api, rangeQuery } from './api.js';
 
 // ---- routing (HTML5 history; the broker answers index.html for every page path)
@@ -63,6 +64,17 @@ export function useData(fn, deps = [], every = 0) {
 
 export const get = (path, query) => () => api(path, { query });
 
+// ---- what the caller may do (GET /api/v1/access), so pages offer only actions that can succeed
+
+export const AccessContext = createContext(null);
+
+// useCan answers whether the token passes an access level (consume, admin…). Until the broker has
+// answered, nothing is offered; when it cannot answer, everything is, and the broker decides.
+export function useCan() {
+  const a = useContext(AccessContext);
+  return (level) => !!a && (a.unknown || !!a[level]);
+}
+
 // ---- formatting
 
 export function num(v, digits = 0) {
@@ -92,6 +104,10 @@ export function ago(iso) {
 export const time = (iso) => (iso ? new Date(iso).toLocaleString('en-GB', { hour12: false }) : '—');
 
 export const short = (s, n = 8) => (s && s.length > n + 2 ? s.slice(0, n) + '…' : s || '—');
+
+// Queue mode (no consumer group given) is the shared cursor; its reserved name is not for people.
+export const QUEUE_MODE = '__QUEUE_MODE__';
+export const groupName = (g) => (g === QUEUE_MODE ? 'queue mode' : g);
 
 // ---- layout pieces
 
@@ -225,15 +241,37 @@ function niceMax(v) {
   return 10 * p;
 }
 
+const pad2 = (n) => String(n).padStart(2, '0');
+const hhmm = (d) => pad2(d.getHours()) + ':' + pad2(d.getMinutes());
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+// tickLabel names a tick exactly: ticks sit on whole minutes, so HH:MM is the tick's time, not a rounding of it.
 function tickLabel(t, spanMs) {
   const d = new Date(t);
-  const hm = d.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false });
-  return spanMs > 36 * 3600e3 ? d.toLocaleDateString('en-GB', { day: '2-digit', month: 'short' }) + ' ' + hm : hm;
+  return spanMs > 36 * 3600e3 ? pad2(d.getDate()) + ' ' + MONTHS[d.getMonth()] + ' ' + hhmm(d) : hhmm(d);
 }
 
+const TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440].map((m) => m * 60000);
+
+// timeTicks are the round times (local clock) inside [x0, x1], at most max of them, evenly spaced.
+export function timeTicks(x0, x1, max) {
+  const step = TICK_STEPS.find((s) => (x1 - x0) / s <= max) || Math.ceil((x1 - x0) / max / 864e5) * 864e5;
+  const day = new Date(x0);
+  day.setHours(0, 0, 0, 0);
+  const base = day.getTime();
+  const out = [];
+  for (let t = base + Math.ceil((x0 - base) / step) * step; t <= x1; t += step) out.push(t);
+  return out;
+}
+
+// windowOf turns a from/to query into the [from, to] ms a chart's time axis spans.
+export const windowOf = (r) => [new Date(r.from).getTime(), new Date(r.to).getTime()];
+
 // series: [{name, color?, points: [[ms, value|null], ...]}]; gaps (null or a jump of more than 1.5
-// buckets) break the line instead of drawing zeros.
-export function LineChart({ series, height = 180, fmt = (v) => num(v, 2), bucketMs, kind = 'line', id }) {
+// buckets) break the line instead of drawing zeros. win = [from, to] ms is the time axis: the window
+// the data was asked for, so the axis ends at the moment of the read, not at the last point. A point
+// stands at its bucket's start; a bar covers its bucket, cut at the window's end.
+export function LineChart({ series, height = 180, fmt = (v) => num(v, 2), bucketMs, kind = 'line', id, win }) {
   const [ref, width] = useWidth();
   const [hover, setHover] = useState(null);
   const all = series.flatMap((s) => s.points.filter((p) => p[1] !== null && p[1] !== undefined));
@@ -243,51 +281,58 @@ export function LineChart({ series, height = 180, fmt = (v) => num(v, 2), bucket
     return <div ref={ref} class="chart" data-testid={id}><Empty>No data in this range yet.</Empty></div>;
   }
   const xs = all.map((p) => p[0]);
-  let x0 = Math.min(...xs), x1 = Math.max(...xs);
+  let [x0, x1] = win || [Math.min(...xs), Math.max(...xs)];
   if (x0 === x1) { x0 -= 60000; x1 += 60000; }
-  const ymax = niceMax(Math.max(...all.map((p) => p[1])));
-  const X = (t) => pad.l + ((t - x0) / (x1 - x0)) * (W - pad.l - pad.r);
+  const inside = (p) => p[0] >= x0 && p[0] <= x1;
+  const shown = all.filter(inside);
+  const ymax = niceMax(Math.max(0, ...shown.map((p) => p[1])));
+  const pl = pad.l, pr = W - pad.r;
+  const X = (t) => pl + ((t - x0) / (x1 - x0)) * (pr - pl);
   const Y = (v) => pad.t + (1 - v / ymax) * (H - pad.t - pad.b);
-  const gap = (bucketMs || 60000) * 1.5;
+  const bms = bucketMs || 60000;
+  const gap = bms * 1.5;
   const paths = series.map((s, i) => {
     const color = s.color || PALETTE[i % PALETTE.length];
+    const pts = s.points.filter(inside);
     if (kind === 'bar') {
       const n = series.length;
-      const bw = Math.max(1, ((W - pad.l - pad.r) / Math.max(1, (x1 - x0) / (bucketMs || 60000) + 1)) / n - 1);
-      return s.points.filter((p) => p[1]).map((p) => (
-        <rect x={X(p[0]) - (bw * n) / 2 + i * bw} y={Y(p[1])} width={bw} height={Y(0) - Y(p[1])} fill={color} />
-      ));
+      return pts.filter((p) => p[1]).map((p) => {
+        const a = X(p[0]), b = X(Math.min(p[0] + bms, x1));
+        const bw = Math.max(0.5, (b - a) / n - (b - a > 2 * n ? 1 : 0));
+        return <rect x={a + i * ((b - a) / n)} y={Y(p[1])} width={bw} height={Y(0) - Y(p[1])} fill={color} data-t={p[0]} />;
+      });
     }
     let d = '', prev = null;
-    for (const [t, v] of s.points) {
+    for (const [t, v] of pts) {
       if (v === null || v === undefined) { prev = null; continue; }
       d += (prev === null || t - prev > gap ? 'M' : 'L') + X(t).toFixed(1) + ' ' + Y(v).toFixed(1);
       prev = t;
     }
-    const dots = s.points.length <= 40 ? s.points.filter((p) => p[1] !== null && p[1] !== undefined)
-      .map((p) => <circle cx={X(p[0])} cy={Y(p[1])} r="2.4" fill={color} />) : null;
+    const dots = pts.length <= 40 ? pts.filter((p) => p[1] !== null && p[1] !== undefined)
+      .map((p) => <circle cx={X(p[0])} cy={Y(p[1])} r="2.4" fill={color} data-t={p[0]} />) : null;
     return <g><path d={d} fill="none" stroke={color} stroke-width="1.8" stroke-linejoin="round" />{dots}</g>;
   });
   const ticks = [0, 0.5, 1].map((f) => ymax * f);
-  const nx = Math.max(2, Math.min(6, Math.floor(W / 110)));
-  const xt = Array.from({ length: nx }, (_, i) => x0 + ((x1 - x0) * i) / (nx - 1));
+  const xt = timeTicks(x0, x1, Math.max(2, Math.min(8, Math.floor((pr - pl) / 80))));
   const onMove = (e) => {
     const r = e.currentTarget.getBoundingClientRect();
-    const t = x0 + ((e.clientX - r.left - pad.l) / (W - pad.l - pad.r)) * (x1 - x0);
+    const t = x0 + ((e.clientX - r.left - pl) / (pr - pl)) * (x1 - x0);
     let best = null;
-    for (const x of xs) if (best === null || Math.abs(x - t) < Math.abs(best - t)) best = x;
+    for (const p of shown) if (best === null || Math.abs(p[0] - t) < Math.abs(best - t)) best = p[0];
     setHover(best);
   };
   return (
     <div ref={ref} class="chart" data-testid={id}>
-      <svg width={W} height={H} onMouseMove={onMove} onMouseLeave={() => setHover(null)} role="img">
+      <svg width={W} height={H} onMouseMove={onMove} onMouseLeave={() => setHover(null)} role="img"
+        data-from={x0} data-to={x1} data-pl={pl} data-pr={pr}>
         {ticks.map((v) => (
-          <g><line x1={pad.l} x2={W - pad.r} y1={Y(v)} y2={Y(v)} class="grid" />
-            <text x={pad.l - 6} y={Y(v) + 4} text-anchor="end" class="axis">{fmt(v)}</text></g>
+          <g><line x1={pl} x2={pr} y1={Y(v)} y2={Y(v)} class="grid" />
+            <text x={pl - 6} y={Y(v) + 4} text-anchor="end" class="axis">{fmt(v)}</text></g>
         ))}
-        {xt.map((t, i) => (i > 0 && tickLabel(t, x1 - x0) === tickLabel(xt[i - 1], x1 - x0) ? null : (
-          <text x={X(t)} y={H - 6} text-anchor={i === 0 ? 'start' : i === nx - 1 ? 'end' : 'middle'} class="axis">{tickLabel(t, x1 - x0)}</text>
-        )))}
+        {xt.map((t) => (
+          <g><line x1={X(t)} x2={X(t)} y1={H - pad.b} y2={H - pad.b + 4} class="grid" />
+            <text x={X(t)} y={H - 6} text-anchor={X(t) - pl < 20 ? 'start' : pr - X(t) < 20 ? 'end' : 'middle'} class="axis xt" data-t={t}>{tickLabel(t, x1 - x0)}</text></g>
+        ))}
         {paths}
         {hover !== null && <line x1={X(hover)} x2={X(hover)} y1={pad.t} y2={H - pad.b} class="cursor" />}
       </svg>
@@ -299,7 +344,7 @@ export function LineChart({ series, height = 180, fmt = (v) => num(v, 2), bucket
               <b>{p && p[1] !== null && p[1] !== undefined ? fmt(p[1]) : '—'}</b></span>
           );
         })}
-        {hover !== null && <span class="muted">{tickLabel(hover, x1 - x0 + 86400e3 * 2)}</span>}
+        {hover !== null && <span class="muted">{tickLabel(hover, 864e5 * 2)}</span>}
       </div>
     </div>
   );
@@ -335,4 +380,27 @@ export function toPoints(rows, tsKey, valueFn, dropLast = true) {
   const sorted = [...(rows || [])].sort((a, b) => new Date(a[tsKey]) - new Date(b[tsKey]));
   const pts = sorted.map((r) => [new Date(r[tsKey]).getTime(), valueFn(r)]);
   return dropLast && pts.length > 2 ? pts.slice(0, -1) : pts;
+}
+
+// usePaged shows `size` rows of a long list at a time: a queue of thousands of partitions must not
+// render thousands of rows. The page resets when the list shrinks below it.
+export function usePaged(rows, size = 50) {
+  const [page, setPage] = useState(0);
+  const pages = Math.max(1, Math.ceil(rows.length / size));
+  const p = Math.min(page, pages - 1);
+  return { rows: rows.slice(p * size, (p + 1) * size), page: p, pages, size, total: rows.length, setPage };
+}
+
+export function Pager({ pg, id }) {
+  if (pg.pages <= 1) return null;
+  const first = pg.page * pg.size + 1, last = Math.min(pg.total, (pg.page + 1) * pg.size);
+  return (
+    <div class="row pager" data-testid={id}>
+      <button class="small" disabled={pg.page === 0} onClick={() => pg.setPage(0)} aria-label="First page">«</button>
+      <button class="small" disabled={pg.page === 0} onClick={() => pg.setPage(pg.page - 1)}>← Previous</button>
+      <span class="muted" data-testid={id && id + '-label'}>{num(first)}–{num(last)} of {num(pg.total)}</span>
+      <button class="small" disabled={pg.page >= pg.pages - 1} onClick={() => pg.setPage(pg.page + 1)} data-testid={id && id + '-next'}>Next →</button>
+      <button class="small" disabled={pg.page >= pg.pages - 1} onClick={() => pg.setPage(pg.pages - 1)} aria-label="Last page">»</button>
+    </div>
+  );
 }

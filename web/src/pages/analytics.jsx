@@ -1,17 +1,18 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, BarList, toPoints, num, Empty } from '../ui.jsx';
+import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, BarList, toPoints, num, Empty } from '../ui.jsx';
 
 export function Analytics() {
   const [range, setRange, q] = useRange('1h');
   const [f, setF] = useState({ queue: '', namespace: '', task: '' });
   const d = useData(async () => {
+    const r = q();
     const [status, queues, ns, tasks] = await Promise.all([
-      api('/api/v1/status', { query: { ...q(), ...f } }),
+      api('/api/v1/status', { query: { ...r, ...f } }),
       api('/api/v1/status/queues', { query: { limit: 500, namespace: f.namespace, task: f.task } }),
       api('/api/v1/resources/namespaces'), api('/api/v1/resources/tasks'),
     ]);
-    return { status, queues: queues.queues || [], ns: ns.namespaces || [], tasks: tasks.tasks || [] };
+    return { status, queues: queues.queues || [], ns: ns.namespaces || [], tasks: tasks.tasks || [], win: windowOf(r) };
   }, [range, f.queue, f.namespace, f.task]);
   const x = d.data;
   const set = (k) => (e) => setF({ ...f, [k]: e.target.value });
@@ -51,7 +52,7 @@ function Body({ x, f }) {
         <Stat label="Processed in range" value={num(processed)} />
       </div>
       <Card title="Message flow over time">
-        <LineChart id="an-flow" bucketMs={b} series={[{ name: 'ingested', points: toPoints(tp, 'timestamp', (r) => r.ingested) }, { name: 'processed', points: toPoints(tp, 'timestamp', (r) => r.processed) }]} />
+        <LineChart win={x.win} id="an-flow" bucketMs={b} series={[{ name: 'ingested', points: toPoints(tp, 'timestamp', (r) => r.ingested) }, { name: 'processed', points: toPoints(tp, 'timestamp', (r) => r.processed) }]} />
       </Card>
       <div class="grid2">
         <Card title="Top queues by volume">

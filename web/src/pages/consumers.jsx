@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, paths } from '../api.js';
-import { Page, Card, ErrorBox, Segmented, useData, useLocation, num, dur, time, Link, Confirm, Modal, Badge, Empty } from '../ui.jsx';
+import { useCan, Page, Card, ErrorBox, Segmented, useData, useLocation, num, dur, time, Link, Confirm, Modal, Badge, Empty, groupName } from '../ui.jsx';
 
 const LAG_PRESETS = { any: 0, '1m': 60, '5m': 300, '30m': 1800, '1h': 3600, '6h': 21600, '24h': 86400 };
 const STATE_TONE = { Stable: 'ok', Lagging: 'warn', Dead: 'bad' };
@@ -11,6 +11,7 @@ export function Consumers() {
   const [laggingOnly, setLaggingOnly] = useState(false);
   const [preset, setPreset] = useState('1h');
   const [dialog, setDialog] = useState(null);
+  const can = useCan();
   const groups = useData(() => api('/api/v1/consumer-groups'), []);
   const lagging = useData(() => api('/api/v1/consumer-groups/lagging', { query: { minLagSeconds: LAG_PRESETS[preset] } }), [preset]);
   const reload = () => { groups.reload(); lagging.reload(); };
@@ -27,18 +28,21 @@ export function Consumers() {
       <div class="cards">
         {rows.map((g) => (
           <div class={'qcard ' + (STATE_TONE[g.state] || '')} data-testid={`group-${g.name}-${g.queueName}`}>
-            <div class="qhead"><b>{g.name === '__QUEUE_MODE__' ? 'queue mode' : g.name}</b><Badge tone={STATE_TONE[g.state]}>{g.state}</Badge></div>
+            <div class="qhead"><b>{groupName(g.name)}</b><Badge tone={STATE_TONE[g.state]}>{g.state}</Badge></div>
             <div class="muted small">on <Link href={'/queues/' + encodeURIComponent(g.queueName)}>{g.queueName}</Link>{g.subscriptionMode ? ' · subscribed ' + g.subscriptionMode : ''}</div>
+            {/* Every figure is this group's own, from its position on each partition (never-read ones included). */}
             <div class="qnums">
-              <span><b>{num(g.members)}</b> partitions</span>
-              <span><b data-testid="g-lagging">{num(g.partitionsWithLag)}</b> lagging</span>
-              <span><b>{dur((g.maxTimeLag || 0) * 1000)}</b> max lag</span>
+              {g.messages && <span><b data-testid="g-pending">{num(g.messages.pending)}</b> pending</span>}
+              {g.messages && <span><b data-testid="g-completed">{num(g.messages.completed)}</b> completed</span>}
+              <span><b data-testid="g-lagging">{num(g.partitionsWithLag)}</b> of {num(g.partitions ?? g.members)} partitions lagging</span>
+              <span><b data-testid="g-maxlag">{dur((g.maxTimeLag || 0) * 1000)}</b> max lag</span>
+              {g.totalLag !== null && g.totalLag !== undefined && <span><b data-testid="g-behind">{num(g.totalLag)}</b> messages behind</span>}
               <span><b data-testid="g-consumed">{num(g.totalConsumed)}</b> consumed</span>
             </div>
             <div class="row wrap">
-              <button class="small" onClick={() => setDialog({ kind: 'end', g })} data-testid="seek-end">Seek to end</button>
-              <button class="small" onClick={() => setDialog({ kind: 'ts', g })} data-testid="seek-ts">Seek to time…</button>
-              <button class="small danger" onClick={() => setDialog({ kind: 'delete', g })}>Delete</button>
+              {can('consume') && <button class="small" onClick={() => setDialog({ kind: 'end', g })} data-testid="seek-end">Seek to end</button>}
+              {can('consume') && <button class="small" onClick={() => setDialog({ kind: 'ts', g })} data-testid="seek-ts">Seek to time…</button>}
+              {can('admin') && <button class="small danger" onClick={() => setDialog({ kind: 'delete', g })} data-testid="group-delete">Delete</button>}
             </div>
           </div>
         ))}
@@ -49,9 +53,9 @@ export function Consumers() {
           <div class="scroll"><table class="table" data-testid="lagging">
             <thead><tr><th>Group</th><th>Queue</th><th>Partition</th><th class="num">Offset lag</th><th class="num">Time lag</th><th>Oldest unconsumed</th><th /></tr></thead>
             <tbody>{(lagging.data || []).map((r) => (
-              <tr><td>{r.consumer_group === '__QUEUE_MODE__' ? 'queue mode' : r.consumer_group}</td><td>{r.queue_name}</td><td>{r.partition_name}</td>
+              <tr><td>{groupName(r.consumer_group)}</td><td>{r.queue_name}</td><td>{r.partition_name}</td>
                 <td class="num">{num(r.offset_lag)}</td><td class="num">{dur(r.time_lag_seconds * 1000)}</td><td>{time(r.oldest_unconsumed_at)}</td>
-                <td><button class="small" onClick={() => setDialog({ kind: 'skip', r })}>Skip</button></td></tr>
+                <td>{can('consume') && <button class="small" onClick={() => setDialog({ kind: 'skip', r })} data-testid="skip">Skip</button>}</td></tr>
             ))}</tbody>
           </table></div>
         )}
@@ -65,7 +69,7 @@ function GroupDialog({ d, onClose }) {
   const [ts, setTs] = useState(() => new Date(Date.now() - 3600e3).toISOString().slice(0, 16));
   const [meta, setMeta] = useState(true);
   const g = d.g;
-  const label = g && (g.name === '__QUEUE_MODE__' ? 'queue mode' : g.name);
+  const label = g && groupName(g.name);
   if (d.kind === 'end') {
     return <Confirm title={`Seek ${label} to the end of ${g.queueName}`} confirmLabel="Seek to end" run={() => api(paths.seek(g.name, g.queueName), { method: 'POST', body: { toEnd: true } })} onClose={onClose}>
       Every partition cursor of this group on <b>{g.queueName}</b> moves past the newest message: the backlog is skipped, not delivered.

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, Sparkline, BarList, toPoints, num, dur, Link } from '../ui.jsx';
+import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, Sparkline, BarList, toPoints, num, dur, Link, QUEUE_MODE } from '../ui.jsx';
 
 const BUCKET = (d) => (d && d.bucketMinutes ? d.bucketMinutes * 60000 : 60000);
 
@@ -15,7 +15,7 @@ export function Dashboard() {
       api('/api/v1/analytics/retention', { query: r }), api('/api/v1/analytics/queue-parked-replicas', { query: r }),
       api('/api/v1/analytics/worker-metrics', { query: r }), api('/api/v1/analytics/system-metrics', { query: r }),
     ]);
-    return { overview, queues: queues.queues || [], groups: groups || [], status, ops, retention, parked, workers, system };
+    return { overview, queues: queues.queues || [], groups: groups || [], status, ops, retention, parked, workers, system, win: windowOf(r) };
   }, [range], 30000);
   const [, tick] = useState(0);
   useEffect(() => { const t = setInterval(() => tick((n) => n + 1), 1000); return () => clearInterval(t); }, []);
@@ -70,7 +70,7 @@ function Body({ x, open, setOpen }) {
   }
   const rows = [
     { label: 'Throughput', value: `${num(o.throughput?.ingestedPerSecond, 2)}/s in · ${num(o.throughput?.processedPerSecond, 2)}/s out`,
-      ctx: 'push / pop / ack per second', spark: series('ingestedPerSecond'),
+      ctx: 'pushed in, acked out: average of the last 5 minutes (chart: per bucket)', spark: series('ingestedPerSecond'),
       chart: [{ name: 'push/s', points: series('ingestedPerSecond') }, { name: 'pop/s', points: series('popPerSecond') }, { name: 'ack/s', points: series('processedPerSecond') }] },
     { label: 'Pending Δ', value: num(pendingDelta.length ? pendingDelta[pendingDelta.length - 1][1] : 0), ctx: 'ingested − processed over the window',
       spark: pendingDelta, chart: [{ name: 'pending Δ', points: pendingDelta }] },
@@ -99,7 +99,10 @@ function Body({ x, open, setOpen }) {
         { name: 'cleanup', points: toPoints(Object.values(retBuckets), 'bucket', (r) => r.other, false) }] },
   ];
   const topQueues = [...queues].filter((q) => q.name).sort((a, b) => (b.messages?.pending || 0) - (a.messages?.pending || 0)).slice(0, 8);
-  const topGroups = [...groups].sort((a, b) => (b.maxTimeLag || 0) - (a.maxTimeLag || 0)).slice(0, 8);
+  // Both cards read the broker's one lag rule (a partition a group never read counts from its first
+  // message), so a queue with pending messages always has a group behind on it.
+  const topGroups = [...groups].sort((a, b) => (b.maxTimeLag || 0) - (a.maxTimeLag || 0) || (b.totalLag || 0) - (a.totalLag || 0)).slice(0, 8);
+  const behind = groups.some((g) => g.totalLag !== null && g.totalLag !== undefined);
   return (
     <>
       <div class="stats">
@@ -107,8 +110,8 @@ function Body({ x, open, setOpen }) {
         <Stat id="stat-queues" label="Queues" value={num(o.queues)} />
         <Stat id="stat-partitions" label="Partitions" value={num(partitions)} />
         <Stat id="stat-groups" label="Consumer groups" value={num(groups.length)} />
-        <Stat id="stat-pending" label="Pending" value={num(m.pending)} tone={m.pending > 10000 ? 'bad' : m.pending > 1000 ? 'warn' : ''} />
-        <Stat id="stat-completed" label="Completed" value={num(m.completed)} />
+        <Stat id="stat-pending" label="Pending" hint="for each queue's slowest group" value={num(m.pending)} tone={m.pending > 10000 ? 'bad' : m.pending > 1000 ? 'warn' : ''} />
+        <Stat id="stat-completed" label="Completed" hint="by every group of the queue" value={num(m.completed)} />
         <Stat id="stat-dlq" label="Dead letters" value={num(m.deadLetter)} tone={m.deadLetter ? 'warn' : ''} />
       </div>
       <Card title="Metrics" class="metrics" extra={<span class="muted small" title="messages per push / pop request">
@@ -123,26 +126,27 @@ function Body({ x, open, setOpen }) {
                 <span class="hide-sm"><Sparkline values={r.spark.map((p) => p[1])} /></span>
                 <span class="muted">{open[r.label] ? '▾' : '▸'}</span>
               </div>
-              {open[r.label] && <LineChart id={'chart-' + r.label} series={r.chart} bucketMs={BUCKET(r.label === 'Retention' ? retention : status)} fmt={r.fmt} kind={r.kind} />}
+              {open[r.label] && <LineChart id={'chart-' + r.label} series={r.chart} bucketMs={BUCKET(r.label === 'Retention' ? retention : status)} fmt={r.fmt} kind={r.kind} win={x.win} />}
             </div>
           ))}
         </div>
       </Card>
       <div class="grid2">
-        <Card title="Top queues by pending">
+        <Card title="Top queues by pending" extra={<span class="muted small">pending for the slowest group</span>}>
           <BarList id="top-queues" rows={topQueues.map((q) => ({ label: q.name, value: q.messages?.pending || 0, href: '/queues/' + encodeURIComponent(q.name) }))} />
         </Card>
         <Card title="Consumer groups by lag">
-          <table class="table" data-testid="groups-by-lag">
-            <thead><tr><th>Group</th><th>Queue</th><th class="num">Max lag</th><th class="num">Lagging partitions</th></tr></thead>
+          <div class="scroll"><table class="table" data-testid="groups-by-lag">
+            <thead><tr><th>Group</th><th>Queue</th>{behind && <th class="num">Behind</th>}<th class="num">Max lag</th><th class="num">Lagging partitions</th></tr></thead>
             <tbody>
               {topGroups.map((g) => (
-                <tr><td>{g.name === '__QUEUE_MODE__' ? <span class="muted">queue mode</span> : g.name}</td>
+                <tr data-testid={'gl-' + g.name + '-' + g.queueName}><td>{g.name === QUEUE_MODE ? <span class="muted">queue mode</span> : g.name}</td>
                   <td><Link href={'/queues/' + encodeURIComponent(g.queueName)}>{g.queueName}</Link></td>
-                  <td class="num">{dur((g.maxTimeLag || 0) * 1000)}</td><td class="num">{num(g.partitionsWithLag)}</td></tr>
+                  {behind && <td class="num" data-testid="gl-behind">{num(g.totalLag)}</td>}
+                  <td class="num" data-testid="gl-lag">{dur((g.maxTimeLag || 0) * 1000)}</td><td class="num" data-testid="gl-lagging">{num(g.partitionsWithLag)}</td></tr>
               ))}
             </tbody>
-          </table>
+          </table></div>
         </Card>
       </div>
     </>

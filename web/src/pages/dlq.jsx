@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, paths } from '../api.js';
-import { Page, Card, ErrorBox, useData, useLocation, num, ago, short, Confirm, Modal, Json, Empty, BarList } from '../ui.jsx';
+import { useCan, Page, Card, ErrorBox, useData, useLocation, num, ago, short, Confirm, Modal, Json, Empty, BarList, groupName } from '../ui.jsx';
 
 const key = (m) => `${m.partitionId}/${m.transactionId}/${m.consumerGroup}`;
 
@@ -11,6 +11,7 @@ export function DeadLetters() {
   const [sel, setSel] = useState({});
   const [bulk, setBulk] = useState(null);
   const [open, setOpen] = useState(null);
+  const can = useCan();
   const d = useData(async () => {
     const [list, status] = await Promise.all([api('/api/v1/dlq', { query: { limit: 500 } }), api('/api/v1/status')]);
     return { list, status };
@@ -31,7 +32,7 @@ export function DeadLetters() {
   return (
     <Page title="Dead letter" actions={<>
       <select value={queue} onChange={(e) => { setQueue(e.target.value); setSel({}); }} aria-label="Queue"><option value="">all queues</option>{queues.map((q) => <option>{q}</option>)}</select>
-      <select value={group} onChange={(e) => { setGroup(e.target.value); setSel({}); }} aria-label="Consumer group"><option value="">all groups</option>{groups.map((g) => <option value={g}>{g === '__QUEUE_MODE__' ? 'queue mode' : g}</option>)}</select>
+      <select value={group} onChange={(e) => { setGroup(e.target.value); setSel({}); }} aria-label="Consumer group"><option value="">all groups</option>{groups.map((g) => <option value={g}>{groupName(g)}</option>)}</select>
     </>}>
       <ErrorBox error={d.error} />
       <div class="grid2">
@@ -39,19 +40,19 @@ export function DeadLetters() {
           <div class="muted">{num(rows.length)} shown · {num(new Set(all.map((m) => m.partitionId)).size)} partitions affected</div></Card>
         <Card title="Top errors"><BarList rows={topErrors.map((e) => ({ label: e.error || '(no message)', value: e.count }))} /></Card>
       </div>
-      <div class="row bulkbar">
+      {can('admin') && <div class="row bulkbar">
         <span class="muted">{chosen.length} selected</span>
         <button disabled={!chosen.length} onClick={() => setBulk('retry')} data-testid="dlq-retry">Retry selected</button>
         <button class="danger" disabled={!chosen.length} onClick={() => setBulk('delete')} data-testid="dlq-delete">Delete selected</button>
-      </div>
+      </div>}
       {d.data && rows.length === 0 ? <Empty>The dead-letter queue is empty{queue || group ? ' for this filter' : ''}.</Empty> : (
         <div class="scroll"><table class="table hover" data-testid="dlq">
-          <thead><tr><th><input type="checkbox" checked={allOn} onChange={toggleAll} aria-label="Select all" /></th><th>Message</th><th>Queue</th><th>Consumer</th><th>Error</th><th class="num">Retries</th><th>Failed</th></tr></thead>
+          <thead><tr><th>{can('admin') && <input type="checkbox" checked={allOn} onChange={toggleAll} aria-label="Select all" />}</th><th>Message</th><th>Queue</th><th>Consumer</th><th>Error</th><th class="num">Retries</th><th>Failed</th></tr></thead>
           <tbody>{rows.map((m) => (
             <tr data-testid="dlq-row">
-              <td><input type="checkbox" checked={!!sel[key(m)]} onChange={(e) => setSel({ ...sel, [key(m)]: e.target.checked })} aria-label="Select" /></td>
+              <td>{can('admin') && <input type="checkbox" checked={!!sel[key(m)]} onChange={(e) => setSel({ ...sel, [key(m)]: e.target.checked })} aria-label="Select" />}</td>
               <td class="mono click" onClick={() => setOpen(m)}>{short(m.transactionId, 16)}</td><td>{m.queue}/{m.partition}</td>
-              <td>{m.consumerGroup === '__QUEUE_MODE__' ? 'queue mode' : m.consumerGroup}</td>
+              <td>{groupName(m.consumerGroup)}</td>
               <td class="trunc" title={m.errorMessage}>{m.errorMessage || '—'}</td><td class="num">{num(m.retryCount)}</td><td>{ago(m.failedAt)}</td></tr>
           ))}</tbody>
         </table></div>

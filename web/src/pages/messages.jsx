@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, paths } from '../api.js';
-import { Page, ErrorBox, useData, useLocation, num, time, short, Confirm, Modal, Json, Badge, Empty } from '../ui.jsx';
+import { useCan, Page, ErrorBox, useData, useLocation, num, time, short, Confirm, Modal, Json, Badge, Empty, groupName } from '../ui.jsx';
 
 const STATUS_TONE = { pending: '', processing: 'info', completed: 'ok', dead_letter: 'bad' };
 
@@ -52,6 +52,7 @@ export function Messages() {
 function Detail({ m, onClose }) {
   const d = useData(() => api(paths.message(m.partitionId, m.transactionId)), [m.partitionId, m.transactionId]);
   const [del, setDel] = useState(false);
+  const can = useCan();
   const x = d.data;
   return (
     <Modal title={'Message ' + short(m.transactionId, 24)} onClose={() => onClose(false)} wide>
@@ -68,13 +69,13 @@ function Detail({ m, onClose }) {
             {x.errorMessage && <><dt>Error</dt><dd>{x.errorMessage}</dd></>}
             {x.traceId && <><dt>Trace</dt><dd class="mono">{x.traceId}</dd></>}
             {x.queueConfig && <><dt>Queue config</dt><dd>lease {x.queueConfig.leaseTime}s · retries {x.queueConfig.retryLimit} · delay {x.queueConfig.retryDelay}ms · ttl {x.queueConfig.ttl}s</dd></>}
-            {x.consumerGroups && x.consumerGroups.length > 0 && <><dt>Groups</dt><dd>{x.consumerGroups.map((g) => `${g.name === '__QUEUE_MODE__' ? 'queue mode' : g.name}: ${g.consumed ? 'consumed' : 'pending'}`).join(', ')}</dd></>}
+            {x.consumerGroups && x.consumerGroups.length > 0 && <><dt>Groups</dt><dd>{x.consumerGroups.map((g) => `${groupName(g.name)}: ${g.consumed ? 'consumed' : 'pending'}`).join(', ')}</dd></>}
           </dl>
           <h3>Payload</h3>
           <Json value={x.payload} />
           <div class="modal-actions">
             <button class="ghost" onClick={() => navigator.clipboard && navigator.clipboard.writeText(JSON.stringify(x.payload, null, 2))}>Copy payload</button>
-            <button class="danger" onClick={() => setDel(true)}>Delete message</button>
+            {can('admin') && <button class="danger" onClick={() => setDel(true)} data-testid="message-delete">Delete message</button>}
           </div>
         </div>
       )}

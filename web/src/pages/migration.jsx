@@ -1,14 +1,15 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, ErrorBox, useData } from '../ui.jsx';
+import { Page, Card, ErrorBox, useData, useCan } from '../ui.jsx';
 
 // The original's wizard shells out to pg_dump | pg_restore from the broker. This broker does not (see
 // docs/dashboard.md): the page lists the manual procedure, and the connection test shows the API's answer.
 export function Migration() {
-  const push = useData(() => api('/api/v1/system/maintenance'), []);
-  const pop = useData(() => api('/api/v1/system/maintenance/pop'), []);
+  const push = useData(() => api('/api/v1/system/maintenance', { quiet: true }), []);
+  const pop = useData(() => api('/api/v1/system/maintenance/pop', { quiet: true }), []);
   const [target, setTarget] = useState({ host: '', port: '5432', database: '', user: '', password: '' });
   const [answer, setAnswer] = useState(null);
+  const can = useCan();
   const test = async (e) => {
     e.preventDefault();
     try {
@@ -21,7 +22,8 @@ export function Migration() {
   const set = (k) => (e) => setTarget({ ...target, [k]: e.target.value });
   return (
     <Page title="Database migration">
-      <ErrorBox error={push.error} />
+      {/* The maintenance flags are admin-only: other roles read the procedure without an error. */}
+      {push.error && push.error.status !== 401 && push.error.status !== 403 && <ErrorBox error={push.error} />}
       <Card title="Move the broker's database to another PostgreSQL">
         <ol class="steps">
           <li class={push.data && push.data.maintenanceMode ? 'done' : ''}>Turn on <b>push maintenance</b> (header switch): pushes go to each broker's disk spool.
@@ -43,7 +45,7 @@ export function Migration() {
             <label>User<input value={target.user} onInput={set('user')} /></label>
             <label>Password<input type="password" value={target.password} onInput={set('password')} /></label>
           </div>
-          <div class="modal-actions"><button class="primary" type="submit">Test connection</button></div>
+          <div class="modal-actions">{can('admin') ? <button class="primary" type="submit">Test connection</button> : <span class="muted">Testing a connection needs the admin role.</span>}</div>
         </form>
         {answer && <div class={'banner ' + (answer.ok ? 'info' : answer.status === 501 ? 'warn' : 'err')} data-testid="migration-answer">{answer.text}</div>}
       </Card>

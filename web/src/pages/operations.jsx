@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, ErrorBox, Segmented, useRange, useData, LineChart, BarList, toPoints, num, dur, ago, Empty } from '../ui.jsx';
+import { Page, Card, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, BarList, toPoints, num, dur, ago, Empty } from '../ui.jsx';
 
 const METRICS = {
   'pop/s': (r) => r.popPerSecond, 'push/s': (r) => r.pushPerSecond, 'ack/s': (r) => r.ackPerSecond,
@@ -16,7 +16,7 @@ export function Operations() {
       api('/api/v1/analytics/worker-metrics', { query: r }), api('/api/v1/analytics/queue-ops', { query: r }),
       api('/api/v1/analytics/queue-lag', { query: r }),
     ]);
-    return { wm, ops, lag };
+    return { wm, ops, lag, win: windowOf(r) };
   }, [range]);
   const x = d.data;
   return (
@@ -50,12 +50,12 @@ function Body({ x, metric, setMetric }) {
         <div class="stat"><div class="stat-label">Brokers</div><div class="stat-value">{num(sm.workerCount)}</div></div>
       </div>
       <div class="grid2">
-        <Card title="Message throughput"><LineChart id="ops-throughput" bucketMs={bucket} series={[{ name: 'push/s', points: s('pushPerSecond') }, { name: 'pop/s', points: s('popPerSecond') }, { name: 'ack/s', points: s('ackPerSecond') }]} /></Card>
-        <Card title="Message latency"><LineChart bucketMs={bucket} fmt={dur} series={[{ name: 'avg', points: s('avgLagMs') }, { name: 'max', points: s('maxLagMs') }]} /></Card>
+        <Card title="Message throughput"><LineChart win={x.win} id="ops-throughput" bucketMs={bucket} series={[{ name: 'push/s', points: s('pushPerSecond') }, { name: 'pop/s', points: s('popPerSecond') }, { name: 'ack/s', points: s('ackPerSecond') }]} /></Card>
+        <Card title="Message latency"><LineChart win={x.win} bucketMs={bucket} fmt={dur} series={[{ name: 'avg', points: s('avgLagMs') }, { name: 'max', points: s('maxLagMs') }]} /></Card>
         <Card title="Scheduler latency" extra={<span class="muted">stands in for the event-loop lag</span>}>
-          <LineChart bucketMs={bucket} fmt={(v) => num(v, 2) + ' ms'} series={[{ name: 'avg', points: s('avgEventLoopLagMs') }, { name: 'max', points: s('maxEventLoopLagMs') }]} /></Card>
-        <Card title="Connection pool"><LineChart bucketMs={bucket} series={[{ name: 'free slots', points: s('avgFreeSlots') }, { name: 'DB connections', points: s('dbConnections') }, { name: 'waited acquires', points: s('maxJobQueueSize') }]} /></Card>
-        <Card title="Errors and dead letters"><LineChart bucketMs={bucket} kind="bar" series={[{ name: 'ack failed', points: s('ackFailed') }, { name: 'DLQ', points: s('dlqCount') }]} /></Card>
+          <LineChart win={x.win} bucketMs={bucket} fmt={(v) => num(v, 2) + ' ms'} series={[{ name: 'avg', points: s('avgEventLoopLagMs') }, { name: 'max', points: s('maxEventLoopLagMs') }]} /></Card>
+        <Card title="Connection pool"><LineChart win={x.win} bucketMs={bucket} series={[{ name: 'free slots', points: s('avgFreeSlots') }, { name: 'DB connections', points: s('dbConnections') }, { name: 'waited acquires', points: s('maxJobQueueSize') }]} /></Card>
+        <Card title="Errors and dead letters"><LineChart win={x.win} id="ops-errors" bucketMs={bucket} kind="bar" series={[{ name: 'ack failed', points: s('ackFailed') }, { name: 'DLQ', points: s('dlqCount') }]} /></Card>
         <Card title="Top queues">
           <div class="grid2 tight">
             <div><h3>by messages pushed</h3><BarList rows={top('push')} /></div>
@@ -64,13 +64,13 @@ function Body({ x, metric, setMetric }) {
         </Card>
       </div>
       <Card title="Per-queue metrics" extra={<select value={metric} onChange={(e) => setMetric(e.target.value)} aria-label="Metric">{Object.keys(METRICS).map((k) => <option>{k}</option>)}</select>}>
-        <LineChart id="ops-per-queue" bucketMs={(x.ops.bucketMinutes || 1) * 60000} series={queueSeries} fmt={metric === 'avg lag' ? dur : (v) => num(v, 2)} />
+        <LineChart win={x.win} id="ops-per-queue" bucketMs={(x.ops.bucketMinutes || 1) * 60000} series={queueSeries} fmt={metric === 'avg lag' ? dur : (v) => num(v, 2)} />
       </Card>
-      <div class="grid2">
-        <Card title="Average latency by queue">
-          <BarList rows={(x.wm.queues || []).map((q) => ({ label: q.queueName, value: q.avgLagMs }))} fmt={dur} />
-        </Card>
-        <Card title="Brokers">
+      <Card title="Average latency by queue">
+        <BarList rows={(x.wm.queues || []).map((q) => ({ label: q.queueName, value: q.avgLagMs }))} fmt={dur} />
+      </Card>
+      {/* Full width: seven columns do not fit half of a 1280 px screen. */}
+      <Card title="Brokers">
           {(x.wm.workers || []).length === 0 ? <Empty>No broker samples yet.</Empty> : (
             <div class="scroll"><table class="table" data-testid="workers">
               <thead><tr><th>Broker</th><th>Host</th><th class="num">Sched avg/max</th><th class="num">Free slots</th><th class="num">DB conns</th><th class="num">CPU</th><th>Last seen</th></tr></thead>
@@ -82,8 +82,7 @@ function Body({ x, metric, setMetric }) {
               ))}</tbody>
             </table></div>
           )}
-        </Card>
-      </div>
+      </Card>
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, paths } from '../api.js';
-import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, toPoints, num, dur, ago, time, Link, navigate, Confirm, Modal, Badge, Empty } from '../ui.jsx';
+import { QUEUE_MODE, groupName, useCan, Pager, usePaged, Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, toPoints, num, dur, ago, time, Link, navigate, Confirm, Modal, Badge, Empty } from '../ui.jsx';
 
 // severity of a queue card: lag and a push rate well above the pop rate are what operators act on.
 function severity(q) {
@@ -10,10 +10,13 @@ function severity(q) {
 }
 const RANK = { bad: 0, warn: 1, ok: 2 };
 
+const groupLabel = (g) => (g === QUEUE_MODE ? 'queue-mode' : g);
+
 export function Queues() {
   const [search, setSearch] = useState('');
   const [sort, setSort] = useState('worst');
   const [del, setDel] = useState(null);
+  const can = useCan();
   const d = useData(async () => {
     const to = new Date(), from = new Date(to - 15 * 60e3);
     const [qs, ops] = await Promise.all([api('/api/v1/resources/queues'),
@@ -48,7 +51,7 @@ export function Queues() {
           <div class={'qcard ' + severity(q)} data-testid={'queue-' + q.name}>
             <div class="qhead">
               <Link href={'/queues/' + encodeURIComponent(q.name)} class="qname">{q.name}</Link>
-              <button class="ghost small" onClick={() => setDel(q.name)} title="Delete queue" aria-label={'Delete ' + q.name}>🗑</button>
+              {can('admin') && <button class="ghost small" onClick={() => setDel(q.name)} title="Delete queue" aria-label={'Delete ' + q.name}>🗑</button>}
             </div>
             <div class="muted small">{[q.namespace, q.task].filter(Boolean).join(' · ') || 'no namespace'}</div>
             <div class="qnums">
@@ -74,6 +77,8 @@ function DeleteQueue({ name, onClose }) {
   );
 }
 
+// Every option POST /api/v1/configure accepts, with the default configure applies when it is absent.
+// Configure replaces the whole configuration, so the form and Purge send all of them.
 const OPTION_FIELDS = [
   ['leaseTime', 'Lease time (s)', 300], ['retryLimit', 'Retry limit', 3], ['retryDelay', 'Retry delay (ms)', 1000],
   ['ttl', 'TTL (s)', 3600], ['maxSize', 'Max queue size (0 = none)', 0], ['priority', 'Priority', 0],
@@ -81,15 +86,33 @@ const OPTION_FIELDS = [
   ['maxWaitTimeSeconds', 'Max wait time (s)', 0], ['retentionSeconds', 'Retention (s)', 0],
   ['completedRetentionSeconds', 'Completed retention (s)', 0],
 ];
-const BOOL_FIELDS = [['deadLetterQueue', 'Dead-letter queue'], ['dlqAfterMaxRetries', 'DLQ after max retries'],
-  ['retentionEnabled', 'Retention enabled'], ['encryptionEnabled', 'Encrypt payloads']];
+const BOOL_FIELDS = [['deadLetterQueue', 'Dead-letter queue', false], ['dlqAfterMaxRetries', 'DLQ after max retries', false],
+  ['retentionEnabled', 'Retention enabled', false], ['encryptionEnabled', 'Encrypt payloads', false]];
+
+// optionsOf reads a queue's options from its status read (queue.config). Older brokers named maxSize
+// maxQueueSize and kept priority beside the config; an option the read lacks is listed in `missing`,
+// because configuring without it would reset it to its default.
+export function optionsOf(q) {
+  const c = q.config || {};
+  const options = {}, missing = [];
+  for (const [k, , def] of [...OPTION_FIELDS, ...BOOL_FIELDS]) {
+    let v = c[k];
+    if (v === undefined && k === 'maxSize') v = c.maxQueueSize;
+    if (v === undefined && k === 'priority') v = q.priority;
+    if (v === undefined || v === null) { missing.push(k); v = def; }
+    options[k] = v;
+  }
+  return { options, missing };
+}
+
+function MissingOptions({ missing }) {
+  if (!missing.length) return null;
+  return <div class="banner warn" data-testid="options-missing">The broker did not report {missing.join(', ')}: saving sets {missing.length > 1 ? 'them' : 'it'} to the default shown.</div>;
+}
 
 function Configure({ q, onClose }) {
-  const c = q.config || {};
-  const init = {};
-  for (const [k, , def] of OPTION_FIELDS) init[k] = k === 'maxSize' ? c.maxQueueSize ?? def : k === 'priority' ? q.priority ?? def : c[k] ?? def;
-  for (const [k] of BOOL_FIELDS) init[k] = !!c[k];
-  const [v, setV] = useState(init);
+  const read = optionsOf(q);
+  const [v, setV] = useState(read.options);
   const [err, setErr] = useState(null);
   const save = async (e) => {
     e.preventDefault();
@@ -105,10 +128,11 @@ function Configure({ q, onClose }) {
   return (
     <Modal title={'Configure ' + q.name} onClose={() => onClose(false)} wide>
       <form onSubmit={save} class="form" data-testid="configure-form">
-        <p class="muted small">Configure replaces every option: a field left at its default resets that option.</p>
+        <p class="muted small">Configure replaces every option; the form starts from the queue's current values, so saving it unchanged changes nothing.</p>
+        <MissingOptions missing={read.missing} />
         <div class="fields">
           {OPTION_FIELDS.map(([k, label]) => (
-            <label>{label}<input type="number" min="0" name={k} value={v[k]} onInput={(e) => setV({ ...v, [k]: e.target.value })} /></label>
+            <label>{label}<input type="number" min={k === 'priority' ? undefined : '0'} name={k} value={v[k]} onInput={(e) => setV({ ...v, [k]: e.target.value })} /></label>
           ))}
           {BOOL_FIELDS.map(([k, label]) => (
             <label class="check"><input type="checkbox" name={k} checked={v[k]} onChange={(e) => setV({ ...v, [k]: e.target.checked })} />{label}</label>
@@ -124,34 +148,38 @@ function Configure({ q, onClose }) {
 export function QueueDetail({ name }) {
   const [range, setRange, rq] = useRange('1h');
   const [dialog, setDialog] = useState(null);
+  const can = useCan();
   const d = useData(async () => {
+    const r = rq();
     const [st, ops] = await Promise.all([api(paths.statusQueue(name)),
-      api('/api/v1/analytics/queue-ops', { query: { ...rq(), queue: name } })]);
-    return { st, ops };
+      api('/api/v1/analytics/queue-ops', { query: { ...r, queue: name } })]);
+    return { st, ops, win: windowOf(r) };
   }, [name, range], 30000);
+  const parts = usePaged((d.data && d.data.st.partitions) || []);
+  const [view, setView] = useState('');
   if (d.error && !d.data) return <Page title={name}><ErrorBox error={d.error} /><Link href="/queues">All queues</Link></Page>;
   if (!d.data) return <Page title={name}><div class="muted">Loading…</div></Page>;
   const { st, ops } = d.data;
-  const q = st.queue, t = st.totals || {}, cfg = q.config || {};
+  const q = st.queue, t = st.totals || {};
+  const opts = optionsOf(q);
+  const groups = st.consumerGroups || [];
   const series = ops.series || [];
   const b = (ops.bucketMinutes || 1) * 60000;
   const s = (f) => toPoints(series, 'bucket', f);
   const failed = series.reduce((a, r) => a + (r.ackFailed || 0), 0);
   const enc = encodeURIComponent(name);
   const purge = async () => {
-    // No purge route exists: delete the queue and create it again with the same configuration.
+    // No purge route exists: delete the queue and create it again with every option it had.
+    const { options } = optionsOf(q);
     await api(paths.queue(name), { method: 'DELETE' });
-    const options = { leaseTime: cfg.leaseTime, retryLimit: cfg.retryLimit, retryDelay: cfg.retryDelay, ttl: cfg.ttl,
-      maxSize: cfg.maxQueueSize, priority: q.priority, deadLetterQueue: cfg.deadLetterQueue, retentionEnabled: cfg.retentionEnabled,
-      retentionSeconds: cfg.retentionSeconds, completedRetentionSeconds: cfg.completedRetentionSeconds, encryptionEnabled: cfg.encryptionEnabled };
-    await api('/api/v1/configure', { method: 'POST', body: { queue: name, namespace: q.namespace, task: q.task, options } });
+    await api('/api/v1/configure', { method: 'POST', body: { queue: name, namespace: q.namespace || '', task: q.task || '', options } });
   };
   return (
     <Page title={<span data-testid="queue-title">{name}</span>} actions={<>
       <Segmented value={range} options={['1h', '6h', '24h']} onChange={setRange} label="Range" />
-      <button onClick={() => setDialog('configure')} data-testid="configure">Configure</button>
-      <button class="warn" onClick={() => setDialog('purge')} data-testid="purge">Purge</button>
-      <button class="danger" onClick={() => setDialog('delete')} data-testid="delete-queue">Delete</button>
+      {can('consume') && <button onClick={() => setDialog('configure')} data-testid="configure">Configure</button>}
+      {can('admin') && can('consume') && <button class="warn" onClick={() => setDialog('purge')} data-testid="purge">Purge</button>}
+      {can('admin') && <button class="danger" onClick={() => setDialog('delete')} data-testid="delete-queue">Delete</button>}
     </>}>
       <div class="muted sub">{[q.namespace, q.task].filter(Boolean).join(' · ') || 'no namespace'} · {st.partitions.length} partitions · priority {q.priority} · created {time(q.createdAt)}</div>
       <div class="links">
@@ -168,38 +196,60 @@ export function QueueDetail({ name }) {
         <Stat id="qd-total" label="Total" value={num(t.total)} />
       </div>
       <div class="grid2">
-        <Card title="Throughput"><LineChart id="qd-throughput" bucketMs={b} series={[{ name: 'push/s', points: s((r) => r.pushPerSecond) }, { name: 'pop/s', points: s((r) => r.popPerSecond) }, { name: 'ack/s', points: s((r) => r.ackPerSecond) }]} /></Card>
-        <Card title="Time lag"><LineChart bucketMs={b} fmt={dur} series={[{ name: 'avg', points: s((r) => r.avgLagMs) }, { name: 'max', points: s((r) => r.maxLagMs) }]} /></Card>
+        <Card title="Throughput"><LineChart win={d.data.win} id="qd-throughput" bucketMs={b} series={[{ name: 'push/s', points: s((r) => r.pushPerSecond) }, { name: 'pop/s', points: s((r) => r.popPerSecond) }, { name: 'ack/s', points: s((r) => r.ackPerSecond) }]} /></Card>
+        <Card title="Time lag"><LineChart win={d.data.win} bucketMs={b} fmt={dur} series={[{ name: 'avg', points: s((r) => r.avgLagMs) }, { name: 'max', points: s((r) => r.maxLagMs) }]} /></Card>
       </div>
-      <div class="grid2">
-        <Card title="Configuration">
-          <dl class="kv" data-testid="queue-config">
-            <dt>Lease time</dt><dd data-testid="cfg-leaseTime">{cfg.leaseTime} s</dd>
-            <dt>TTL</dt><dd>{cfg.ttl} s</dd>
-            <dt>Max queue size</dt><dd>{cfg.maxQueueSize || 'unlimited'}</dd>
-            <dt>Retry limit</dt><dd data-testid="cfg-retryLimit">{cfg.retryLimit}</dd>
-            <dt>Retry delay</dt><dd>{cfg.retryDelay} ms</dd>
-            <dt>Dead-letter queue</dt><dd>{cfg.deadLetterQueue ? 'on' : 'off'}</dd>
-            <dt>Retention</dt><dd>{cfg.retentionEnabled ? `${cfg.retentionSeconds}s / completed ${cfg.completedRetentionSeconds}s` : 'off'}</dd>
-            <dt>Encryption</dt><dd>{cfg.encryptionEnabled ? 'on' : 'off'}</dd>
+      <Card title="Configuration">
+          <dl class="kv wide" data-testid="queue-config">
+            {[...OPTION_FIELDS, ...BOOL_FIELDS].map(([k, label]) => {
+              const val = opts.options[k];
+              return <><dt>{label}</dt><dd data-testid={'cfg-' + k}>{opts.missing.includes(k) ? 'not reported' : typeof val === 'boolean' ? (val ? 'on' : 'off') : String(val)}</dd></>;
+            })}
           </dl>
-        </Card>
-        <Card title="Partitions">
-          <div class="scroll"><table class="table" data-testid="partitions">
-            <thead><tr><th>Partition</th><th class="num">Pending</th><th class="num">Processing</th><th class="num">Total</th><th class="num">Consumed</th><th>Last activity</th></tr></thead>
-            <tbody>{st.partitions.map((p) => (
+      </Card>
+      {groups.length > 0 && (
+          <Card title="Consumer groups" extra={<span class="muted small">counts from each group's position</span>}>
+            <div class="scroll"><table class="table" data-testid="queue-groups">
+              <thead><tr><th>Group</th><th class="num">Pending</th><th class="num">Processing</th><th class="num">Completed</th><th class="num">Dead letters</th><th class="num">Behind</th><th class="num">Lag</th></tr></thead>
+              <tbody>{groups.map((g) => (
+                <tr data-testid={'qg-' + groupLabel(g.consumerGroup)}><td>{groupName(g.consumerGroup)}</td>
+                  <td class="num" data-testid="qg-pending">{num(g.messages?.pending)}</td><td class="num">{num(g.messages?.processing)}</td>
+                  <td class="num" data-testid="qg-completed">{num(g.messages?.completed)}</td><td class="num">{num(g.messages?.deadLetter)}</td>
+                  <td class="num">{num(g.lag?.messages)}{g.lag?.partitions ? <span class="muted"> · {num(g.lag.partitions)} part.</span> : null}</td>
+                  <td class="num">{dur((g.lag?.seconds || 0) * 1000)}</td></tr>
+              ))}</tbody>
+            </table></div>
+          </Card>
+      )}
+      <Card title={`Partitions (${num(st.partitions.length)})`} extra={groups.length > 0 && (
+        <select value={view} onChange={(e) => setView(e.target.value)} aria-label="Counts of" data-testid="partitions-view">
+          <option value="">counts of the slowest group</option>
+          {groups.map((g) => <option value={g.consumerGroup}>counts of {groupName(g.consumerGroup)}</option>)}
+        </select>
+      )}>
+        <div class="scroll"><table class="table" data-testid="partitions">
+          <thead><tr><th>Partition</th><th class="num">Total</th><th class="num">Pending</th><th class="num">Processing</th><th class="num">Completed</th><th class="num">Dead letters</th>
+            {view && <th class="num">Lag</th>}<th>Last activity</th></tr></thead>
+          <tbody>{parts.rows.map((p) => {
+            const g = view ? (p.consumerGroups || []).find((x) => x.consumerGroup === view) : null;
+            const c = view ? (g && g.messages) || {} : p.stats || {};
+            return (
               <tr><td><Link href={`/messages?queue=${enc}&partition=${encodeURIComponent(p.name)}`}>{p.name}</Link></td>
-                <td class="num">{num(p.stats?.pending)}</td><td class="num">{num(p.stats?.processing)}</td><td class="num">{num(p.stats?.total)}</td>
-                <td class="num">{num(p.cursor?.totalConsumed)}</td><td>{ago(p.lastActivity)}</td></tr>
-            ))}</tbody>
-          </table></div>
-        </Card>
-      </div>
+                <td class="num">{num(p.stats?.total)}</td><td class="num">{num(c.pending)}</td><td class="num">{num(c.processing)}</td>
+                <td class="num">{num(c.completed)}</td><td class="num">{num(c.deadLetter)}</td>
+                {view && <td class="num">{g && g.cursor === null ? <span class="muted" title="this group never read this partition">never read · </span> : null}{dur(((g && g.lag && g.lag.seconds) || 0) * 1000)}</td>}
+                <td>{ago(p.lastActivity)}</td></tr>
+            );
+          })}</tbody>
+        </table></div>
+        <Pager pg={parts} id="partitions-pager" />
+      </Card>
       {dialog === 'configure' && <Configure q={q} onClose={(ok) => { setDialog(null); if (ok) d.reload(); }} />}
       {dialog === 'delete' && <DeleteQueue name={name} onClose={(ok) => { setDialog(null); if (ok) navigate('/queues'); }} />}
       {dialog === 'purge' && (
         <Confirm title={'Purge ' + name} confirmLabel="Purge" run={purge} onClose={(ok) => { setDialog(null); if (ok) d.reload(); }}>
           Every message, dead letter and consumer cursor of <b>{name}</b> is deleted; the queue is created again with the same configuration.
+          <MissingOptions missing={optionsOf(q).missing} />
         </Confirm>
       )}
     </Page>

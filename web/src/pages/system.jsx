@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, toPoints, num, dur, ago, time, Empty, BarList } from '../ui.jsx';
+import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, toPoints, num, dur, ago, time, Empty, BarList } from '../ui.jsx';
 
 export function System() {
   const [tab, setTab] = useState('resources');
@@ -30,7 +30,7 @@ const AGG = ['avg', 'max', 'min'];
 function Resources() {
   const [range, setRange, q] = useRange('1h');
   const [agg, setAgg] = useState('avg');
-  const d = useData(() => api('/api/v1/analytics/system-metrics', { query: q() }), [range]);
+  const d = useData(async () => { const r = q(); return { ...(await api('/api/v1/analytics/system-metrics', { query: r })), win: windowOf(r) }; }, [range]);
   const reps = (d.data && d.data.replicas) || [];
   const b = ((d.data && d.data.bucketMinutes) || 1) * 60000;
   const per = (group, key, name) => reps.map((r) => ({
@@ -48,10 +48,10 @@ function Resources() {
       {reps.length > 0 && (
         <>
           <div class="grid2">
-            <Card title="CPU %"><LineChart id="sys-cpu" bucketMs={b} fmt={(v) => num(v, 1) + '%'} series={[...per('cpu', 'user_pct', 'user'), ...per('cpu', 'system_pct', 'system')]} /></Card>
-            <Card title="Memory (RSS, MB)"><LineChart id="sys-mem" bucketMs={b} fmt={(v) => num(v, 0)} series={per('memory', 'rss_mb', 'RSS')} /></Card>
-            <Card title="Database pool"><LineChart bucketMs={b} series={[...per('database', 'pool_active', 'active'), ...per('database', 'pool_idle', 'idle')]} /></Card>
-            <Card title="Goroutines and waits"><LineChart bucketMs={b} series={[...per('threadpool', 'goroutines', 'goroutines'), ...per('threadpool', 'db_queue_size', 'waited acquires'), ...per('registries', 'parked', 'parked polls')]} /></Card>
+            <Card title="CPU %"><LineChart win={d.data.win} id="sys-cpu" bucketMs={b} fmt={(v) => num(v, 1) + '%'} series={[...per('cpu', 'user_pct', 'user'), ...per('cpu', 'system_pct', 'system')]} /></Card>
+            <Card title="Memory (RSS, MB)"><LineChart win={d.data.win} id="sys-mem" bucketMs={b} fmt={(v) => num(v, 0)} series={per('memory', 'rss_mb', 'RSS')} /></Card>
+            <Card title="Database pool"><LineChart win={d.data.win} bucketMs={b} series={[...per('database', 'pool_active', 'active'), ...per('database', 'pool_idle', 'idle')]} /></Card>
+            <Card title="Goroutines and waits"><LineChart win={d.data.win} bucketMs={b} series={[...per('threadpool', 'goroutines', 'goroutines'), ...per('threadpool', 'db_queue_size', 'waited acquires'), ...per('registries', 'parked', 'parked polls')]} /></Card>
           </div>
           <Card title="Brokers">
             <div class="scroll"><table class="table" data-testid="servers">
@@ -88,7 +88,7 @@ function Postgres() {
         <Stat label="Connections" value={num(db.connections)} />
         <Stat label="Commits / rollbacks" value={`${num(db.commits)} / ${num(db.rollbacks)}`} />
         <Stat label="Deadlocks" value={num(db.deadlocks)} tone={db.deadlocks ? 'warn' : ''} />
-        <Stat label="PostgreSQL" value={db.version} />
+        <Stat id="pg-version" label="PostgreSQL" value={pgVersion(db.version).short} hint={pgVersion(db.version).rest} />
       </div>
       <div class="grid2">
         <Card title="Table sizes"><BarList id="pg-sizes" rows={(x.tableSizes || []).slice(0, 10).map((t) => ({ label: t.table, value: t.totalBytes }))} fmt={bytes} /></Card>
@@ -105,7 +105,7 @@ function Postgres() {
             <tbody>{(x.hotUpdates || []).filter((t) => t.updates).map((t) => <tr><td>{t.table}</td><td class="num">{num(t.updates)}</td><td class="num">{num(t.hotUpdates)}</td><td class="num">{num(t.hotRatio, 1)}</td></tr>)}</tbody></table></div>
         </Card>
         <Card title="Autovacuum">
-          <div class="scroll"><table class="table"><thead><tr><th>Table</th><th>Last autovacuum</th><th>Last autoanalyze</th><th class="num">Runs</th></tr></thead>
+          <div class="scroll"><table class="table"><thead><tr><th>Table</th><th>Autovacuumed</th><th>Autoanalyzed</th><th class="num">Runs</th></tr></thead>
             <tbody>{(x.autovacuumStatus || []).map((t) => <tr><td>{t.table}</td><td>{t.lastAutovacuum ? ago(t.lastAutovacuum) : 'never'}</td><td>{t.lastAutoanalyze ? ago(t.lastAutoanalyze) : 'never'}</td><td class="num">{num(t.autovacuumCount)}</td></tr>)}</tbody></table></div>
         </Card>
         <Card title="Active queries">
@@ -115,7 +115,7 @@ function Postgres() {
           )}
         </Card>
       </div>
-      <Card title="Settings"><dl class="kv">{Object.entries(x.bufferConfig || {}).map(([k, v]) => <><dt>{k}</dt><dd>{v}</dd></>)}</dl>
+      <Card title="Settings"><dl class="kv" data-testid="pg-settings">{Object.entries(x.bufferConfig || {}).map(([k, v]) => <><dt>{k}</dt><dd data-setting={k} title={'pg_settings: ' + v}>{pgSetting(v)}</dd></>)}</dl>
         <div class="muted small">Read {time(x.timestamp)}. Buffer-cache contents need the pg_buffercache extension, which the broker does not install.</div></Card>
     </>
   );
@@ -125,5 +125,25 @@ function bytes(n) {
   if (!n) return '0 B';
   const u = ['B', 'kB', 'MB', 'GB', 'TB'];
   const i = Math.min(u.length - 1, Math.floor(Math.log(n) / Math.log(1024)));
-  return (n / Math.pow(1024, i)).toFixed(i ? 1 : 0) + ' ' + u[i];
+  return (n / Math.pow(1024, i)).toFixed(i ? 1 : 0).replace(/\.0$/, '') + ' ' + u[i];
+}
+
+// pgVersion splits server_version ("15.14 (Debian 15.14-1.pgdg120+1)") into the number a tile can show
+// in full and the build note under it.
+function pgVersion(v) {
+  const m = /^(\S+)\s*(.*)$/.exec(v || '');
+  return m ? { short: m[1], rest: m[2].replace(/^\((.*)\)$/, '$1') } : { short: '—', rest: '' };
+}
+
+const SIZE_UNITS = { B: 1, kB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
+const TIME_UNITS = { us: 1e-3, ms: 1, s: 1000, min: 60000, h: 3600e3, d: 864e5 };
+
+// pgSetting reads pg_settings' "setting unit" pair ("16384 8kB" is 16384 blocks of 8 kB) as a size or
+// a duration people read; unit-less settings (on, 100, 0.2) are shown as they are.
+export function pgSetting(v) {
+  const m = /^(-?[\d.]+) (\d*)(B|kB|MB|GB|TB|us|ms|s|min|h|d)$/.exec(v || '');
+  if (!m) return v;
+  const n = Number(m[1]) * (m[2] ? Number(m[2]) : 1);
+  if (SIZE_UNITS[m[3]]) return n < 0 ? 'unlimited' : bytes(n * SIZE_UNITS[m[3]]);
+  return n < 0 ? 'off' : dur(n * TIME_UNITS[m[3]]);
 }
