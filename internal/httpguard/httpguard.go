@@ -15,13 +15,24 @@ import (
 )
 
 // Install arms srv: it wraps srv.Handler and srv.ConnContext (keeping any already set) and returns ln
-// wrapped; serve srv on the returned listener. Call it once srv.Handler is set.
+// wrapped; serve srv on the returned listener. Call it once srv.Handler is set. A refused request is
+// answered 400 {"error":Message}.
 func Install(srv *http.Server, ln net.Listener) net.Listener {
+	return InstallFunc(srv, ln, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"`+Message+`"}`+"\n")
+	})
+}
+
+// InstallFunc is Install with the refusal written by refuse (a server with its own error envelope);
+// the guard has set Connection: close before calling it, and refuse must answer with a 400.
+func InstallFunc(srv *http.Server, ln net.Listener, refuse func(w http.ResponseWriter, r *http.Request)) net.Listener {
 	next := srv.Handler
 	if next == nil {
 		next = http.DefaultServeMux
 	}
-	srv.Handler = handler{next}
+	srv.Handler = handler{next: next, refuse: refuse}
 	// OPTIONS * is answered by net/http itself without reaching a handler, so its verdict would never
 	// be taken; the guard answers it instead, as net/http would.
 	srv.DisableGeneralOptionsHandler = true
@@ -91,7 +102,10 @@ func (c *conn) next() Verdict {
 	return v
 }
 
-type handler struct{ next http.Handler }
+type handler struct {
+	next   http.Handler
+	refuse func(w http.ResponseWriter, r *http.Request)
+}
 
 // Message is the error text of a refused request.
 const Message = "conflicting Content-Length and Transfer-Encoding"
@@ -104,9 +118,7 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch v {
 	case Conflict:
 		w.Header().Set("Connection", "close")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = io.WriteString(w, `{"error":"`+Message+`"}`+"\n")
+		h.refuse(w, r)
 		return
 	case Lost:
 		// The server accepted framing the scanner could not follow: serve this request, then close,

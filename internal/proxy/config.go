@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -18,6 +19,14 @@ type Config struct {
 	MaxBodyBytes    int64         // QUEEN_PROXY_MAX_BODY_BYTES
 	UpstreamTimeout time.Duration // QUEEN_PROXY_UPSTREAM_TIMEOUT_MS
 	LogLevel        string        // QUEEN_PROXY_LOG_LEVEL
+
+	ReadHeaderTimeout  time.Duration // QUEEN_PROXY_READ_HEADER_TIMEOUT_MS
+	ReadTimeout        time.Duration // QUEEN_PROXY_READ_TIMEOUT_MS
+	WriteTimeout       time.Duration // QUEEN_PROXY_WRITE_TIMEOUT_MS
+	IdleTimeout        time.Duration // QUEEN_PROXY_IDLE_TIMEOUT_MS
+	MaxPollWait        time.Duration // QUEEN_PROXY_MAX_POLL_MS
+	MaxConns           int           // QUEEN_PROXY_MAX_CONNS
+	MaxConnsPerCluster int           // QUEEN_PROXY_MAX_CONNS_PER_CLUSTER
 }
 
 // EnvVar documents one variable of [LoadConfig].
@@ -36,6 +45,13 @@ var EnvVars = []EnvVar{
 	{"QUEEN_PROXY_MAX_BODY_BYTES", "16777216", "request body cap per instance (413 request body exceeds cap)"},
 	{"QUEEN_PROXY_UPSTREAM_TIMEOUT_MS", "30000", "broker answer deadline, extended by a long-poll's timeout"},
 	{"QUEEN_PROXY_LOG_LEVEL", "info", "debug, info, warn, error"},
+	{"QUEEN_PROXY_READ_HEADER_TIMEOUT_MS", "10000", "ms a client may take to send a request's headers"},
+	{"QUEEN_PROXY_READ_TIMEOUT_MS", "60000", "ms a client may take to send a whole request, body included"},
+	{"QUEEN_PROXY_WRITE_TIMEOUT_MS", "45000", "ms to answer a request once read, above QUEEN_PROXY_UPSTREAM_TIMEOUT_MS; a waiting pop adds its own timeout"},
+	{"QUEEN_PROXY_IDLE_TIMEOUT_MS", "60000", "ms an idle keep-alive connection stays open"},
+	{"QUEEN_PROXY_MAX_POLL_MS", "300000", "longest waiting-pop timeout the proxy extends its deadlines by (the brokers' POP_MAX_TIMEOUT_MS)"},
+	{"QUEEN_PROXY_MAX_CONNS", "10000", "open client connections per instance; beyond it a connection is answered 503 connection_limit and closed"},
+	{"QUEEN_PROXY_MAX_CONNS_PER_CLUSTER", "1000", "open client connections per cluster per instance (503 connection_limit)"},
 }
 
 // LoadConfig reads the environment through getenv. Garbage in a numeric variable is an error naming it.
@@ -82,6 +98,35 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.UpstreamTimeout = time.Duration(ms) * time.Millisecond
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+	}{
+		{"QUEEN_PROXY_READ_HEADER_TIMEOUT_MS", &c.ReadHeaderTimeout}, {"QUEEN_PROXY_READ_TIMEOUT_MS", &c.ReadTimeout},
+		{"QUEEN_PROXY_WRITE_TIMEOUT_MS", &c.WriteTimeout}, {"QUEEN_PROXY_IDLE_TIMEOUT_MS", &c.IdleTimeout},
+		{"QUEEN_PROXY_MAX_POLL_MS", &c.MaxPollWait},
+	} {
+		ms, err := num(d.name)
+		if err != nil {
+			return Config{}, err
+		}
+		*d.to = time.Duration(ms) * time.Millisecond
+	}
+	if c.WriteTimeout <= c.UpstreamTimeout {
+		// A slow broker must meet the proxy's 504 before the connection's write deadline cuts it off.
+		return Config{}, fmt.Errorf("proxy: QUEEN_PROXY_WRITE_TIMEOUT_MS (%d) must exceed QUEEN_PROXY_UPSTREAM_TIMEOUT_MS (%d)",
+			c.WriteTimeout.Milliseconds(), c.UpstreamTimeout.Milliseconds())
+	}
+	for _, n := range []struct {
+		name string
+		to   *int
+	}{{"QUEEN_PROXY_MAX_CONNS", &c.MaxConns}, {"QUEEN_PROXY_MAX_CONNS_PER_CLUSTER", &c.MaxConnsPerCluster}} {
+		v, err := num(n.name)
+		if err != nil {
+			return Config{}, err
+		}
+		*n.to = int(min(v, int64(math.MaxInt32)))
+	}
 	switch m := get("QUEEN_PROXY_RATE_MODE"); m {
 	case "enforce":
 	case "shadow":

@@ -26,6 +26,7 @@ const (
 	CodeRateLimited          Code = "rate_limited"
 	CodeBadGateway           Code = "bad_gateway"
 	CodeUpstreamTimeout      Code = "upstream_timeout"
+	CodeConnectionLimit      Code = "connection_limit"
 
 	// Admin-API and internal codes (not part of the tenant table).
 	CodeBadRequest    Code = "bad_request"
@@ -51,6 +52,7 @@ var codeTable = map[Code]struct {
 	CodeRateLimited:          {http.StatusTooManyRequests, "request rate limit exceeded"},
 	CodeBadGateway:           {http.StatusBadGateway, "bad gateway"},
 	CodeUpstreamTimeout:      {http.StatusGatewayTimeout, "upstream timeout"},
+	CodeConnectionLimit:      {http.StatusServiceUnavailable, "too many open connections"},
 	CodeBadRequest:           {http.StatusBadRequest, "bad request"},
 	CodeNotFound:             {http.StatusNotFound, "not found"},
 	CodeConflict:             {http.StatusConflict, "already exists"},
@@ -131,6 +133,9 @@ func writeError(w http.ResponseWriter, e *Error) {
 			ra = 1
 		}
 		h.Set("Retry-After", strconv.Itoa(ra))
+	}
+	if e.Code == CodeConnectionLimit {
+		h.Set("Connection", "close") // the connection over the cap is the one to give back
 	}
 	w.WriteHeader(e.Status())
 	_ = json.NewEncoder(w).Encode(struct {

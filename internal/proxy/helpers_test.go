@@ -2,12 +2,13 @@ package proxy_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,7 @@ type testBundle struct {
 	store *proxystore.Store
 	srv   *proxy.Server
 	url   string
+	addr  string // host:port of the listener
 	clock *fakeClock
 	reg   *prometheus.Registry
 	logs  *syncBuffer
@@ -79,6 +81,9 @@ type bundleOpts struct {
 	upstreamTimeout time.Duration
 	maxBody         int64
 	storeURL        string // share a proxy database with another bundle
+	// connection limits (zero: the defaults)
+	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
+	maxConns, maxConnsPerCluster                              int
 }
 
 // newBundle starts a proxy server (real listener) on a fresh database of its own.
@@ -101,11 +106,23 @@ func newBundle(t *testing.T, o bundleOpts) *testBundle {
 		Store: st, Logger: slog.New(slog.NewTextHandler(b.logs, nil)), Registry: b.reg,
 		JWTSecret: []byte(testSecret), Shadow: o.shadow, MaxBodyBytes: o.maxBody,
 		UpstreamTimeout: o.upstreamTimeout, AdminToken: testAdminToken, NowFunc: now,
+		ReadHeaderTimeout: o.readHeaderTimeout, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout,
+		IdleTimeout: o.idleTimeout, MaxConns: o.maxConns, MaxConnsPerCluster: o.maxConnsPerCluster,
 	})
 	require.NoError(t, err)
-	ts := httptest.NewServer(b.srv)
-	t.Cleanup(ts.Close)
-	b.url = ts.URL
+	// Served as queen-proxy serves: its timeouts, caps and framing guard on a real listener.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- b.srv.Serve(context.Background(), ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = b.srv.Shutdown(ctx)
+		require.ErrorIs(t, <-served, http.ErrServerClosed)
+	})
+	b.addr = ln.Addr().String()
+	b.url = "http://" + b.addr
 	return b
 }
 
@@ -239,6 +256,28 @@ func (b *testBundle) metric(t *testing.T, name string, labels map[string]string)
 				}
 			}
 			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// gauge reads one gauge from the bundle's registry; 0 when absent.
+func (b *testBundle) gauge(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue next
+				}
+			}
+			return m.GetGauge().GetValue()
 		}
 	}
 	return 0

@@ -26,7 +26,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, reg *prometheus.Regi
 	defer st.Close()
 	srv, err := NewServer(Options{Store: st, Logger: log, Registry: reg, JWTSecret: cfg.JWTSecret,
 		JWTTTL: cfg.JWTTTL, Shadow: cfg.Shadow, MaxBodyBytes: cfg.MaxBodyBytes,
-		UpstreamTimeout: cfg.UpstreamTimeout, AdminToken: cfg.AdminToken})
+		UpstreamTimeout: cfg.UpstreamTimeout, AdminToken: cfg.AdminToken,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
+		IdleTimeout: cfg.IdleTimeout, MaxPollWait: cfg.MaxPollWait, MaxConns: cfg.MaxConns,
+		MaxConnsPerCluster: cfg.MaxConnsPerCluster})
 	if err != nil {
 		return err
 	}
@@ -34,15 +37,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, reg *prometheus.Regi
 	if err != nil {
 		return fmt.Errorf("proxy: listen %s: %w", cfg.Addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
 	mode := "enforce"
 	if cfg.Shadow {
 		mode = "shadow"
 	}
 	log.InfoContext(ctx, "queen-proxy listening", slog.String("addr", ln.Addr().String()), slog.String("rate_mode", mode))
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- srv.Serve(ctx, ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("proxy: serve: %w", err)
@@ -50,7 +51,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, reg *prometheus.Regi
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("proxy: shutdown: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

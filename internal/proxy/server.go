@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"path"
@@ -20,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/queen-go/queen/internal/httpguard"
 	"github.com/queen-go/queen/internal/proxy/proxystore"
 )
 
@@ -53,6 +56,30 @@ type Options struct {
 	NowFunc func() time.Time
 	// Transport reaches the brokers; default a clone of http.DefaultTransport.
 	Transport http.RoundTripper
+
+	// Connection limits of [Server.Serve] (zero: the defaults of [EnvVars]).
+	ReadHeaderTimeout  time.Duration
+	ReadTimeout        time.Duration // the whole request, body included
+	WriteTimeout       time.Duration // the answer once the request is read; a waiting pop adds its timeout
+	IdleTimeout        time.Duration
+	MaxPollWait        time.Duration // the longest waiting-pop timeout the deadlines are extended by
+	MaxConns           int
+	MaxConnsPerCluster int
+}
+
+// defaultDuration is the default of one of the millisecond variables of EnvVars.
+func defaultDuration(name string) time.Duration {
+	for _, e := range EnvVars {
+		if e.Name == name {
+			ms, _ := strconv.ParseInt(e.Default, 10, 64)
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	panic("proxy: no variable " + name)
+}
+
+func defaultInt(name string) int {
+	return int(defaultDuration(name) / time.Millisecond)
 }
 
 // Server is the proxy's http.Handler.
@@ -63,6 +90,8 @@ type Server struct {
 	limits  *limiter
 	rp      *httputil.ReverseProxy
 	ops     *http.ServeMux
+	conns   *connTracker
+	hs      *http.Server // Serve's
 }
 
 // NewServer builds the handler.
@@ -88,11 +117,33 @@ func NewServer(o Options) (*Server, error) {
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
+	for _, d := range []struct {
+		to   *time.Duration
+		name string
+	}{
+		{&o.ReadHeaderTimeout, "QUEEN_PROXY_READ_HEADER_TIMEOUT_MS"}, {&o.ReadTimeout, "QUEEN_PROXY_READ_TIMEOUT_MS"},
+		{&o.WriteTimeout, "QUEEN_PROXY_WRITE_TIMEOUT_MS"}, {&o.IdleTimeout, "QUEEN_PROXY_IDLE_TIMEOUT_MS"},
+		{&o.MaxPollWait, "QUEEN_PROXY_MAX_POLL_MS"},
+	} {
+		if *d.to <= 0 {
+			*d.to = defaultDuration(d.name)
+		}
+	}
+	if o.WriteTimeout <= o.UpstreamTimeout {
+		o.WriteTimeout = o.UpstreamTimeout + 15*time.Second
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = defaultInt("QUEEN_PROXY_MAX_CONNS")
+	}
+	if o.MaxConnsPerCluster <= 0 {
+		o.MaxConnsPerCluster = defaultInt("QUEEN_PROXY_MAX_CONNS_PER_CLUSTER")
+	}
 	m, err := NewMetrics(o.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: register metrics: %w", err)
 	}
-	s := &Server{o: o, log: o.Logger, metrics: m, limits: newLimiter(o.NowFunc)}
+	s := &Server{o: o, log: o.Logger, metrics: m, limits: newLimiter(o.NowFunc),
+		conns: newConnTracker(o.MaxConns, o.MaxConnsPerCluster, m)}
 	s.rp = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
 		Transport:      o.Transport,
@@ -100,6 +151,9 @@ func NewServer(o Options) (*Server, error) {
 		ModifyResponse: s.modifyResponse,
 		ErrorLog:       slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 	}
+	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout,
+		WriteTimeout: o.WriteTimeout, IdleTimeout: o.IdleTimeout, ConnContext: connContext,
+		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)}
 	s.ops = http.NewServeMux()
 	s.ops.Handle("GET /_proxy/metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
 	s.registerAdmin(s.ops)
@@ -107,6 +161,27 @@ func NewServer(o Options) (*Server, error) {
 		writeError(w, newError(CodeNotFound, "no such proxy route"))
 	})
 	return s, nil
+}
+
+// Serve answers HTTP on ln until [Server.Shutdown], once: with the configured timeouts, the
+// open-connection caps and the framing guard. Handlers see ctx (its end cancels them).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	guarded := httpguard.InstallFunc(s.hs, ln, func(w http.ResponseWriter, r *http.Request) {
+		s.metrics.Decisions.WithLabelValues("unknown", string(CodeBadRequest)).Inc()
+		writeError(w, newError(CodeBadRequest, httpguard.Message))
+	})
+	return s.hs.Serve(&limitListener{Listener: guarded, t: s.conns})
+}
+
+// Shutdown stops Serve: no new connections, idle ones closed, in-flight requests finished until ctx
+// ends, then the rest are closed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.hs.Shutdown(ctx)
+	if err != nil {
+		_ = s.hs.Close()
+	}
+	return err
 }
 
 // ServeHTTP runs the request path: host → credential → cluster state → blocked routes → plan features →
@@ -163,6 +238,9 @@ func (s *Server) serveTenant(w http.ResponseWriter, r *http.Request) (string, er
 		return c.Name, err
 	}
 	req := &request{cluster: c, cred: cred}
+	if err := s.conns.attach(r, c.ID, c.Name); err != nil {
+		return c.Name, err
+	}
 	if c.State != proxystore.StateActive {
 		return c.Name, newError(CodeClusterSuspended, "cluster is "+c.State)
 	}
@@ -176,6 +254,11 @@ func (s *Server) serveTenant(w http.ResponseWriter, r *http.Request) (string, er
 	if err := s.readBody(r, req); err != nil {
 		return c.Name, err
 	}
+	// The request is read: the read deadline has done its job and, left in place, would cancel a long
+	// answer's context; the answer gets the write timeout, plus a waiting pop's own (bounded) timeout.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(s.o.WriteTimeout + req.timeout))
 	req.month = proxystore.Month(s.o.NowFunc())
 	if err := s.checkQuotas(ctx, r, req); err != nil {
 		return c.Name, err
@@ -405,7 +488,7 @@ func (s *Server) readBody(r *http.Request, req *request) error {
 			if v, err := strconv.ParseInt(qv.Get("timeout"), 10, 64); err == nil && v >= 0 {
 				ms = v
 			}
-			req.timeout = time.Duration(ms) * time.Millisecond
+			req.timeout = min(time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond, s.o.MaxPollWait)
 		}
 	}
 	return nil

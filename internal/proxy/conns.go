@@ -1,0 +1,149 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// connTracker counts the open client connections of this instance, in all and per cluster, and holds
+// both caps. A connection counts against a cluster from its first authenticated request for it.
+//
+// Locking: trackedConn.mu is taken before connTracker.mu; neither is held across I/O.
+type connTracker struct {
+	maxTotal, maxPerCluster int
+	m                       *Metrics
+	mu                      sync.Mutex // protects total and perCluster
+	total                   int
+	perCluster              map[int64]int
+}
+
+func newConnTracker(maxTotal, maxPerCluster int, m *Metrics) *connTracker {
+	m.ConnectionLimit.WithLabelValues("global").Set(float64(maxTotal))
+	m.ConnectionLimit.WithLabelValues("cluster").Set(float64(maxPerCluster))
+	return &connTracker{maxTotal: maxTotal, maxPerCluster: maxPerCluster, m: m, perCluster: map[int64]int{}}
+}
+
+// trackedConn is an admitted connection; Close gives its places back, once.
+type trackedConn struct {
+	net.Conn
+	t        *connTracker
+	mu       sync.Mutex       // protects clusters and closed
+	clusters map[int64]string // the clusters this connection counts against: id → name
+	closed   bool
+}
+
+// NetConn is the wrapped connection (the framing guard's ConnContext looks through wrappers).
+func (c *trackedConn) NetConn() net.Conn { return c.Conn }
+
+func (c *trackedConn) Close() error {
+	c.mu.Lock()
+	clusters, closed := c.clusters, c.closed
+	c.closed, c.clusters = true, nil
+	c.mu.Unlock()
+	if !closed {
+		c.t.release(clusters)
+	}
+	return c.Conn.Close()
+}
+
+func (t *connTracker) release(clusters map[int64]string) {
+	t.mu.Lock()
+	t.total--
+	for id := range clusters {
+		if t.perCluster[id]--; t.perCluster[id] <= 0 {
+			delete(t.perCluster, id)
+		}
+	}
+	t.mu.Unlock()
+	t.m.OpenConnections.Dec()
+	for _, name := range clusters {
+		t.m.ClusterConnections.WithLabelValues(name).Dec()
+	}
+}
+
+// connLimitBody is the answer of a refused connection; the code is the one writeError would send.
+var connLimitBody = func() []byte {
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+		Code  Code   `json:"code"`
+	}{"too many open connections", CodeConnectionLimit})
+	return append(b, '\n')
+}()
+
+// limitListener admits connections up to the global cap. One beyond it is answered 503 connection_limit
+// at once and closed, without reading it: a cap that waited for the request would let a client that
+// sends nothing hold the connection for the header timeout, uncounted.
+type limitListener struct {
+	net.Listener
+	t *connTracker
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.t.mu.Lock()
+		ok := l.t.total < l.t.maxTotal
+		if ok {
+			l.t.total++
+		}
+		l.t.mu.Unlock()
+		if ok {
+			l.t.m.OpenConnections.Inc()
+			return &trackedConn{Conn: c, t: l.t}, nil
+		}
+		l.t.m.ConnectionsRefused.WithLabelValues("global").Inc()
+		// A fresh connection's send buffer is empty: the write does not block the accept loop.
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+			len(connLimitBody), connLimitBody)
+		_ = c.Close()
+	}
+}
+
+type connKey struct{}
+
+// connContext makes the tracked connection reachable from its requests.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*trackedConn); ok {
+		return context.WithValue(ctx, connKey{}, tc)
+	}
+	return ctx
+}
+
+// attach counts the request's connection against the cluster on its first request for it; beyond the
+// per-cluster cap the request is refused and the connection closed after the answer.
+func (t *connTracker) attach(r *http.Request, id int64, name string) error {
+	c, _ := r.Context().Value(connKey{}).(*trackedConn)
+	if c == nil {
+		return nil // not served through Serve (a handler test): nothing to count
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.clusters[id]; ok || c.closed {
+		return nil
+	}
+	t.mu.Lock()
+	ok := t.perCluster[id] < t.maxPerCluster
+	if ok {
+		t.perCluster[id]++
+	}
+	t.mu.Unlock()
+	if !ok {
+		t.m.ConnectionsRefused.WithLabelValues("cluster").Inc()
+		return newError(CodeConnectionLimit, fmt.Sprintf("too many open connections to cluster %s (max %d per instance)", name, t.maxPerCluster))
+	}
+	if c.clusters == nil {
+		c.clusters = map[int64]string{}
+	}
+	c.clusters[id] = name
+	t.m.ClusterConnections.WithLabelValues(name).Inc()
+	return nil
+}
