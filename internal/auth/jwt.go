@@ -287,12 +287,28 @@ var jwtErrorTexts = []struct {
 }{
 	{jwt.ErrTokenSignatureInvalid, "Invalid token signature"},
 	{jwt.ErrTokenExpired, "Token has expired"},
-	// Worded so that clients keying on the contract's "Token has expired" fetch a new token.
-	{jwt.ErrTokenRequiredClaimMissing, "Token has expired: exp claim is required"},
 	{jwt.ErrTokenNotValidYet, "Token is not valid yet"},
 	{jwt.ErrTokenUsedBeforeIssued, "Token used before issued"},
 	{jwt.ErrTokenInvalidIssuer, "Invalid token issuer"},
 	{jwt.ErrTokenInvalidAudience, "Invalid token audience"},
+}
+
+// missingClaims word a required claim a token lacks, in the terms of the check that needs it; golang-jwt
+// names the claim only in its error's text ("iss claim is required").
+var missingClaims = []struct{ claim, msg string }{
+	// Worded so that clients keying on the contract's "Token has expired" fetch a new token.
+	{"exp", "Token has expired: exp claim is required"},
+	{"iss", "Invalid token issuer: iss claim is required (JWT_ISSUER is set)"},
+	{"aud", "Invalid token audience: aud claim is required (JWT_AUDIENCE is set)"},
+}
+
+func missingClaimText(err error) string {
+	for _, m := range missingClaims {
+		if strings.Contains(err.Error(), m.claim+" claim is required") {
+			return m.msg
+		}
+	}
+	return "Token verification failed: a required claim is missing"
 }
 
 // mapJWTError turns a golang-jwt failure into the contract's 401 texts.
@@ -303,6 +319,9 @@ func mapJWTError(err error) error {
 	}
 	if errors.Is(err, jwt.ErrTokenMalformed) {
 		return &Error{Status: http.StatusUnauthorized, Message: "Token decode error: " + err.Error()}
+	}
+	if errors.Is(err, jwt.ErrTokenRequiredClaimMissing) {
+		return &Error{Status: http.StatusUnauthorized, Message: missingClaimText(err)}
 	}
 	for _, t := range jwtErrorTexts {
 		if errors.Is(err, t.err) {

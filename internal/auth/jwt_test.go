@@ -226,6 +226,8 @@ func TestAuthorizeTokenFaults(t *testing.T) {
 		{"issued in the future", "Bearer " + hs(good(jwt.MapClaims{"iat": now + 120})), 401, "Token used before issued"},
 		{"bad signature", "Bearer " + sign(t, jwt.SigningMethodHS256, []byte("other"), "", good(nil)), 401, "Invalid token signature"},
 		{"wrong issuer", "Bearer " + hs(good(jwt.MapClaims{"iss": "evil"})), 401, "Invalid token issuer"},
+		{"no issuer", "Bearer " + hs(good(jwt.MapClaims{"iss": nil})), 401, "Invalid token issuer: iss claim is required (JWT_ISSUER is set)"},
+		{"no audience", "Bearer " + hs(good(jwt.MapClaims{"aud": nil})), 401, "Invalid token audience: aud claim is required (JWT_AUDIENCE is set)"},
 		{"wrong audience", "Bearer " + hs(good(jwt.MapClaims{"aud": []string{"x", "y"}})), 401, "Invalid token audience"},
 		{"audience in list", "Bearer " + hs(good(jwt.MapClaims{"aud": []string{"x", "queen"}})), 0, ""},
 		{"alg mismatch", "Bearer " + sign(t, jwt.SigningMethodRS256, testRSA(t, 0), "", good(nil)), 401, "Token uses RS256, expected HS256"},
