@@ -37,6 +37,9 @@ type StreamRegistration struct {
 // RegisterStreamQuery inserts the query or compares its config hash with the stored one. reset wipes
 // the state only when the hash changed: an unchanged chain keeps its state whatever reset says.
 func (e *Engine) RegisterStreamQuery(ctx context.Context, q StreamQuery) (*StreamRegistration, error) {
+	if err := validateStreamQuery(q); err != nil {
+		return nil, err
+	}
 	r, err := e.st.RegisterStreamQuery(ctx, q)
 	if err != nil {
 		return nil, opErr("register stream query", err)

@@ -62,3 +62,15 @@ func validatePushItem(it *PushItem, array string, i int) error {
 	}
 	return nil
 }
+
+// validateStreamQuery applies the name limits of every identifier (jsonguard.NameProblem: the same
+// 255 bytes as queues and partitions) to a stream query's names, which the route's body rules do not
+// know as names.
+func validateStreamQuery(q StreamQuery) error {
+	for _, f := range [...]struct{ name, v string }{{"name", q.Name}, {"source_queue", q.SourceQueue}, {"sink_queue", q.SinkQueue}} {
+		if p := jsonguard.NameProblem(f.v); p != "" {
+			return invalid("bad body: %s %s", f.name, p)
+		}
+	}
+	return nil
+}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -65,12 +67,62 @@ func parseBody(b []byte, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return badRequest("bad body: " + err.Error())
+		return badBody(err)
 	}
 	size := len(b)
 	b = nil // v holds what is needed: the raw body may go
 	reclaim(size)
 	return nil
+}
+
+// badBody is the 400 of a body encoding/json refused, in the API's terms: a value of the wrong type
+// names its field and the rule ("bad body: options.leaseTime must be an integer from 0 to
+// 2147483647, got a string"), never the Go type it was decoded into.
+func badBody(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return badRequest("bad body: " + strings.TrimPrefix(err.Error(), "json: "))
+	}
+	field := te.Field
+	if field == "" {
+		field = "the body"
+	}
+	got := te.Value
+	switch {
+	case strings.HasPrefix(got, "number "):
+		got = strings.TrimPrefix(got, "number ")
+	case got == "array" || got == "object":
+		got = "an " + got
+	default:
+		got = "a " + got
+	}
+	return badRequest(fmt.Sprintf("bad body: %s must be %s, got %s", field, typeRule(te.Type), got))
+}
+
+// typeRule says in the API's terms which JSON values a Go type takes.
+func typeRule(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		bits := t.Bits()
+		return fmt.Sprintf("an integer from %d to %d", int64(-1)<<(bits-1), int64(1)<<(bits-1)-1)
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
+		if t.Bits() == 64 {
+			return "a non-negative integer"
+		}
+		return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<t.Bits()-1)
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 // present reports whether a raw field was given with a non-null value.

@@ -92,7 +92,7 @@ func parsePushBody(b []byte, producerSub string) ([]engine.PushItem, error) {
 		Items json.RawMessage `json:"items"`
 	}
 	if err := json.Unmarshal(b, &body); err != nil {
-		return nil, badRequest("bad body: " + err.Error())
+		return nil, badBody(err)
 	}
 	return parsePushItems(body.Items, producerSub)
 }
