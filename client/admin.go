@@ -75,8 +75,18 @@ type GroupCounts struct {
 	// Cursor is the group's position on the partition (partition entries only); nil when the group
 	// never read it.
 	Cursor   *int64        `json:"cursor,omitempty"`
-	Messages MessageCounts `json:"messages"`
+	Messages GroupMessages `json:"messages"`
 	Lag      GroupLag      `json:"lag"`
+}
+
+// GroupMessages are the message counts as one consumer group sees them: completed is what the
+// group consumed, pending what is after its position.
+type GroupMessages struct {
+	Total      int `json:"total"`
+	Pending    int `json:"pending"`
+	Processing int `json:"processing"`
+	Completed  int `json:"completed"`
+	DeadLetter int `json:"deadLetter"`
 }
 
 // GroupLag is how far a group is behind: the messages after its position, the age of the first of
@@ -216,7 +226,7 @@ type ConsumerGroupSummary struct {
 	SubscriptionCreatedAt *string       `json:"subscriptionCreatedAt"`
 	TotalConsumed         int           `json:"totalConsumed"`
 	TotalLag              *int64        `json:"totalLag"` // messages after the group's position
-	Messages              MessageCounts `json:"messages"` // the queue's counts as this group sees them
+	Messages              GroupMessages `json:"messages"` // the queue's counts as this group sees them
 }
 
 // ConsumerGroups lists consumer groups per queue, including queue mode
