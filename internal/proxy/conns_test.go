@@ -61,12 +61,10 @@ func (c *rawConn) closedByServer() bool {
 
 func stubUpstream(t *testing.T) string {
 	t.Helper()
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return startStub(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
 	}))
-	t.Cleanup(up.Close)
-	return up.URL
 }
 
 // TestIdleConnectionsClosed holds 200 connections, half idle after an answered request and half that

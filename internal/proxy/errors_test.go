@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -36,6 +37,13 @@ func TestCodeTable(t *testing.T) {
 	require.Equal(t, "request body exceeds cap", (&Error{Code: CodePayloadTooLarge}).Text())
 	require.Equal(t, "request rate limit exceeded", (&Error{Code: CodeRateLimited}).Text())
 	require.Equal(t, CodeInternalError, asError(errTest("boom")).Code)
+
+	// connection_limit (beyond the seed's table) is a 503 that gives its connection back.
+	w := httptest.NewRecorder()
+	writeError(w, &Error{Code: CodeConnectionLimit})
+	require.Equal(t, http.StatusServiceUnavailable, w.Code)
+	require.Equal(t, "close", w.Header().Get("Connection"))
+	require.Empty(t, w.Header().Get("Retry-After"))
 }
 
 type errTest string

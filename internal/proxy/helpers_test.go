@@ -87,7 +87,7 @@ type bundleOpts struct {
 }
 
 // newBundle starts a proxy server (real listener) on a fresh database of its own.
-func newBundle(t *testing.T, o bundleOpts) *testBundle {
+func newBundle(t testing.TB, o bundleOpts) *testBundle {
 	t.Helper()
 	dbURL := o.storeURL
 	if dbURL == "" {
@@ -127,7 +127,7 @@ func newBundle(t *testing.T, o bundleOpts) *testBundle {
 }
 
 // plan creates a plan with generous defaults changed by mod.
-func (b *testBundle) plan(t *testing.T, name string, mod func(*proxystore.Plan)) {
+func (b *testBundle) plan(t testing.TB, name string, mod func(*proxystore.Plan)) {
 	t.Helper()
 	p := proxystore.Plan{Name: name, MaxPayloadBytes: 1 << 20, MaxBatchItems: 10000}
 	if mod != nil {
@@ -138,7 +138,7 @@ func (b *testBundle) plan(t *testing.T, name string, mod func(*proxystore.Plan))
 }
 
 // cluster creates a cluster <name>.queen.test on plan, forwarding to upstream, with a key of roles.
-func (b *testBundle) cluster(t *testing.T, name, plan, upstream string, roles ...string) (host, key, keyID string) {
+func (b *testBundle) cluster(t testing.TB, name, plan, upstream string, roles ...string) (host, key, keyID string) {
 	t.Helper()
 	host = name + ".queen.test"
 	_, err := proxy.CreateCluster(t.Context(), b.store, proxystore.CreateClusterParams{
