@@ -126,6 +126,18 @@ def test_compat_subscription_mode_typo_is_refused(live):
     assert "subscriptionMode" in str(e)
 
 
+def test_compat_raw_status_config_configured_again(live):
+    """An original client sends back the ``config`` it read, ``maxQueueSize`` included: accepted, and
+    nothing changes."""
+    h = live()
+    q = qname("rawcfg")
+    h.run(lambda c: c.queue(q).config(retry_limit=0, max_size=7, dead_letter_queue=True).create())
+    raw = h.run(lambda c: c.status_queue(q))["queue"]["config"]
+    assert raw["maxQueueSize"] == raw["maxSize"] == 7
+    assert h.run(lambda c: c.queue(q).config(raw).create())["configured"] is True
+    assert h.run(lambda c: c.status_queue(q))["queue"]["config"] == raw
+
+
 def test_compat_configure_with_an_empty_queue_name(live):
     """``POST /api/v1/configure`` with ``"queue": ""`` answers ``configured: true``, as the original does."""
     h = live()
