@@ -79,6 +79,13 @@ type answered struct {
 	status map[string]int
 }
 
+// count is how many pushes were answered with status so far.
+func (a *answered) count(status string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status[status]
+}
+
 func (a *answered) add(part, tx, status string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -218,11 +225,19 @@ func TestDatabaseOutageLosesNoAnsweredPush(t *testing.T) {
 			produce(t, func() string { return b.URL }, p, stop, got, true)
 		}()
 	}
-	time.Sleep(400 * time.Millisecond) // pushes flow into PostgreSQL
+	waitFor(t, 30*time.Second, "no push reached PostgreSQL", func() bool { return got.count("queued") >= 20 })
 	require.NoError(t, c.Stop(t.Context()))
-	time.Sleep(800 * time.Millisecond) // pushes flow into the spool
+	waitFor(t, 30*time.Second, "no push reached the spool", func() bool { return got.count("buffered") >= 20 })
 	require.NoError(t, c.Start(t.Context()))
-	time.Sleep(800 * time.Millisecond) // the spool replays while pushes keep coming
+	// Pushes keep coming until the broker reaches PostgreSQL again, and the spool replays meanwhile.
+	waitFor(t, 60*time.Second, "the broker never reached PostgreSQL again", func() bool {
+		resp, err := http.Get(b.URL + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	close(stop)
 	wg.Wait()
 	waitSpoolEmpty(t, b.URL)
@@ -297,11 +312,11 @@ func TestBrokerKilledLosesNoAnsweredPush(t *testing.T) {
 			produce(t, base, p, stop, got, false)
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 30*time.Second, "no push reached PostgreSQL", func() bool { return got.count("queued") >= 20 })
 	code, body, err := post(base()+"/api/v1/system/maintenance", map[string]any{"enabled": true})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code, string(body))
-	time.Sleep(400 * time.Millisecond)
+	waitFor(t, 30*time.Second, "no push reached the spool", func() bool { return got.count("buffered") >= 20 })
 	require.NoError(t, proc.cmd.Process.Signal(syscall.SIGKILL))
 	_ = proc.cmd.Wait()
 
@@ -312,7 +327,8 @@ func TestBrokerKilledLosesNoAnsweredPush(t *testing.T) {
 	code, body, err = post(restarted.base+"/api/v1/system/maintenance", map[string]any{"enabled": false})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code, string(body))
-	time.Sleep(300 * time.Millisecond)
+	queued := got.count("queued")
+	waitFor(t, 60*time.Second, "the restarted broker never queued a push", func() bool { return got.count("queued") >= queued+20 })
 	close(stop)
 	wg.Wait()
 	waitSpoolEmpty(t, restarted.base)
@@ -384,13 +400,27 @@ func TestGracefulShutdown(t *testing.T) {
 		resp.Body.Close()
 		parked <- resp.StatusCode
 	}()
-	time.Sleep(300 * time.Millisecond) // let the pop park
+	waitFor(t, 30*time.Second, "the pop never parked", func() bool { return parkedPops(proc.base) > 0 })
 	start := time.Now()
 	require.NoError(t, proc.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, http.StatusNoContent, <-parked)
 	err := proc.cmd.Wait()
 	require.NoError(t, err, "exit status: %s", proc.out)
 	require.Less(t, time.Since(start), 5*time.Second+time.Second)
+}
+
+// parkedPops is how many long-poll pops the broker holds parked (GET /metrics), 0 when unknown.
+func parkedPops(base string) int {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var m struct {
+		Parked int `json:"parked"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return m.Parked
 }
 
 // lockedBuffer collects a child's output: exec's copier goroutine writes while the test reads.

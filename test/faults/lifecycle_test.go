@@ -68,7 +68,7 @@ func TestEmbeddedDataDirLifecycle(t *testing.T) {
 	defer conn.Close()
 	_, err = conn.Write([]byte("POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"items\":["))
 	require.NoError(t, err)
-	time.Sleep(200 * time.Millisecond)
+	waitFor(t, 30*time.Second, "the broker never read the request head", func() bool { return peerRead(t, conn) })
 
 	start := time.Now()
 	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
@@ -95,4 +95,28 @@ func TestEmbeddedDataDirLifecycle(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("restarted broker did not exit")
 	}
+}
+
+// peerRead reports whether the far end of conn (a loopback TCP connection) has read everything sent to
+// it: its socket's receive queue, in /proc/net/tcp, is empty. The broker has then read the request head
+// and serves the request.
+func peerRead(t *testing.T, conn net.Conn) bool {
+	t.Helper()
+	local := conn.LocalAddr().(*net.TCPAddr).Port
+	remote := conn.RemoteAddr().(*net.TCPAddr).Port
+	b, err := os.ReadFile("/proc/net/tcp")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		// The broker's socket: local address on its port, remote on ours.
+		if !strings.HasSuffix(f[1], fmt.Sprintf(":%04X", remote)) || !strings.HasSuffix(f[2], fmt.Sprintf(":%04X", local)) {
+			continue
+		}
+		_, rx, _ := strings.Cut(f[4], ":")
+		return strings.Trim(rx, "0") == ""
+	}
+	return false
 }
