@@ -30,13 +30,15 @@ func (e *Engine) subscription(mode, from string) (string, time.Time, error) {
 	if mode == "" {
 		mode = e.opt.DefaultSubscriptionMode
 	}
+	// from_beginning is what the original clients send for all. Other values stay refused: the
+	// original read them as all, but a misspelt new would then replay a queue's whole history.
 	switch mode {
-	case "", "all":
+	case "", "all", "from_beginning":
 		return store.SubscribeAll, time.Time{}, nil
 	case "new", "new-only":
 		return store.SubscribeNew, time.Time{}, nil
 	}
-	return "", time.Time{}, invalid("subscriptionMode must be all, new or new-only, got %q", mode)
+	return "", time.Time{}, invalid("subscriptionMode must be all, from_beginning, new or new-only, got %q", mode)
 }
 
 // ensureSubscription records a named group's first subscription on a queue (the first one wins).
@@ -55,16 +57,32 @@ func (e *Engine) ensureSubscription(ctx context.Context, queue, group, mode stri
 	return nil
 }
 
-// GroupQueue is one (consumer group, queue) pair of the listing.
+// GroupCounts are the messages of a queue or a partition as one consumer group sees them: pending and
+// processing are after its position (processing inside its live lease), completed at or before it
+// and not dead-lettered for it, deadLetter its dead letters.
+type GroupCounts struct {
+	Total      int64 `json:"total"`
+	Pending    int64 `json:"pending"`
+	Processing int64 `json:"processing"`
+	Completed  int64 `json:"completed"`
+	DeadLetter int64 `json:"deadLetter"`
+}
+
+// GroupQueue is one (consumer group, queue) pair of the listing. Members counts the partitions where
+// the group has a cursor, Partitions every partition of the queue; the lag figures count every
+// partition, a never-read one from its first message.
 type GroupQueue struct {
-	Name                  string   `json:"name"`
-	Topics                []string `json:"topics"`
-	QueueName             string   `json:"queueName"`
-	Members               int64    `json:"members"`
-	PartitionsWithLag     int64    `json:"partitionsWithLag"`
-	TotalLag              *int64   `json:"totalLag"`
-	MaxTimeLag            float64  `json:"maxTimeLag"`
-	TotalConsumed         int64    `json:"totalConsumed"`
+	Name                  string      `json:"name"`
+	Topics                []string    `json:"topics"`
+	QueueName             string      `json:"queueName"`
+	QueueMode             bool        `json:"queueMode"`
+	Members               int64       `json:"members"`
+	Partitions            int64       `json:"partitions"`
+	PartitionsWithLag     int64       `json:"partitionsWithLag"`
+	TotalLag              int64       `json:"totalLag"`
+	MaxTimeLag            float64     `json:"maxTimeLag"`
+	TotalConsumed         int64       `json:"totalConsumed"`
+	Messages              GroupCounts `json:"messages"`
 	State                 string   `json:"state"`
 	SubscriptionMode      *string  `json:"subscriptionMode"`
 	SubscriptionTimestamp *string  `json:"subscriptionTimestamp"`
@@ -74,7 +92,8 @@ type GroupQueue struct {
 // laggingAfter is how old a group's oldest unconsumed message may get before it is "Lagging".
 const laggingAfter = 300.0
 
-// ConsumerGroups lists every (group, queue) pair with cursors, including queue mode.
+// ConsumerGroups lists every group of every queue (docs/decisions.md: the named groups subscribed to
+// it, and queue mode when it read the queue or no named group did).
 func (e *Engine) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
 	rows, err := e.st.ListConsumerGroups(ctx)
 	if err != nil {
@@ -82,8 +101,11 @@ func (e *Engine) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
 	}
 	out := make([]GroupQueue, len(rows))
 	for i, r := range rows {
-		g := GroupQueue{Name: r.Group, Topics: []string{r.Queue}, QueueName: r.Queue, Members: r.Members,
-			PartitionsWithLag: r.Behind, MaxTimeLag: r.MaxLagSeconds, TotalConsumed: r.Consumed}
+		g := GroupQueue{Name: r.Group, Topics: []string{r.Queue}, QueueName: r.Queue, QueueMode: r.QueueMode,
+			Members: r.Members, Partitions: r.Partitions, PartitionsWithLag: r.Behind, TotalLag: r.Lag,
+			MaxTimeLag: r.MaxLagSeconds, TotalConsumed: r.Consumed,
+			Messages: GroupCounts{Total: r.Total, Pending: max(r.Lag-r.Processing, 0), Processing: r.Processing,
+				Completed: r.Total - r.Lag - r.DLQConsumed, DeadLetter: r.DeadLetter}}
 		switch {
 		case r.MaxLagSeconds > laggingAfter:
 			g.State = "Lagging"
@@ -108,14 +130,17 @@ type GroupPartition struct {
 	OffsetLag      int64   `json:"offsetLag"`
 	TimeLagSeconds float64 `json:"timeLagSeconds"`
 	LeaseActive    bool    `json:"leaseActive"`
+	HasCursor      bool    `json:"hasCursor"`
 }
 
-// GroupDetails are a group's cursors, keyed by queue name; ErrNotFound for a group without cursors.
+// GroupDetails are a group's positions on every partition of the queues it belongs to, keyed by queue
+// name; ErrNotFound for a group that belongs to no queue.
 type GroupDetails map[string]struct {
 	Partitions []GroupPartition `json:"partitions"`
 }
 
-// ConsumerGroup describes one group's cursors on every queue.
+// ConsumerGroup describes one group's position on every partition of its queues (a never-read one:
+// HasCursor false, lag from the partition's first message).
 func (e *Engine) ConsumerGroup(ctx context.Context, group string) (GroupDetails, error) {
 	rows, err := e.st.GroupPartitions(ctx, group)
 	if err != nil {
@@ -127,7 +152,7 @@ func (e *Engine) ConsumerGroup(ctx context.Context, group string) (GroupDetails,
 	out := GroupDetails{}
 	for _, r := range rows {
 		p := GroupPartition{Partition: r.Partition, PartitionID: r.PartitionID.String(), TotalConsumed: r.TotalConsumed,
-			OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds, LeaseActive: r.LeaseActive,
+			OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds, LeaseActive: r.LeaseActive, HasCursor: r.HasCursor,
 			WorkerID: optUUID(r.LeaseID), LastConsumedAt: optTime(r.LastConsumedAt)}
 		q := out[r.Queue]
 		q.Partitions = append(q.Partitions, p)
@@ -148,9 +173,11 @@ type LaggingPartition struct {
 	LagHours           float64 `json:"lag_hours"`
 	OldestUnconsumedAt string  `json:"oldest_unconsumed_at"`
 	LastConsumedAt     *string `json:"last_consumed_at"`
+	HasCursor          bool    `json:"has_cursor"`
 }
 
-// LaggingPartitions lists cursors whose oldest unconsumed message is older than minLag, worst first.
+// LaggingPartitions lists the (group, partition) pairs whose oldest message after the group's position
+// is older than minLag, worst first; partitions a group never read are among them.
 func (e *Engine) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
 	rows, err := e.st.LaggingPartitions(ctx, minLag)
 	if err != nil {
@@ -161,7 +188,7 @@ func (e *Engine) LaggingPartitions(ctx context.Context, minLag time.Duration) ([
 		l := LaggingPartition{ConsumerGroup: r.Group, QueueName: r.Queue, PartitionName: r.Partition,
 			PartitionID: r.PartitionID.String(), OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds,
 			LagHours: r.TimeLagSeconds / 3600, OldestUnconsumedAt: isoMillis(r.OldestUnconsumedAt),
-			WorkerID: optUUID(r.LeaseID), LastConsumedAt: optTime(r.LastConsumedAt)}
+			WorkerID: optUUID(r.LeaseID), LastConsumedAt: optTime(r.LastConsumedAt), HasCursor: r.HasCursor}
 		out[i] = l
 	}
 	return out, nil
@@ -224,18 +251,17 @@ type SeekResult struct {
 	PartitionsUpdated int64   `json:"partitionsUpdated"`
 }
 
-// SeekQueue moves a group's cursors on a queue to the end or to a point in time, ending their leases.
-// Messages after the new position are delivered (again); those before it are skipped.
+// SeekQueue places a group's position on every partition of a queue, read by the group or not, at the
+// end or at a point in time, ending its leases; partitions created later start at their beginning.
+// Messages after the new position are delivered (again); those before it are skipped. PartitionsUpdated
+// counts the queue's partitions; a NotFoundError for an unknown queue.
 func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (*SeekResult, error) {
 	if group == "" {
 		group = QueueMode
 	}
 	n, err := e.st.SeekQueue(ctx, group, queue, toEnd, ts)
 	if err != nil {
-		return nil, opErr("seek", err)
-	}
-	if n == 0 {
-		return nil, notFound("consumer group %q has no cursors on queue %q", group, queue)
+		return nil, opErrOr("seek", err, "queue %q not found", queue)
 	}
 	var target *string
 	if !toEnd {

@@ -48,11 +48,14 @@ type QueueFilter struct {
 	Limit, Offset   int
 }
 
-// ShortCounts are the counts a queue listing shows.
+// ShortCounts are the counts a queue listing shows (rolled up, relative to the slowest group of the
+// queue, as the queue detail's totals).
 type ShortCounts struct {
 	Total      int64 `json:"total"`
 	Pending    int64 `json:"pending"`
 	Processing int64 `json:"processing"`
+	Completed  int64 `json:"completed"`
+	DeadLetter int64 `json:"deadLetter"`
 }
 
 // QueueRef names a queue and its namespace and task; every queue shape starts with it.
@@ -119,7 +122,8 @@ func (e *Engine) Queues(ctx context.Context, f QueueFilter) (*QueueList, error) 
 	for i, q := range qs {
 		out[i] = QueueItem{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), Priority: q.Priority,
 			CreatedAt: isoMillis(q.CreatedAt), Partitions: q.Partitions,
-			Messages: ShortCounts{Total: q.Total, Pending: q.Pending, Processing: q.Processing},
+			Messages: ShortCounts{Total: q.Total, Pending: q.Pending, Processing: q.Processing, Completed: q.Completed,
+				DeadLetter: q.DeadLetter},
 			StatsAt:  optTime(q.StatsAt)}
 	}
 	return &QueueList{Queues: out, StatsAge: statsAge(qs)}, nil
@@ -188,18 +192,12 @@ func (e *Engine) Tasks(ctx context.Context) ([]TaskTotals, error) {
 		func(k string, g GroupTotals) TaskTotals { return TaskTotals{Task: k, GroupTotals: g} })
 }
 
-// QueueConfig is a queue's configuration as the status routes show it.
+// QueueConfig is a queue's configuration as the status routes show it: every option configure
+// accepts, under its name there, so that sending it back as configure's options changes nothing; and
+// maxQueueSize, the original's name for maxSize (configure ignores it).
 type QueueConfig struct {
-	LeaseTime                 int32 `json:"leaseTime"`
-	RetryLimit                int32 `json:"retryLimit"`
-	RetryDelay                int32 `json:"retryDelay"`
-	TTL                       int32 `json:"ttl"`
-	MaxQueueSize              int32 `json:"maxQueueSize"`
-	DeadLetterQueue           bool  `json:"deadLetterQueue"`
-	RetentionEnabled          bool  `json:"retentionEnabled"`
-	RetentionSeconds          int32 `json:"retentionSeconds"`
-	CompletedRetentionSeconds int32 `json:"completedRetentionSeconds"`
-	EncryptionEnabled         bool  `json:"encryptionEnabled"`
+	effectiveOptions
+	MaxQueueSize int32 `json:"maxQueueSize"`
 }
 
 // PartitionDetail is one partition with its exact counts.
@@ -213,6 +211,36 @@ type PartitionDetail struct {
 	LastActivity   *string `json:"lastActivity"`
 	TotalConsumed  int64   `json:"totalConsumed"`
 	LastConsumedAt *string `json:"lastConsumedAt"`
+	// ConsumerGroups are the counts of each group of the queue on this partition; Stats are relative
+	// to the slowest of them.
+	ConsumerGroups []PartitionGroup `json:"consumerGroups"`
+}
+
+// GroupLag is how far a group is behind: the messages after its position (processing included), the
+// age in seconds of the first of them (0: none), and on a queue the partitions where it is behind.
+type GroupLag struct {
+	Messages   int64   `json:"messages"`
+	Seconds    float64 `json:"seconds"`
+	Partitions *int64  `json:"partitions,omitempty"`
+}
+
+// PartitionGroup is one group's view of one partition: Cursor is null where the group never read it
+// (it is then positioned before the first message).
+type PartitionGroup struct {
+	ConsumerGroup string      `json:"consumerGroup"`
+	QueueMode     bool        `json:"queueMode"`
+	Cursor        *int64      `json:"cursor"`
+	Messages      GroupCounts `json:"messages"`
+	Lag           GroupLag    `json:"lag"`
+}
+
+// QueueGroup is one group's view of a whole queue: its partitions' figures summed, the lag's age the
+// oldest.
+type QueueGroup struct {
+	ConsumerGroup string      `json:"consumerGroup"`
+	QueueMode     bool        `json:"queueMode"`
+	Messages      GroupCounts `json:"messages"`
+	Lag           GroupLag    `json:"lag"`
 }
 
 // QueueDetail is one queue with exact per-partition counts (the shape of /resources/queues/{queue}).
@@ -221,7 +249,10 @@ type QueueDetail struct {
 	CreatedAt  string            `json:"createdAt"`
 	Partitions []PartitionDetail `json:"partitions"`
 	Totals     Counts            `json:"totals"`
-	Priority   int32             `json:"-"`
+	// ConsumerGroups are the queue's groups (queue mode first), each with its own counts; Totals
+	// are relative to the slowest of them.
+	ConsumerGroups []QueueGroup `json:"consumerGroups"`
+	Priority       int32        `json:"-"`
 	Config     QueueConfig       `json:"-"`
 }
 
@@ -243,10 +274,7 @@ func (e *Engine) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 	}
 	d := &QueueDetail{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), CreatedAt: isoMillis(q.CreatedAt),
 		Priority: q.Priority, Partitions: make([]PartitionDetail, len(ps)),
-		Config: QueueConfig{LeaseTime: q.LeaseTime, RetryLimit: q.RetryLimit, RetryDelay: q.RetryDelay, TTL: q.TTL,
-			MaxQueueSize: q.MaxSize, DeadLetterQueue: q.DeadLetterQueue, RetentionEnabled: q.RetentionEnabled,
-			RetentionSeconds: q.RetentionSeconds, CompletedRetentionSeconds: q.CompletedRetentionSeconds,
-			EncryptionEnabled: q.EncryptionEnabled}}
+		Config: QueueConfig{effectiveOptions: effectiveOf(q.QueueOptions), MaxQueueSize: q.MaxSize}}
 	for i, p := range ps {
 		c := partitionCounts(p)
 		d.Totals.add(c)
@@ -256,7 +284,50 @@ func (e *Engine) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 		}
 		d.Partitions[i] = PartitionDetail{ID: p.ID.String(), Name: p.Name, CreatedAt: isoMillis(p.CreatedAt), Stats: c,
 			OldestMessage: optTime(p.Oldest), NewestMessage: optTime(p.Newest), LastActivity: optTime(last),
-			TotalConsumed: p.TotalConsumed, LastConsumedAt: optTime(p.LastConsumedAt)}
+			TotalConsumed: p.TotalConsumed, LastConsumedAt: optTime(p.LastConsumedAt), ConsumerGroups: []PartitionGroup{}}
 	}
+	gs, err := e.st.PartitionGroupCounts(ctx, q.ID)
+	if err != nil {
+		return nil, opErr("consumer group counts", err)
+	}
+	d.ConsumerGroups = groupCounts(d.Partitions, gs)
 	return d, nil
+}
+
+// groupCounts fills each partition's per-group counts from rows in partition order (the same order
+// as parts) and sums them per group, in the order the groups first appear.
+func groupCounts(parts []PartitionDetail, rows []store.PartitionGroupCounts) []QueueGroup {
+	out := []QueueGroup{}
+	at := map[string]int{}
+	i := 0
+	for _, r := range rows {
+		for i < len(parts) && parts[i].ID != r.PartitionID.String() {
+			i++
+		}
+		if i == len(parts) {
+			break // a partition created between the two reads
+		}
+		pg := PartitionGroup{ConsumerGroup: r.Group, QueueMode: r.QueueMode, Cursor: r.Cursor,
+			Messages: GroupCounts{Total: r.Total, Pending: r.Unconsumed - r.Processing, Processing: r.Processing,
+				Completed: r.Total - r.Unconsumed - r.DLQConsumed, DeadLetter: r.DeadLetter},
+			Lag: GroupLag{Messages: r.Unconsumed, Seconds: max(r.LagSeconds, 0)}}
+		parts[i].ConsumerGroups = append(parts[i].ConsumerGroups, pg)
+		k, ok := at[r.Group]
+		if !ok {
+			k, at[r.Group] = len(out), len(out)
+			out = append(out, QueueGroup{ConsumerGroup: r.Group, QueueMode: r.QueueMode, Lag: GroupLag{Partitions: new(int64)}})
+		}
+		g := &out[k]
+		g.Messages.Total += pg.Messages.Total
+		g.Messages.Pending += pg.Messages.Pending
+		g.Messages.Processing += pg.Messages.Processing
+		g.Messages.Completed += pg.Messages.Completed
+		g.Messages.DeadLetter += pg.Messages.DeadLetter
+		g.Lag.Messages += pg.Lag.Messages
+		g.Lag.Seconds = max(g.Lag.Seconds, pg.Lag.Seconds)
+		if pg.Lag.Messages > 0 {
+			*g.Lag.Partitions++
+		}
+	}
+	return out
 }

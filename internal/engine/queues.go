@@ -57,6 +57,29 @@ type effectiveOptions struct {
 	MaxWaitTimeSeconds        int32 `json:"maxWaitTimeSeconds"`
 }
 
+// effectiveOf is a stored configuration under its wire names: what configure answers, and what the
+// status read returns, so that the read configures the queue again unchanged.
+func effectiveOf(o store.QueueOptions) effectiveOptions {
+	return effectiveOptions{Priority: o.Priority, LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
+		MaxSize: o.MaxSize, TTL: o.TTL, DeadLetterQueue: o.DeadLetterQueue, DLQAfterMaxRetries: o.DLQAfterMaxRetries,
+		DelayedProcessing: o.DelayedProcessing, WindowBuffer: o.WindowBuffer, RetentionSeconds: o.RetentionSeconds,
+		CompletedRetentionSeconds: o.CompletedRetentionSeconds, RetentionEnabled: o.RetentionEnabled,
+		EncryptionEnabled: o.EncryptionEnabled, MaxWaitTimeSeconds: o.MaxWaitTimeSeconds}
+}
+
+// stored is the configuration to store, effectiveOf's inverse.
+func (eff effectiveOptions) stored(namespace, task string) store.QueueOptions {
+	return store.QueueOptions{
+		Namespace: namespace, Task: task, Priority: eff.Priority, LeaseTime: eff.LeaseTime,
+		RetryLimit: eff.RetryLimit, RetryDelay: eff.RetryDelay, MaxSize: eff.MaxSize, TTL: eff.TTL,
+		DeadLetterQueue: eff.DeadLetterQueue, DLQAfterMaxRetries: eff.DLQAfterMaxRetries,
+		DelayedProcessing: eff.DelayedProcessing, WindowBuffer: eff.WindowBuffer,
+		RetentionSeconds: eff.RetentionSeconds, CompletedRetentionSeconds: eff.CompletedRetentionSeconds,
+		RetentionEnabled: eff.RetentionEnabled, EncryptionEnabled: eff.EncryptionEnabled,
+		MaxWaitTimeSeconds: eff.MaxWaitTimeSeconds,
+	}
+}
+
 func or[T any](p *T, def T) T {
 	if p != nil {
 		return *p
@@ -64,11 +87,9 @@ func or[T any](p *T, def T) T {
 	return def
 }
 
-// Configure creates or fully reconfigures a queue: options not given are reset to their defaults.
+// Configure creates or fully reconfigures a queue: options not given are reset to their defaults. The
+// empty name is a queue like any other here, as in the original (its clients configure one).
 func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o QueueOptions) (*ConfigureResult, error) {
-	if queue == "" {
-		return nil, invalid("queue is required")
-	}
 	if len(queue) > 255 {
 		return nil, invalid("queue names are limited to 255 bytes")
 	}
@@ -94,15 +115,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 	if err := e.CheckEncryption(eff.EncryptionEnabled); err != nil {
 		return nil, err
 	}
-	qid, pid, err := e.st.ConfigureQueue(ctx, queue, store.QueueOptions{
-		Namespace: namespace, Task: task, Priority: eff.Priority, LeaseTime: eff.LeaseTime,
-		RetryLimit: eff.RetryLimit, RetryDelay: eff.RetryDelay, MaxSize: eff.MaxSize, TTL: eff.TTL,
-		DeadLetterQueue: eff.DeadLetterQueue, DLQAfterMaxRetries: eff.DLQAfterMaxRetries,
-		DelayedProcessing: eff.DelayedProcessing, WindowBuffer: eff.WindowBuffer,
-		RetentionSeconds: eff.RetentionSeconds, CompletedRetentionSeconds: eff.CompletedRetentionSeconds,
-		RetentionEnabled: eff.RetentionEnabled, EncryptionEnabled: eff.EncryptionEnabled,
-		MaxWaitTimeSeconds: eff.MaxWaitTimeSeconds,
-	})
+	qid, pid, err := e.st.ConfigureQueue(ctx, queue, eff.stored(namespace, task))
 	if err != nil {
 		return nil, opErr("configure", err)
 	}

@@ -13,7 +13,11 @@ type processMetrics struct {
 	Database struct {
 		PoolSize        int32 `json:"poolSize"`
 		IdleConnections int32 `json:"idleConnections"`
-		WaitingRequests int32 `json:"waitingRequests"`
+		// AcquireWaitsTotal counts, since the broker started, the connection acquires that found the
+		// pool empty and waited (cancelled ones left out): a counter, read as a rate. WaitingRequests,
+		// the original's name, carries the same count for its clients; it is not how many wait now.
+		AcquireWaitsTotal int32 `json:"acquireWaitsTotal"`
+		WaitingRequests   int32 `json:"waitingRequests"`
 	} `json:"database"`
 	Memory struct {
 		RSS          uint64 `json:"rss"`
@@ -48,7 +52,8 @@ func (s *Server) handleMetricsJSON(q request) (processMetrics, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	var body processMetrics
-	body.Database.PoolSize, body.Database.IdleConnections, body.Database.WaitingRequests = s.eng.PoolStats()
+	body.Database.PoolSize, body.Database.IdleConnections, body.Database.AcquireWaitsTotal = s.eng.PoolStats()
+	body.Database.WaitingRequests = body.Database.AcquireWaitsTotal
 	body.Memory.RSS, body.Memory.HeapTotal, body.Memory.HeapUsed = ms.Sys, ms.HeapSys, ms.HeapAlloc
 	body.Goroutines, body.Parked = runtime.NumGoroutine(), s.eng.Parked()
 	if m := s.opt.Metrics; m != nil {

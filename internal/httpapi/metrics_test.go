@@ -56,7 +56,7 @@ func TestPrometheus(t *testing.T) {
 	for _, name := range []string{"queen_http_requests_total", "queen_http_request_duration_seconds",
 		"queen_queue_pushed_messages_total", "queen_queue_popped_messages_total", "queen_queue_acked_messages_total",
 		"queen_queue_pending_messages", "queen_queue_processing_messages", "queen_queue_lag_seconds", "queen_dlq_depth_messages",
-		"queen_db_pool_connections", "queen_spool_pending_messages", "queen_spool_failed_messages",
+		"queen_db_pool_connections", "queen_db_pool_acquire_waits_total", "queen_spool_pending_messages", "queen_spool_failed_messages",
 		"queen_maintenance_mode_enabled", "queen_uptime_seconds", "go_goroutines", "process_cpu_seconds_total"} {
 		require.Contains(t, fams, name)
 	}

@@ -67,8 +67,13 @@ func (s *Server) handleConfigure(q request) (*engine.ConfigureResult, error) {
 	if err := q.decode(&body); err != nil {
 		return nil, err
 	}
+	// "" names a queue (the original's clients configure one); only a missing, null or non-string
+	// queue is refused.
+	if len(body.Queue) == 0 || string(body.Queue) == "null" {
+		return nil, badRequest("queue is required")
+	}
 	var name, ns, task string
-	if err := readStrings(required(body.Queue, &name, "queue is required"), optional(body.Namespace, &ns, "namespace must be a string"),
+	if err := readStrings(optional(body.Queue, &name, "queue is required"), optional(body.Namespace, &ns, "namespace must be a string"),
 		optional(body.Task, &task, "task must be a string")); err != nil {
 		return nil, err
 	}

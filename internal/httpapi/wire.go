@@ -78,6 +78,7 @@ type statusQueue struct {
 		Messages engine.Counts `json:"messages"`
 		engine.Counts
 	} `json:"totals"`
+	ConsumerGroups []engine.QueueGroup `json:"consumerGroups"`
 }
 
 type statusPartition struct {
@@ -89,9 +90,10 @@ type statusPartition struct {
 	Cursor    struct {
 		TotalConsumed int64 `json:"totalConsumed"`
 	} `json:"cursor"`
-	LastActivity  *string `json:"lastActivity"`
-	OldestMessage *string `json:"oldestMessage"`
-	NewestMessage *string `json:"newestMessage"`
+	LastActivity   *string                 `json:"lastActivity"`
+	OldestMessage  *string                 `json:"oldestMessage"`
+	NewestMessage  *string                 `json:"newestMessage"`
+	ConsumerGroups []engine.PartitionGroup `json:"consumerGroups"`
 }
 
 func statusQueueOf(q *engine.QueueDetail) statusQueue {
@@ -101,10 +103,12 @@ func statusQueueOf(q *engine.QueueDetail) statusQueue {
 	out.Partitions = make([]statusPartition, len(q.Partitions))
 	for i, p := range q.Partitions {
 		sp := statusPartition{ID: p.ID, Name: p.Name, CreatedAt: p.CreatedAt, Messages: p.Stats, Stats: p.Stats,
-			LastActivity: p.LastActivity, OldestMessage: p.OldestMessage, NewestMessage: p.NewestMessage}
+			LastActivity: p.LastActivity, OldestMessage: p.OldestMessage, NewestMessage: p.NewestMessage,
+			ConsumerGroups: p.ConsumerGroups}
 		sp.Cursor.TotalConsumed = p.TotalConsumed
 		out.Partitions[i] = sp
 	}
 	out.Totals.Messages, out.Totals.Counts = q.Totals, q.Totals
+	out.ConsumerGroups = q.ConsumerGroups
 	return out
 }

@@ -187,7 +187,7 @@ func TestWireGolden(t *testing.T) {
 	})
 
 	metricsKeys := []string{"uptime", "rate", "total", "cpu", "user", "system", "rss", "heapUsed", "heapTotal", "external",
-		"arrayBuffers", "goroutines", "parked", "poolSize", "idleConnections", "waitingRequests"}
+		"arrayBuffers", "goroutines", "parked", "poolSize", "idleConnections", "waitingRequests", "acquireWaitsTotal"}
 	lag := []string{"avg", "max", "median", "min", "statsAge"}
 	// What the samples loop measures about the broker process and the machine it runs on.
 	sample := []string{"hostname", "pid", "port", "cpuSysPct", "cpuUserPct", "rssMb", "goroutines", "dbConnections",
@@ -204,12 +204,12 @@ func TestWireGolden(t *testing.T) {
 	}{
 		{"health", "/health", nil, nil, "", nil, 0},
 		{"resources-queues", "/api/v1/resources/queues", []string{"statsAge"}, nil, "", nil, 0},
-		{"resources-queue", "/api/v1/resources/queues/wire-q", nil, nil, "", nil, 0},
+		{"resources-queue", "/api/v1/resources/queues/wire-q", []string{"seconds"}, nil, "", nil, 0},
 		{"resources-namespaces", "/api/v1/resources/namespaces", nil, nil, "", nil, 0},
 		{"resources-tasks", "/api/v1/resources/tasks", nil, nil, "", nil, 0},
 		{"resources-overview", "/api/v1/resources/overview", lag, nil, "", nil, 0},
 		{"status-queues", "/api/v1/status/queues", []string{"statsAge"}, nil, "", nil, 0},
-		{"status-queue", "/api/v1/status/queues/wire-q", nil, nil, "", nil, 0},
+		{"status-queue", "/api/v1/status/queues/wire-q", []string{"seconds"}, nil, "", nil, 0},
 		{"status-queue-messages", "/api/v1/status/queues/wire-q/messages", nil, nil, "", nil, 0},
 		{"messages", "/api/v1/messages?queue=wire-q", nil, nil, "", nil, 0},
 		{"messages-group", "/api/v1/messages?queue=wire-q&consumerGroup=wire-g", nil, nil, "", nil, 0},

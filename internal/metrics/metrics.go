@@ -15,7 +15,7 @@ import (
 
 // Sources are the live values the collectors read at scrape time. Nil functions read as zero.
 type Sources struct {
-	Pool        func() (total, idle, waiting int32)
+	Pool        func() (total, idle, acquireWaits int32) // acquireWaits is cumulative
 	Buffers     func() (pending, failed int64)
 	Spool       func() (deadSpooled int64, stalled bool) // nil: zeros
 	Maintenance func() (push, pop bool)
@@ -119,7 +119,12 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 			ConstLabels: prometheus.Labels{"state": "idle"}}, pool(1)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_connections", Help: "Open PostgreSQL connections of this broker.",
 			ConstLabels: prometheus.Labels{"state": "active"}}, pool(2)),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_waiting_requests", Help: "Requests waiting for a connection."}, pool(3)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "queen_db_pool_acquire_waits_total",
+			Help: "Connection acquires that found the pool empty and waited, since the broker started."}, pool(3)),
+		// The earlier name of the same count, kept for dashboards that read it: cumulative, not the
+		// requests waiting now.
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_db_pool_waiting_requests",
+			Help: "Deprecated, cumulative: the same count as queen_db_pool_acquire_waits_total."}, pool(3)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_pending_messages", Help: "Pushes in the disk spool waiting for replay."}, buf(0)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_spool_failed_messages", Help: "Spooled pushes that failed to replay."}, buf(1)),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "queen_spool_dead_total",

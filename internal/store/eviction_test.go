@@ -65,4 +65,31 @@ func TestEviction(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, rows, "a queue without maxWaitTimeSeconds")
 	})
+
+	t.Run("MessageExpireWaiting+never-read", func(t *testing.T) {
+		// A partition nobody read is before its first message: its expired messages go to the dead
+		// letters of each group of the queue, queue mode included when nobody named consumes it.
+		name := uniq("evict-unread")
+		p := configure(t, st, name, store.QueueOptions{MaxWaitTimeSeconds: 60})
+		push(t, st, p, "old")
+		backdate(t, st, p, time.Hour)
+		push(t, st, p, "fresh")
+		n, err := st.ExpireWaiting(ctx, key, 100)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, store.QueueMode),
+			"queue mode, the queue's only group, now has a cursor after the expired message")
+		// A subscribed group that never read a new partition: its expired messages go to its dead letters.
+		g := uniq("g")
+		ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok)
+		n, err = st.ExpireWaiting(ctx, key, 100)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "old, for the group")
+		rows, _, err := st.ListDeadLetters(ctx, store.DLQFilter{Queue: name, Group: g, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		require.Equal(t, "old", rows[0].TransactionID)
+	})
 }

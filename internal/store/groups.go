@@ -91,22 +91,30 @@ func wrapSubscription(queue, group string, err error) error {
 	return fmt.Errorf("store: subscription %q on %q: %w", group, queue, interpret(err))
 }
 
-// GroupSummary is one (group, queue) pair of the consumer-group listing.
+// GroupSummary is one (group, queue) pair of the consumer-group listing. Lag counts the messages
+// after the group's position on every partition of the queue (processing included); DeadLetter and
+// DLQConsumed are the group's dead letters and those of them at or before its position.
 type GroupSummary struct {
-	Group, Queue   string
-	Members        int64
-	Behind         int64
-	MaxLagSeconds  float64
-	Consumed       int64
-	Mode           *string
-	SubscriptionTS *time.Time
-	SubscribedAt   *time.Time
+	Group, Queue            string
+	QueueMode               bool
+	Members                 int64
+	Partitions              int64
+	Behind                  int64
+	Lag, Processing, Total  int64
+	DeadLetter, DLQConsumed int64
+	MaxLagSeconds           float64
+	Consumed                int64
+	Mode                    *string
+	SubscriptionTS          *time.Time
+	SubscribedAt            *time.Time
 }
 
-// ListConsumerGroups lists every (group, queue) pair that has cursors.
+// ListConsumerGroups lists every (group, queue) pair: the groups of every queue (migration 0021,
+// queue_groups).
 func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
 	return collect(ctx, s, "ConsumerGroupList", func(r pgx.Rows) (g GroupSummary, err error) {
-		err = r.Scan(&g.Group, &g.Queue, &g.Members, &g.Behind, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
+		err = r.Scan(&g.Group, &g.Queue, &g.QueueMode, &g.Members, &g.Partitions, &g.Behind, &g.Lag, &g.Processing, &g.Total,
+			&g.DeadLetter, &g.DLQConsumed, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
 		return g, err
 	}, s.now())
 }
@@ -121,12 +129,13 @@ type GroupPartition struct {
 	OffsetLag        int64
 	TimeLagSeconds   float64
 	LeaseActive      bool
+	HasCursor        bool
 }
 
-// GroupPartitions lists the cursors of one group.
+// GroupPartitions lists every partition of the queues group belongs to, with its position there.
 func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupPartition, error) {
 	return collect(ctx, s, "ConsumerGroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
-		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive)
+		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive, &g.HasCursor)
 		return g, err
 	}, group, s.now())
 }
@@ -140,12 +149,14 @@ type LaggingPartition struct {
 	TimeLagSeconds          float64
 	OldestUnconsumedAt      time.Time
 	LastConsumedAt          *time.Time
+	HasCursor               bool
 }
 
-// LaggingPartitions lists cursors lagging more than minLag, worst first.
+// LaggingPartitions lists the (group, partition) pairs lagging more than minLag, worst first, never-read
+// partitions included.
 func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
 	return collect(ctx, s, "PartitionListLagging", func(r pgx.Rows) (g LaggingPartition, err error) {
-		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt)
+		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt, &g.HasCursor)
 		return g, err
 	}, minLag.Seconds(), s.now())
 }
@@ -190,31 +201,72 @@ func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Ti
 	return n, nil
 }
 
-// SeekQueue moves group's cursors on queue to the end, or to the last message at or before ts.
+// SeekQueue places group's position on every partition of queue, read by it or not, at the end or
+// after the last message at or before ts, and returns the number of partitions; ErrNotFound when there
+// is no such queue. A named group seeking a queue it is not subscribed to subscribes (seekSubscribe).
 func (s *Store) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (int64, error) {
-	var n int64
+	var n, moved int64 // moved: positions written; n: every partition of the queue
+	var exists bool
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, q("ConsumerGroupSeekQueue"), group, queue, toEnd, pgtype.Timestamptz{Time: ts, Valid: !toEnd}).Scan(&n); err != nil {
+		if _, err := seekSubscribe(ctx, tx, group, queue); err != nil {
 			return err
+		}
+		if err := tx.QueryRow(ctx, q("ConsumerGroupSeekQueue"), group, queue, toEnd, pgtype.Timestamptz{Time: ts, Valid: !toEnd}).Scan(&n, &exists, &moved); err != nil {
+			return err
+		}
+		if !exists {
+			return ErrNotFound
 		}
 		return s.refreshPending(ctx, tx, group, pgtype.Text{String: queue, Valid: true})
 	})
+	if errors.Is(err, ErrNotFound) {
+		return 0, ErrNotFound
+	}
 	if err != nil {
 		return 0, fmt.Errorf("store: seek %q on %q: %w", group, queue, interpret(err))
 	}
 	return n, nil
 }
 
+// seekSubscribe records a named group's subscription on queue, unless it has one, when it seeks
+// there: the groups of a queue are its subscribed groups (migration 0021, queue_groups), and a group
+// that placed positions on a queue is one of them. The queue row is locked first as for a pop's
+// subscription (queries/groups.sql, SubscriptionLock). Reports whether it recorded one.
+func seekSubscribe(ctx context.Context, tx pgx.Tx, group, queue string) (bool, error) {
+	if _, err := tx.Exec(ctx, q("SubscriptionLock"), queue, group, QueueMode); err != nil {
+		return false, err
+	}
+	var recorded bool
+	err := tx.QueryRow(ctx, q("SubscriptionRecordSeeked"), queue, group, QueueMode).Scan(&recorded)
+	return recorded, err
+}
+
 // SeekPartition moves group's cursor on one partition to its end; ErrNotFound when there is no
 // such partition.
 func (s *Store) SeekPartition(ctx context.Context, group, queue, partition string) (int64, error) {
 	var seq pgtype.Int8
-	var exists bool
-	if err := s.pool.QueryRow(ctx, q("ConsumerGroupSeekPartition"), group, queue, partition).Scan(&seq, &exists); err != nil {
-		return 0, fmt.Errorf("store: seek %q on %s/%s: %w", group, queue, partition, interpret(err))
-	}
-	if !exists {
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		recorded, err := seekSubscribe(ctx, tx, group, queue)
+		if err != nil {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, q("ConsumerGroupSeekPartition"), group, queue, partition).Scan(&seq, &exists); err != nil {
+			return err
+		}
+		if !exists {
+			return ErrNotFound
+		}
+		if !recorded {
+			return nil
+		}
+		return s.refreshPending(ctx, tx, group, pgtype.Text{String: queue, Valid: true})
+	})
+	if errors.Is(err, ErrNotFound) {
 		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: seek %q on %s/%s: %w", group, queue, partition, interpret(err))
 	}
 	return seq.Int64, nil
 }

@@ -287,7 +287,7 @@ func TestGroups(t *testing.T) {
 		require.Zero(t, n)
 	})
 
-	t.Run("ConsumerGroupSeekQueue", func(t *testing.T) {
+	t.Run("ConsumerGroupSeekQueue+SubscriptionRecordSeeked", func(t *testing.T) {
 		name := uniq("seekq")
 		p := partition(t, st, name, "Default")
 		push(t, st, p, "1", "2")
@@ -309,9 +309,30 @@ func TestGroups(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, []int64{3}, cursors(t, g, p))
-		n, err = st.SeekQueue(ctx, uniq("nobody"), name, true, time.Time{})
+
+		// Partitions the group never read are placed too: at the end, after the last message at or
+		// before the time, or (nothing before it) not at all, which is where a never-read one starts.
+		unread, empty := partition(t, st, name, "unread"), partition(t, st, name, "empty")
+		push(t, st, unread, "u1", "u2")
+		n, err = st.SeekQueue(ctx, g, name, true, time.Time{})
 		require.NoError(t, err)
-		require.Zero(t, n, "a group without cursors")
+		require.Equal(t, int64(3), n, "every partition of the queue")
+		require.Equal(t, []int64{3, 2, -1}, cursors(t, g, p, unread, empty))
+		nobody := uniq("nobody")
+		n, err = st.SeekQueue(ctx, nobody, name, false, time.Now().Add(-2*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, int64(3), n)
+		require.Equal(t, []int64{-1, -1, -1}, cursors(t, nobody, p, unread, empty), "before everything: no cursor needed")
+		require.Equal(t, store.SubscribeAll, scalar[string](t, st,
+			`SELECT s.mode FROM consumer_group_subscriptions s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1 AND s.consumer_group = $2`, name, nobody),
+			"a group seeking a queue subscribes to it")
+		n, err = st.SeekQueue(ctx, store.QueueMode, name, true, time.Time{})
+		require.NoError(t, err)
+		require.Equal(t, int64(3), n)
+		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM consumer_group_subscriptions WHERE consumer_group = $1`, store.QueueMode),
+			"the queue mode never subscribes")
+		_, err = st.SeekQueue(ctx, g, uniq("none"), true, time.Time{})
+		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
 	t.Run("ConsumerGroupSeekPartition", func(t *testing.T) {

@@ -26,22 +26,23 @@ func TestPending(t *testing.T) {
 		require.True(t, ok)
 		_, err = st.SeekPartition(ctx, "g", q, "a")
 		require.NoError(t, err)
-		// Seeking the queue to its end moves the group's one cursor (on a): a's record goes, the queue
-		// mode's stays, and b, where the group has no cursor yet, still has its work.
+		// Seeking the queue to its end places the group at the end of every partition, b (never read)
+		// included: both records go, the queue mode's stay.
 		_, err = st.SeekQueue(ctx, "g", q, true, time.Time{})
 		require.NoError(t, err)
 		require.Equal(t, []string{store.QueueMode}, pending(t, st, pa))
-		require.Equal(t, []string{store.QueueMode, "g"}, pending(t, st, pb))
+		require.Equal(t, []string{store.QueueMode}, pending(t, st, pb))
 		// Seeking back before the messages gives the work back.
 		_, err = st.SeekQueue(ctx, "g", q, false, time.Now().Add(-time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, []string{store.QueueMode, "g"}, pending(t, st, pa))
 		require.Equal(t, []string{store.QueueMode, "g"}, pending(t, st, pb))
-		// A group without a subscription on the queue keeps no records there, whatever its cursors.
-		_, err = st.SeekPartition(ctx, "unsubscribed", q, "a")
+		// A group that seeks a queue it never popped subscribes to it, and its work is recorded.
+		_, err = st.SeekPartition(ctx, "seeker", q, "a")
 		require.NoError(t, err)
-		_, err = st.SeekQueue(ctx, "unsubscribed", q, false, time.Now().Add(-time.Hour))
+		require.Equal(t, []string{store.QueueMode, "g", "seeker"}, pending(t, st, pb))
+		_, err = st.SeekQueue(ctx, "seeker", q, false, time.Now().Add(-time.Hour))
 		require.NoError(t, err)
-		require.Equal(t, []string{store.QueueMode, "g"}, pending(t, st, pa))
+		require.Equal(t, []string{store.QueueMode, "g", "seeker"}, pending(t, st, pa))
 	})
 }

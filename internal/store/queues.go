@@ -74,19 +74,12 @@ func (s *Store) ListQueues(ctx context.Context, p ListQueuesParams) ([]QueueSumm
 	}, nullText(p.Namespace), nullText(p.Task), p.Limit, p.Offset)
 }
 
-// QueueInfo is a queue's identity and configuration.
+// QueueInfo is a queue's identity and its whole configuration, as configure stores it.
 type QueueInfo struct {
-	ID                        uuid.UUID
-	Name, Namespace, Task     string
-	Priority                  int32
-	CreatedAt                 time.Time
-	LeaseTime, RetryLimit     int32
-	RetryDelay, TTL, MaxSize  int32
-	DeadLetterQueue           bool
-	RetentionEnabled          bool
-	RetentionSeconds          int32
-	CompletedRetentionSeconds int32
-	EncryptionEnabled         bool
+	ID        uuid.UUID
+	Name      string
+	CreatedAt time.Time
+	QueueOptions
 }
 
 // QueueByName reads one queue; ErrNotFound when it does not exist.
@@ -94,7 +87,8 @@ func (s *Store) QueueByName(ctx context.Context, name string) (*QueueInfo, error
 	var x QueueInfo
 	err := s.pool.QueryRow(ctx, q("QueueGetByName"), name).Scan(&x.ID, &x.Name, &x.Namespace, &x.Task, &x.Priority,
 		&x.CreatedAt, &x.LeaseTime, &x.RetryLimit, &x.RetryDelay, &x.TTL, &x.MaxSize, &x.DeadLetterQueue,
-		&x.RetentionEnabled, &x.RetentionSeconds, &x.CompletedRetentionSeconds, &x.EncryptionEnabled)
+		&x.RetentionEnabled, &x.RetentionSeconds, &x.CompletedRetentionSeconds, &x.EncryptionEnabled,
+		&x.DLQAfterMaxRetries, &x.DelayedProcessing, &x.WindowBuffer, &x.MaxWaitTimeSeconds)
 	if err != nil {
 		return nil, fmt.Errorf("store: queue %q: %w", name, interpret(err))
 	}
@@ -123,6 +117,29 @@ func (s *Store) PartitionCounts(ctx context.Context, queueID uuid.UUID) ([]Parti
 			&x.DLQConsumed, &x.Oldest, &x.Newest, &x.OldestPending, &x.TotalConsumed, &x.LastConsumedAt)
 		return x, err
 	}, queueID)
+}
+
+// PartitionGroupCounts are one partition's exact counts for one group of its queue (migration 0021,
+// queue_groups); Cursor is nil where the group never read the partition.
+type PartitionGroupCounts struct {
+	PartitionID             uuid.UUID
+	Group                   string
+	QueueMode               bool
+	Cursor                  *int64
+	Total, Unconsumed       int64
+	Processing              int64
+	LagSeconds              float64 // the age of the first unconsumed message, 0 for none
+	DeadLetter, DLQConsumed int64
+}
+
+// PartitionGroupCounts counts each partition of a queue for each of its groups, exactly, in partition
+// name order (queue mode first within a partition).
+func (s *Store) PartitionGroupCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionGroupCounts, error) {
+	return collect(ctx, s, "PartitionGroupCounts", func(r pgx.Rows) (x PartitionGroupCounts, err error) {
+		err = r.Scan(&x.PartitionID, &x.Group, &x.QueueMode, &x.Cursor, &x.Total, &x.Unconsumed, &x.Processing,
+			&x.LagSeconds, &x.DeadLetter, &x.DLQConsumed)
+		return x, err
+	}, queueID, s.now())
 }
 
 // QueueGroups names the consumer groups that exist on a queue.

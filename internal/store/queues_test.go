@@ -45,16 +45,15 @@ func TestQueues(t *testing.T) {
 		name := uniq("conf")
 		o := store.QueueOptions{Namespace: "ns", Task: "tk", Priority: 7, LeaseTime: 30, RetryLimit: 4, RetryDelay: 100,
 			MaxSize: 50, TTL: 60, DeadLetterQueue: true, RetentionEnabled: true, RetentionSeconds: 10,
-			CompletedRetentionSeconds: 20, EncryptionEnabled: true}
+			CompletedRetentionSeconds: 20, EncryptionEnabled: true, DLQAfterMaxRetries: true, DelayedProcessing: 3,
+			WindowBuffer: 2, MaxWaitTimeSeconds: 9}
 		id, def, err := st.ConfigureQueue(ctx, name, o)
 		require.NoError(t, err)
 		info, err := st.QueueByName(ctx, name)
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), info.CreatedAt, time.Minute)
 		info.CreatedAt = time.Time{}
-		require.Equal(t, store.QueueInfo{ID: id, Name: name, Namespace: "ns", Task: "tk", Priority: 7, LeaseTime: 30,
-			RetryLimit: 4, RetryDelay: 100, TTL: 60, MaxSize: 50, DeadLetterQueue: true, RetentionEnabled: true,
-			RetentionSeconds: 10, CompletedRetentionSeconds: 20, EncryptionEnabled: true}, *info)
+		require.Equal(t, store.QueueInfo{ID: id, Name: name, QueueOptions: o}, *info)
 		// Configure again: a full replace of the options, same queue, same Default partition.
 		id2, def2, err := st.ConfigureQueue(ctx, name, store.QueueOptions{Priority: 1})
 		require.NoError(t, err)
@@ -217,6 +216,46 @@ func TestQueues(t *testing.T) {
 		require.Zero(t, idle.Total)
 		require.Nil(t, idle.Oldest)
 		require.Nil(t, idle.LastPushAt)
+	})
+
+	t.Run("PartitionGroupCounts", func(t *testing.T) {
+		// Queue mode read Default; a named group sought x to its end without reading anything. x is
+		// still pending for queue mode: the partition's counts say so, and each group's its own.
+		name := uniq("gcounts")
+		p := configure(t, st, name, store.QueueOptions{})
+		x := partition(t, st, name, "x")
+		push(t, st, p, "a", "b")
+		push(t, st, x, "x1")
+		pop(t, st, name, store.QueueMode, "Default", 1) // a processing
+		g := uniq("g")
+		_, err := st.SeekPartition(ctx, g, name, "x")
+		require.NoError(t, err)
+		deadLetter(t, st, x, g, "x1", "x")
+		qid := scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, name)
+		parts, err := st.PartitionCounts(ctx, qid)
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 0}, []int64{parts[1].Total, parts[1].Consumed}, "x: consumed by nobody but g")
+		require.Equal(t, []int64{2, 0, 1}, []int64{parts[0].Total, parts[0].Consumed, parts[0].Processing},
+			"Default: g, which never read it, is before its first message")
+		got, err := st.PartitionGroupCounts(ctx, qid)
+		require.NoError(t, err)
+		type row struct {
+			Part, Group                                        string
+			QueueMode, Cursor                                  bool
+			Total, Unconsumed, Processing, DeadLetter, DLQDone int64
+		}
+		var rows []row
+		for _, r := range got {
+			part := map[uuid.UUID]string{p: "Default", x: "x"}[r.PartitionID]
+			rows = append(rows, row{part, r.Group, r.QueueMode, r.Cursor != nil, r.Total, r.Unconsumed, r.Processing, r.DeadLetter, r.DLQConsumed})
+			require.Equal(t, r.Unconsumed > 0, r.LagSeconds > 0, "%s/%s lag", part, r.Group)
+		}
+		require.Equal(t, []row{
+			{"Default", store.QueueMode, true, true, 2, 2, 1, 0, 0},
+			{"Default", g, false, false, 2, 2, 0, 0, 0},
+			{"x", store.QueueMode, true, false, 1, 1, 0, 0, 0},
+			{"x", g, false, true, 1, 0, 0, 1, 1},
+		}, rows)
 	})
 
 	t.Run("QueueGroupList", func(t *testing.T) {

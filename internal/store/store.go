@@ -171,15 +171,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// PoolStats reports the size of both pools together for the metrics surface.
-func (s *Store) PoolStats() (total, idle, waiting int32) {
+// PoolStats reports the size of both pools together for the metrics surface, and how many acquires
+// found them empty and waited since the start (a count that only grows; pgxpool keeps no gauge of the
+// acquires waiting now).
+func (s *Store) PoolStats() (total, idle, acquireWaits int32) {
 	for _, p := range []*pgxpool.Pool{s.pool, s.hot} {
 		st := p.Stat()
 		total += st.TotalConns()
 		idle += st.IdleConns()
-		waiting += int32(st.EmptyAcquireCount() - st.CanceledAcquireCount())
+		acquireWaits += int32(st.EmptyAcquireCount() - st.CanceledAcquireCount())
 	}
-	return total, idle, waiting
+	return total, idle, acquireWaits
 }
 
 // acquire takes a connection of the general pool, waiting at most the acquire timeout: an exhausted

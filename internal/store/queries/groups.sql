@@ -131,55 +131,91 @@ WITH q AS (
 SELECT EXISTS (SELECT 1 FROM q)
 
 -- name: ConsumerGroupList :many
--- One row per (group, queue): cursors, partitions behind, the oldest unconsumed message's age.
-SELECT pc.consumer_group, q.name, count(*) AS members,
-       count(*) FILTER (WHERE p.last_seq > pc.cursor_seq) AS behind,
+-- One row per (group, queue) for every group of every queue (queue_groups, migration 0021): lag and
+-- counts over every partition of the queue, a partition the group never read counted from its first
+-- message. unconsumed = least(message_count, last_seq - position), as the stats pass counts it;
+-- processing = the live lease's range. The oldest-message probe runs only where something is behind.
+WITH g AS MATERIALIZED (
+    SELECT q.id AS queue_id, q.name AS queue_name, g.consumer_group, g.queue_mode
+    FROM queues q CROSS JOIN LATERAL queue_groups(q.id) g
+), r AS (
+    SELECT g.queue_id, g.queue_name, g.consumer_group, g.queue_mode, p.id, p.message_count, p.last_seq,
+           pc.partition_id IS NOT NULL AS has_cursor, coalesce(pc.cursor_seq, 0) AS pos,
+           coalesce(pc.total_consumed, 0) AS consumed,
+           CASE WHEN pc.lease_expires_at > coalesce($1::timestamptz, now())
+                THEN greatest(0, least(pc.delivered_seq, p.last_seq) - pc.cursor_seq) ELSE 0 END AS processing
+    FROM g
+    JOIN partitions p ON p.queue_id = g.queue_id
+    LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
+)
+SELECT r.consumer_group, r.queue_name, r.queue_mode, count(*) FILTER (WHERE r.has_cursor) AS members,
+       count(r.id) AS partitions,
+       count(*) FILTER (WHERE r.last_seq > r.pos) AS behind,
+       coalesce(sum(greatest(0, least(r.message_count, r.last_seq - r.pos))), 0)::bigint AS lag,
+       coalesce(sum(r.processing), 0)::bigint AS processing,
+       coalesce(sum(r.message_count), 0)::bigint AS total,
+       coalesce(sum(d.dlq), 0)::bigint, coalesce(sum(d.dlq_consumed), 0)::bigint,
        coalesce(max(extract(epoch FROM coalesce($1::timestamptz, now()) - om.created_at)), 0)::float8 AS max_lag_seconds,
-       coalesce(sum(pc.total_consumed), 0)::bigint AS consumed,
+       coalesce(sum(r.consumed), 0)::bigint AS consumed,
        s.mode, s.subscription_ts, s.created_at
-FROM partition_consumers pc
-JOIN partitions p ON p.id = pc.partition_id
-JOIN queues q ON q.id = p.queue_id
-LEFT JOIN consumer_group_subscriptions s ON s.consumer_group = pc.consumer_group AND s.queue_id = q.id
+FROM r
 LEFT JOIN LATERAL (
     SELECT m.created_at FROM messages m
-    WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
+    WHERE r.last_seq > r.pos AND m.partition_id = r.id AND m.seq > r.pos
     ORDER BY m.seq LIMIT 1
 ) om ON true
-GROUP BY pc.consumer_group, q.name, s.mode, s.subscription_ts, s.created_at
-ORDER BY pc.consumer_group, q.name
+LEFT JOIN LATERAL (
+    SELECT count(DISTINCT dl.message_seq) AS dlq,
+           count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= r.pos) AS dlq_consumed
+    FROM dead_letters dl WHERE dl.partition_id = r.id AND dl.consumer_group = r.consumer_group
+) d ON true
+LEFT JOIN consumer_group_subscriptions s ON s.consumer_group = r.consumer_group AND s.queue_id = r.queue_id
+GROUP BY r.consumer_group, r.queue_name, r.queue_mode, s.mode, s.subscription_ts, s.created_at
+ORDER BY r.consumer_group, r.queue_name
 
 -- name: ConsumerGroupPartitions :many
--- The partitions of one group: cursor position, lag, lease.
-SELECT q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
-       pc.last_consumed_at, pc.total_consumed, greatest(p.last_seq - pc.cursor_seq, 0),
+-- Every partition of every queue group $1 belongs to (queue_groups, migration 0021): position, lag,
+-- lease. A partition the group never read has no cursor and counts from its first message.
+WITH g AS MATERIALIZED (
+    SELECT q.id, q.name FROM queues q
+    WHERE EXISTS (SELECT 1 FROM queue_groups(q.id) g WHERE g.consumer_group = $1)
+)
+SELECT g.name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
+       pc.last_consumed_at, coalesce(pc.total_consumed, 0), greatest(p.last_seq - coalesce(pc.cursor_seq, 0), 0),
        coalesce(extract(epoch FROM coalesce($2::timestamptz, now()) - om.created_at), 0)::float8,
-       coalesce(pc.lease_expires_at > coalesce($2::timestamptz, now()), false)
-FROM partition_consumers pc
-JOIN partitions p ON p.id = pc.partition_id
-JOIN queues q ON q.id = p.queue_id
+       coalesce(pc.lease_expires_at > coalesce($2::timestamptz, now()), false),
+       pc.partition_id IS NOT NULL
+FROM g
+JOIN partitions p ON p.queue_id = g.id
+LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = $1
 LEFT JOIN LATERAL (
     SELECT m.created_at FROM messages m
-    WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
+    WHERE p.last_seq > coalesce(pc.cursor_seq, 0) AND m.partition_id = p.id AND m.seq > coalesce(pc.cursor_seq, 0)
     ORDER BY m.seq LIMIT 1
 ) om ON true
-WHERE pc.consumer_group = $1
-ORDER BY q.name, p.name
+ORDER BY g.name, p.name
 
 -- name: PartitionListLagging :many
-SELECT pc.consumer_group, q.name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
-       greatest(p.last_seq - pc.cursor_seq, 0), extract(epoch FROM coalesce($2::timestamptz, now()) - om.created_at)::float8,
-       om.created_at, pc.last_consumed_at
-FROM partition_consumers pc
-JOIN partitions p ON p.id = pc.partition_id
-JOIN queues q ON q.id = p.queue_id
+-- Every (group, partition) of every queue (queue_groups, migration 0021) whose oldest message after the
+-- group's position is older than $1 seconds, worst first; a partition the group never read counts
+-- from its first message.
+WITH g AS MATERIALIZED (
+    SELECT q.id AS queue_id, q.name AS queue_name, g.consumer_group
+    FROM queues q CROSS JOIN LATERAL queue_groups(q.id) g
+)
+SELECT g.consumer_group, g.queue_name, p.name, p.id, CASE WHEN pc.lease_expires_at > coalesce($2::timestamptz, now()) THEN pc.lease_id END,
+       greatest(p.last_seq - coalesce(pc.cursor_seq, 0), 0), extract(epoch FROM coalesce($2::timestamptz, now()) - om.created_at)::float8,
+       om.created_at, pc.last_consumed_at, pc.partition_id IS NOT NULL
+FROM g
+JOIN partitions p ON p.queue_id = g.queue_id
+LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
 JOIN LATERAL (
     SELECT m.created_at FROM messages m
-    WHERE m.partition_id = pc.partition_id AND m.seq > pc.cursor_seq
+    WHERE p.last_seq > coalesce(pc.cursor_seq, 0) AND m.partition_id = p.id AND m.seq > coalesce(pc.cursor_seq, 0)
     ORDER BY m.seq LIMIT 1
 ) om ON true
 WHERE om.created_at < coalesce($2::timestamptz, now()) - make_interval(secs => $1)
-ORDER BY om.created_at
+ORDER BY om.created_at, g.consumer_group, p.name
 
 -- name: ConsumerGroupDeleteCursors :one
 -- $2: queue name or NULL for every queue. $3: also forget the subscription. Without it, the cursors
@@ -217,6 +253,21 @@ ON CONFLICT (partition_id, consumer_group) DO UPDATE
     SET cursor_seq = EXCLUDED.cursor_seq, claim_cursor_seq = EXCLUDED.claim_cursor_seq
     WHERE pc.total_consumed = 0 AND (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($3::timestamptz, now()))
 
+-- name: SubscriptionRecordSeeked :one
+-- A seek of named group $2 on queue $1 ($3 the queue-mode group, which has none) records the group's
+-- subscription unless one exists, so that the group is one of the queue's groups (queue_groups,
+-- migration 0021) and pushes record its pending work. Recorded as the default mode, seeded: the seek's
+-- pending-work refresh seeds it in the same transaction. Runs after SubscriptionLock. Returns whether
+-- it recorded one.
+WITH ins AS (
+    INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, seeded)
+    SELECT $2, q.id, 'all', true FROM queues q
+    WHERE q.name = $1 AND $2 <> $3::text
+    ON CONFLICT (consumer_group, queue_id) DO NOTHING
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM ins)
+
 -- name: SubscriptionUpdate :one
 WITH upd AS (
     UPDATE consumer_group_subscriptions
@@ -227,29 +278,31 @@ WITH upd AS (
 SELECT count(*) FROM upd
 
 -- name: ConsumerGroupSeekQueue :one
--- Moves every cursor group $1 has on queue $2 to the end ($3) or to the last message at or before $4,
--- and ends their leases.
+-- Places group $1's position on every partition of queue $2, read by the group or not, at the end ($3)
+-- or after the last message at or before $4 (0: before the first), and ends its leases. A partition
+-- the group never read whose target is 0 is already there and gets no row. Returns the partitions of
+-- the queue and whether it exists.
 WITH target AS (
-    SELECT pc.partition_id,
+    SELECT p.id,
            CASE WHEN $3 THEN p.last_seq
                 ELSE coalesce((SELECT m.seq FROM messages m
                                WHERE m.partition_id = p.id AND m.created_at <= $4::timestamptz
                                ORDER BY m.seq DESC LIMIT 1), 0)
            END AS seq
-    FROM partition_consumers pc
-    JOIN partitions p ON p.id = pc.partition_id
-    JOIN queues q ON q.id = p.queue_id
-    WHERE pc.consumer_group = $1 AND q.name = $2
-    ORDER BY pc.partition_id
-    FOR UPDATE OF pc
+    FROM queues q
+    JOIN partitions p ON p.queue_id = q.id
+    WHERE q.name = $2
 ), upd AS (
-    UPDATE partition_consumers pc
-    SET cursor_seq = t.seq, claim_cursor_seq = t.seq, lease_expires_at = NULL, batch_retry_count = 0, retry_after = NULL
-    FROM target t
-    WHERE pc.partition_id = t.partition_id AND pc.consumer_group = $1
+    INSERT INTO partition_consumers AS pc (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
+    SELECT t.id, $1, t.seq, t.seq FROM target t
+    WHERE t.seq > 0 OR EXISTS (SELECT 1 FROM partition_consumers x WHERE x.partition_id = t.id AND x.consumer_group = $1)
+    ORDER BY t.id
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE
+        SET cursor_seq = EXCLUDED.cursor_seq, claim_cursor_seq = EXCLUDED.cursor_seq,
+            lease_expires_at = NULL, batch_retry_count = 0, retry_after = NULL
     RETURNING 1
 )
-SELECT count(*) FROM upd
+SELECT (SELECT count(*) FROM target), EXISTS (SELECT 1 FROM queues WHERE name = $2), (SELECT count(*) FROM upd)
 
 -- name: ConsumerGroupSeekPartition :one
 -- Moves group $1's cursor on partition $3 of queue $2 to the partition's end (creating the cursor).

@@ -37,11 +37,15 @@ LIMIT $3 OFFSET $4
 
 -- name: QueueGetByName :one
 SELECT id, name, namespace, task, priority, created_at, lease_time, retry_limit, retry_delay, ttl, max_size,
-       dead_letter_queue, retention_enabled, retention_seconds, completed_retention_seconds, encryption_enabled
+       dead_letter_queue, retention_enabled, retention_seconds, completed_retention_seconds, encryption_enabled,
+       dlq_after_max_retries, delayed_processing, window_buffer, max_wait_time_seconds
 FROM queues WHERE name = $1
 
 -- name: PartitionCounts :many
--- Exact counts for each partition of queue $1 (partition_counts in migration 0009 says what they mean).
+-- Exact counts for each partition of queue $1 (partition_counts_at in migration 0021 says what they
+-- mean), relative to the lowest position of the queue's groups (queue_groups, 0021): a group that
+-- never read the partition is before its first message.
+WITH g AS MATERIALIZED (SELECT consumer_group FROM queue_groups($1))
 SELECT p.id, p.name, p.created_at, p.last_push_at, c.total, c.consumed, c.processing, c.dlq, c.dlq_consumed,
        (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq LIMIT 1),
        (SELECT o.created_at FROM messages o WHERE o.partition_id = p.id ORDER BY o.seq DESC LIMIT 1),
@@ -49,9 +53,39 @@ SELECT p.id, p.name, p.created_at, p.last_push_at, c.total, c.consumed, c.proces
        (SELECT coalesce(sum(pc.total_consumed), 0)::bigint FROM partition_consumers pc WHERE pc.partition_id = p.id),
        (SELECT max(pc.last_consumed_at) FROM partition_consumers pc WHERE pc.partition_id = p.id)
 FROM partitions p
-CROSS JOIN LATERAL partition_counts(p.id, p.message_count) c
+CROSS JOIN LATERAL (
+    SELECT coalesce(min(coalesce(pc.cursor_seq, 0)), 0) AS low
+    FROM g LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
+) f
+CROSS JOIN LATERAL partition_counts_at(p.id, p.message_count, f.low) c
 WHERE p.queue_id = $1
 ORDER BY p.name
+
+-- name: PartitionGroupCounts :many
+-- Exact counts of each partition of queue $1 for each of the queue's groups (queue_groups, migration
+-- 0021), at the group's position: its cursor, or before the first message where it has none.
+-- unconsumed counts the messages after the position, processing those of them inside the group's
+-- live lease; dlq the group's dead letters, dlq_consumed those at or before the position.
+WITH g AS MATERIALIZED (SELECT consumer_group, queue_mode FROM queue_groups($1))
+SELECT p.id, g.consumer_group, g.queue_mode, pc.cursor_seq, p.message_count,
+       u.unconsumed, u.processing,
+       coalesce(extract(epoch FROM coalesce($2::timestamptz, now()) - u.oldest), 0)::float8, d.dlq, d.dlq_consumed
+FROM partitions p
+CROSS JOIN g
+LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
+CROSS JOIN LATERAL (
+    SELECT count(*) AS unconsumed,
+           count(*) FILTER (WHERE pc.lease_expires_at > coalesce($2::timestamptz, now()) AND m.seq <= pc.delivered_seq) AS processing,
+           min(m.created_at) AS oldest
+    FROM messages m WHERE m.partition_id = p.id AND m.seq > coalesce(pc.cursor_seq, 0)
+) u
+CROSS JOIN LATERAL (
+    SELECT count(DISTINCT dl.message_seq) AS dlq,
+           count(DISTINCT dl.message_seq) FILTER (WHERE dl.message_seq <= coalesce(pc.cursor_seq, 0)) AS dlq_consumed
+    FROM dead_letters dl WHERE dl.partition_id = p.id AND dl.consumer_group = g.consumer_group
+) d
+WHERE p.queue_id = $1
+ORDER BY p.name, g.queue_mode DESC, g.consumer_group
 
 -- name: QueueGroupList :many
 -- The consumer groups that exist on queue $1 (by name).

@@ -1,26 +1,36 @@
 -- name: StatsPartitionSlice :many
 -- One slice of a stats pass: the counts of up to $2 partitions after id $1 (in id order), summed per
 -- queue; every row also carries the slice's last partition id and its partition count, where the next
--- slice starts. A partition's counts follow partition_counts (migration 0009) but are derived from
+-- slice starts. A partition's counts follow partition_counts_at (migration 0021) but are derived from
 -- what the hot path keeps instead of counted row by row, so a slice costs a few index probes per
 -- partition however long its backlog is (docs/decisions.md "Stats from counters"):
---   unconsumed = messages above the slowest cursor = least(message_count, last_seq - cursor), exact
+--   unconsumed = messages above the slowest position = least(message_count, last_seq - position), exact
 --     unless the unconsumed range has sequence gaps (a dropped duplicate, a single deleted message);
 --   processing = messages inside a live lease, counted in those leases' ranges (a batch each);
 --   oldest pending = the first message above the slowest cursor (created_at never decreases along a
 --     partition); dead letters are counted (they are few).
 WITH p AS MATERIALIZED (
     SELECT id, queue_id, last_seq, message_count FROM partitions WHERE id > $1::uuid ORDER BY id LIMIT $2
+), g AS MATERIALIZED (
+    -- The groups of the slice's queues (migration 0021): the slowest position on a partition is the
+    -- lowest of theirs, 0 where one of them never read it.
+    SELECT qs.queue_id, g.consumer_group
+    FROM (SELECT DISTINCT queue_id FROM p) qs CROSS JOIN LATERAL queue_groups(qs.queue_id) g
 ), c AS (
     SELECT p.queue_id, p.message_count AS total,
            greatest(0, least(p.message_count, p.last_seq - f.low)) AS unconsumed,
            pr.n AS processing, o.created_at AS oldest, d.dlq, d.dlq_consumed
     FROM p
-    -- One read of the partition's consumer rows: the slowest cursor, and whether any lease is live. The
-    -- probes below run only where they can find something (a one-time filter each), so a partition
-    -- with nothing unconsumed and nothing leased costs this read and the dead-letter probe.
+    -- The slowest position (a probe per group of the queue), and whether any lease is live (one read of
+    -- the partition's consumer rows). The probes below run only where they can find something (a
+    -- one-time filter each), so a partition with nothing unconsumed and nothing leased costs these
+    -- reads and the dead-letter probe.
     CROSS JOIN LATERAL (
-        SELECT coalesce(min(pc.cursor_seq), 0) AS low, coalesce(bool_or(pc.lease_expires_at > now()), false) AS leased
+        SELECT coalesce(min(coalesce(pc.cursor_seq, 0)), 0) AS low
+        FROM g LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
+        WHERE g.queue_id = p.queue_id) lo
+    CROSS JOIN LATERAL (
+        SELECT lo.low, coalesce(bool_or(pc.lease_expires_at > now()), false) AS leased
         FROM partition_consumers pc WHERE pc.partition_id = p.id) f
     CROSS JOIN LATERAL (
         SELECT count(DISTINCT m.seq) AS n
