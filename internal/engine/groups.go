@@ -83,10 +83,10 @@ type GroupQueue struct {
 	MaxTimeLag            float64     `json:"maxTimeLag"`
 	TotalConsumed         int64       `json:"totalConsumed"`
 	Messages              GroupCounts `json:"messages"`
-	State                 string   `json:"state"`
-	SubscriptionMode      *string  `json:"subscriptionMode"`
-	SubscriptionTimestamp *string  `json:"subscriptionTimestamp"`
-	SubscriptionCreatedAt *string  `json:"subscriptionCreatedAt"`
+	State                 string      `json:"state"`
+	SubscriptionMode      *string     `json:"subscriptionMode"`
+	SubscriptionTimestamp *string     `json:"subscriptionTimestamp"`
+	SubscriptionCreatedAt *string     `json:"subscriptionCreatedAt"`
 }
 
 // laggingAfter is how old a group's oldest unconsumed message may get before it is "Lagging".

@@ -124,7 +124,7 @@ func (e *Engine) Queues(ctx context.Context, f QueueFilter) (*QueueList, error) 
 			CreatedAt: isoMillis(q.CreatedAt), Partitions: q.Partitions,
 			Messages: ShortCounts{Total: q.Total, Pending: q.Pending, Processing: q.Processing, Completed: q.Completed,
 				DeadLetter: q.DeadLetter},
-			StatsAt:  optTime(q.StatsAt)}
+			StatsAt: optTime(q.StatsAt)}
 	}
 	return &QueueList{Queues: out, StatsAge: statsAge(qs)}, nil
 }
@@ -253,7 +253,7 @@ type QueueDetail struct {
 	// are relative to the slowest of them.
 	ConsumerGroups []QueueGroup `json:"consumerGroups"`
 	Priority       int32        `json:"-"`
-	Config     QueueConfig       `json:"-"`
+	Config         QueueConfig  `json:"-"`
 }
 
 // queueInfo reads one queue; a NotFoundError naming it when missing.
