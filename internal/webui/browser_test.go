@@ -76,7 +76,9 @@ func (b *browser) in(t *testing.T) *browser {
 }
 
 func newBrowser(t *testing.T, base string, width, height int) *browser {
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// A cap for a stuck browser, not the expected run time: on a loaded 2-core runner the whole
+	// page tour has taken over three minutes.
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	t.Cleanup(cancel)
 	actx, acancel := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
@@ -670,8 +672,8 @@ func TestDashboardPages(t *testing.T) {
 		// Failed acks of the history as bars: each inside the plot, the last bucket's too.
 		require.NotZero(t, b.checkAxis(`[data-testid="ops-errors"]`, time.Hour, opened).Bars)
 		b.shot("operations", false)
-		b.open("/queues/orders", `[data-testid="qd-throughput"]`)
-		b.waitJS(`(document.querySelector('[data-testid="qd-throughput"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
+		b.open("/queues/orders", `[data-testid="chart-q-Throughput"]`)
+		b.waitJS(`(document.querySelector('[data-testid="chart-q-Throughput"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
 		b.shot("queue-detail", false)
 		b.open("/system", `[data-testid="sys-cpu"]`)
 		b.waitJS(`(document.querySelector('[data-testid="sys-cpu"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
@@ -679,6 +681,56 @@ func TestDashboardPages(t *testing.T) {
 		b.open("/analytics", `[data-testid="an-flow"]`)
 		b.waitJS(`(document.querySelector('[data-testid="an-flow"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
 		b.shot("analytics", false)
+	})
+	// Ctrl-K jumps to a queue; Queues and Consumers filter by namespace, task and queue; a custom range
+	// draws exactly the chosen window; a queue's page has its metric rows.
+	t.Run("jump, filters, custom range, queue metrics", func(t *testing.T) {
+		b := b.in(t)
+		b.open("/", `[data-testid="stat-queues"]`)
+		_, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`dispatchEvent(new KeyboardEvent('keydown', {key: 'k', ctrlKey: true}))`))
+		require.NoError(t, err)
+		require.NoError(t, chromedp.Do(b.ctx, chromedp.WaitVisible(`[data-testid="jump-input"]`), chromedp.SendKeys(`[data-testid="jump-input"]`, "emai")))
+		b.waitJS(`document.querySelectorAll('[data-testid="jump-hit"]').length === 1`)
+		require.NoError(t, chromedp.Do(b.ctx, chromedp.SendKeys(`[data-testid="jump-input"]`, "\r")))
+		b.waitJS(`location.pathname === '/queues/emails'`)
+
+		choose := func(sel, value string) {
+			t.Helper()
+			_, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](fmt.Sprintf(
+				`(() => { const e = document.querySelector(%q); e.value = %q; return e.dispatchEvent(new Event('change', {bubbles: true})); })()`, sel, value)))
+			require.NoError(t, err)
+		}
+		b.open("/queues", `[data-testid="queue-orders"]`)
+		choose(`[data-testid="queue-ns"]`, "shop")
+		b.waitJS(`document.querySelectorAll('.qcard').length === 1`)
+		require.Equal(t, 1, b.count(`[data-testid="queue-orders"]`))
+		b.open("/consumers?queue=orders", `[data-testid="group-analytics-orders"]`)
+		require.Equal(t, 2, b.count(`.qcard`), "analytics and queue mode on orders")
+		choose(`[data-testid="group-queue"]`, "")
+		choose(`[data-testid="group-task"]`, "billing")
+		b.waitJS(`document.querySelectorAll('.qcard').length === 2`)
+
+		b.open("/queues/orders", `[data-testid="chart-q-Throughput"]`)
+		require.Equal(t, 7, b.count(`[data-testid^="metric-q-"]`))
+		b.click(`[data-testid="range"] .seg button:last-child`)
+		var win [2]float64
+		b.eval(`(() => {
+  const p = (n) => String(n).padStart(2, '0');
+  const f = (d) => d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes());
+  const to = new Date(Math.floor(Date.now() / 60000) * 60000 - 30 * 60000), from = new Date(to.getTime() - 60 * 60000);
+  for (const [id, d] of [['range-from', from], ['range-to', to]]) {
+    const e = document.querySelector('[data-testid="' + id + '"]');
+    e.value = f(d);
+    e.dispatchEvent(new Event('input', {bubbles: true}));
+  }
+  return JSON.stringify([from.getTime(), to.getTime()]);
+})()`, &win)
+		b.click(`[data-testid="range-apply"]`)
+		b.waitJS(fmt.Sprintf(`(document.querySelector('[data-testid="chart-q-Throughput"] svg')||{dataset:{}}).dataset.to === '%d'`, int64(win[1])))
+		var a chartAxis
+		b.eval(axisJS+`('[data-testid="chart-q-Throughput"]')`, &a)
+		require.Empty(t, a.Problems)
+		require.Equal(t, win[0], a.From)
 	})
 	// At 1280 px nothing is cut off: no page scrolls sideways, no table hides columns, no tile clips its value.
 	t.Run("nothing cut off at 1280 px", func(t *testing.T) {

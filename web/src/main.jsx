@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, getToken, setToken, onAuthError } from './api.js';
-import { Link, useLocation, useData, refreshAll, Confirm, num, AccessContext, useCan } from './ui.jsx';
+import { Link, useLocation, useData, refreshAll, Confirm, Modal, num, AccessContext, useCan, navigate, groupName } from './ui.jsx';
 import { Dashboard } from './pages/dashboard.jsx';
 import { Operations } from './pages/operations.jsx';
 import { Queues, QueueDetail } from './pages/queues.jsx';
@@ -107,6 +107,44 @@ function Maintenance() {
   );
 }
 
+// JumpBox (Ctrl-K / ⌘K, or the header's button) finds a queue or a consumer group by name and opens it.
+function JumpBox({ onClose }) {
+  const d = useData(async () => {
+    const [qs, gs] = await Promise.all([api('/api/v1/resources/queues'), api('/api/v1/consumer-groups')]);
+    return [
+      ...(qs.queues || []).filter((q) => q.name).map((q) => ({ key: 'q:' + q.name, kind: 'queue', label: q.name,
+        hint: [num(q.partitions) + ' partitions', q.namespace, q.task].filter(Boolean).join(' · '), href: '/queues/' + encodeURIComponent(q.name) })),
+      ...(gs || []).map((g) => ({ key: 'g:' + g.name + '/' + g.queueName, kind: 'group', label: groupName(g.name),
+        hint: 'on ' + g.queueName + ' · ' + g.state, href: '/consumers?queue=' + encodeURIComponent(g.queueName) + '&search=' + encodeURIComponent(g.name === '__QUEUE_MODE__' ? '' : g.name) })),
+    ];
+  }, []);
+  const [text, setText] = useState('');
+  const [sel, setSel] = useState(0);
+  const t = text.trim().toLowerCase();
+  const hits = (d.data || []).filter((x) => !t || x.label.toLowerCase().includes(t)).slice(0, 12);
+  const go = (x) => { if (x) { onClose(); navigate(x.href); } };
+  const key = (e) => {
+    if (e.key === 'ArrowDown') { e.preventDefault(); setSel(Math.min(sel + 1, hits.length - 1)); }
+    if (e.key === 'ArrowUp') { e.preventDefault(); setSel(Math.max(sel - 1, 0)); }
+    if (e.key === 'Enter') { e.preventDefault(); go(hits[sel]); }
+  };
+  return (
+    <Modal title="Jump to a queue or consumer group" onClose={onClose}>
+      <input autoFocus type="search" placeholder="Name…" value={text} onInput={(e) => { setText(e.target.value); setSel(0); }} onKeyDown={key}
+        aria-label="Jump to" data-testid="jump-input" style={{ width: '100%' }} />
+      <div class="jump" data-testid="jump-results">
+        {d.error && <div class="muted small">{d.error.message}</div>}
+        {d.data && hits.length === 0 && <div class="muted small">Nothing named like that.</div>}
+        {hits.map((x, i) => (
+          <a href={x.href} class={'jumprow' + (i === sel ? ' on' : '')} onClick={(e) => { e.preventDefault(); go(x); }} onMouseEnter={() => setSel(i)} data-testid="jump-hit">
+            <span class="badge">{x.kind}</span> <b>{x.label}</b> <span class="muted small">{x.hint}</span>
+          </a>
+        ))}
+      </div>
+    </Modal>
+  );
+}
+
 // AuthGate asks for a token after a 401/403; the token is kept in localStorage and sent as a bearer.
 function AuthGate() {
   const [err, setErr] = useState(null);
@@ -146,6 +184,12 @@ function App() {
     try { localStorage.setItem('queen.theme', theme); } catch (e) { /* storage disabled */ }
   }, [theme]);
   useEffect(() => setMenu(false), [path]);
+  const [jump, setJump] = useState(false);
+  useEffect(() => {
+    const k = (e) => { if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') { e.preventDefault(); setJump(true); } };
+    addEventListener('keydown', k);
+    return () => removeEventListener('keydown', k);
+  }, []);
   // quiet: a 401 here is reported by the page's own reads; the token form then reloads this too.
   const acc = useData(() => api('/api/v1/access', { quiet: true }), []);
   const access = acc.data || (acc.error && acc.error.status !== 401 && acc.error.status !== 403 ? { unknown: true } : null);
@@ -170,13 +214,16 @@ function App() {
           <button class="ghost burger" onClick={() => setMenu(!menu)} aria-label="Menu">☰</button>
           <Maintenance />
           <div class="spacer" />
+          <button class="ghost jumpbtn" onClick={() => setJump(true)} title="Jump to a queue or group (Ctrl-K)" data-testid="jump">⌕ <span class="muted small hide-sm">Ctrl-K</span></button>
           <button class="ghost" onClick={refreshAll} title="Refresh" data-testid="refresh">⟳</button>
           <button class="ghost" onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')} title="Theme" data-testid="theme">
             {theme === 'dark' ? '☀' : '☾'}
           </button>
         </header>
         <AuthGate />
-        <main>{route(path)}</main>
+        {/* Keyed on the URL: a jump to the same page with other filters starts it afresh. */}
+        <main key={path + location.search}>{route(path)}</main>
+        {jump && <JumpBox onClose={() => setJump(false)} />}
       </div>
     </div>
     </AccessContext.Provider>

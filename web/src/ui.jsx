@@ -109,6 +109,16 @@ export const short = (s, n = 8) => (s && s.length > n + 2 ? s.slice(0, n) + '…
 export const QUEUE_MODE = '__QUEUE_MODE__';
 export const groupName = (g) => (g === QUEUE_MODE ? 'queue mode' : g);
 
+// FilterSelect offers the distinct non-empty values of a list ("" = any).
+export function FilterSelect({ value, onChange, values, all, label, id }) {
+  const opts = [...new Set(values.filter(Boolean))].sort();
+  return (
+    <select value={value} onChange={(e) => onChange(e.target.value)} aria-label={label} data-testid={id}>
+      <option value="">{all}</option>{opts.map((v) => <option value={v}>{v}</option>)}
+    </select>
+  );
+}
+
 // ---- layout pieces
 
 export function Page({ title, actions, children }) {
@@ -161,9 +171,59 @@ export function Segmented({ value, options, onChange, label, id }) {
   );
 }
 
+// useRange is a page's time window: a preset ending now, or a custom from/to. It returns the key the
+// page's loads depend on, q() giving the from/to of a load, and the control RangePicker draws.
 export function useRange(def = '1h') {
-  const [range, setRange] = useState(def);
-  return [range, setRange, () => rangeQuery(range)];
+  const [preset, setPreset] = useState(def);
+  const [custom, setCustom] = useState(null); // {from, to} ISO strings
+  const key = preset === 'custom' && custom ? 'custom:' + custom.from + '/' + custom.to : preset;
+  const q = () => (preset === 'custom' && custom ? custom : rangeQuery(preset));
+  return [key, setPreset, q, { preset, setPreset, custom, setCustom }];
+}
+
+// local formats a time for a datetime-local input (local clock, minutes).
+const local = (iso) => {
+  const d = new Date(iso);
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+};
+
+// RangePicker: the presets, and "custom" with a from/to pair applied together (from before to).
+export function RangePicker({ ctl, options }) {
+  const [draft, setDraft] = useState(null);
+  const [err, setErr] = useState('');
+  const pick = (o) => {
+    if (o === 'custom') {
+      const cur = ctl.custom || rangeQuery(ctl.preset === 'custom' ? '1h' : ctl.preset);
+      setDraft({ from: local(cur.from), to: local(cur.to) });
+      ctl.setCustom(cur);
+    } else {
+      setDraft(null);
+    }
+    setErr('');
+    ctl.setPreset(o);
+  };
+  const apply = (e) => {
+    e.preventDefault();
+    const from = new Date(draft.from), to = new Date(draft.to);
+    if (!(from < to)) { setErr('"from" must be before "to"'); return; }
+    setErr('');
+    ctl.setCustom({ from: from.toISOString(), to: to.toISOString() });
+  };
+  return (
+    <div class="row" data-testid="range">
+      <Segmented value={ctl.preset} options={[...options, 'custom']} onChange={pick} label="Range" />
+      {ctl.preset === 'custom' && draft && (
+        <form class="row" onSubmit={apply} data-testid="range-custom">
+          <input type="datetime-local" value={draft.from} onInput={(e) => { const v = e.target.value; setDraft((x) => ({ ...x, from: v })); }} aria-label="From" data-testid="range-from" />
+          <span class="muted">→</span>
+          <input type="datetime-local" value={draft.to} onInput={(e) => { const v = e.target.value; setDraft((x) => ({ ...x, to: v })); }} aria-label="To" data-testid="range-to" />
+          <button type="submit" class="small" data-testid="range-apply">Apply</button>
+          {err && <span class="banner err small">{err}</span>}
+        </form>
+      )}
+    </div>
+  );
 }
 
 export function Badge({ tone = '', children }) {
@@ -346,6 +406,27 @@ export function LineChart({ series, height = 180, fmt = (v) => num(v, 2), bucket
         })}
         {hover !== null && <span class="muted">{tickLabel(hover, 864e5 * 2)}</span>}
       </div>
+    </div>
+  );
+}
+
+// MetricRows: one row per metric (label, current value, what it means, a sparkline) that opens into its
+// chart. rows: [{label, value, ctx, spark: points, chart: series, fmt?, kind?, bucketMs}].
+export function MetricRows({ rows, open, setOpen, win, prefix = '' }) {
+  return (
+    <div class="mtable">
+      {rows.map((r) => (
+        <div class="mitem">
+          <div class="mrow" onClick={() => setOpen({ ...open, [r.label]: !open[r.label] })} data-testid={'metric-' + prefix + r.label}>
+            <span class="mlabel"><i class="dot ok" /> {r.label}</span>
+            <span class="num">{r.value}</span>
+            <span class="muted hide-sm">{r.ctx}</span>
+            <span class="hide-sm"><Sparkline values={r.spark.map((p) => p[1])} /></span>
+            <span class="muted">{open[r.label] ? '▾' : '▸'}</span>
+          </div>
+          {open[r.label] && <LineChart id={'chart-' + prefix + r.label} series={r.chart} bucketMs={r.bucketMs} fmt={r.fmt} kind={r.kind} win={win} />}
+        </div>
+      ))}
     </div>
   );
 }

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, BarList, toPoints, num, Empty } from '../ui.jsx';
+import { Page, Card, Stat, ErrorBox, Segmented, useRange, RangePicker, useData, LineChart, windowOf, BarList, toPoints, num, Empty } from '../ui.jsx';
 
 export function Analytics() {
-  const [range, setRange, q] = useRange('1h');
+  const [range, , q, rangeCtl] = useRange('1h');
   const [f, setF] = useState({ queue: '', namespace: '', task: '' });
   const d = useData(async () => {
     const r = q();
@@ -21,7 +21,7 @@ export function Analytics() {
       <select value={f.queue} onChange={set('queue')} aria-label="Queue"><option value="">all queues</option>{x && x.queues.map((q) => <option>{q.name}</option>)}</select>
       <select value={f.namespace} onChange={set('namespace')} aria-label="Namespace"><option value="">all namespaces</option>{x && x.ns.map((n) => <option>{n.namespace}</option>)}</select>
       <select value={f.task} onChange={set('task')} aria-label="Task"><option value="">all tasks</option>{x && x.tasks.map((t) => <option>{t.task}</option>)}</select>
-      <Segmented value={range} options={['1h', '6h', '24h', '7d']} onChange={setRange} label="Range" />
+      <RangePicker ctl={rangeCtl} options={['1h', '6h', '24h', '7d']} />
     </>}>
       <ErrorBox error={d.error} />
       {x && <Body x={x} f={f} />}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, paths } from '../api.js';
-import { useCan, Page, Card, ErrorBox, Segmented, useData, useLocation, num, dur, time, Link, Confirm, Modal, Badge, Empty, groupName } from '../ui.jsx';
+import { FilterSelect, useCan, Page, Card, ErrorBox, Segmented, useData, useLocation, num, dur, time, Link, Confirm, Modal, Badge, Empty, groupName } from '../ui.jsx';
 
 const LAG_PRESETS = { any: 0, '1m': 60, '5m': 300, '30m': 1800, '1h': 3600, '6h': 21600, '24h': 86400 };
 const STATE_TONE = { Stable: 'ok', Lagging: 'warn', Dead: 'bad' };
@@ -12,19 +12,29 @@ export function Consumers() {
   const [preset, setPreset] = useState('1h');
   const [dialog, setDialog] = useState(null);
   const can = useCan();
+  const [ns, setNs] = useState(query.get('namespace') || '');
+  const [task, setTask] = useState(query.get('task') || '');
+  const [queue, setQueue] = useState(query.get('queue') || '');
   const groups = useData(() => api('/api/v1/consumer-groups'), []);
+  // A group's namespace and task are its queue's.
+  const queues = useData(() => api('/api/v1/resources/queues'), []);
+  const qinfo = Object.fromEntries(((queues.data && queues.data.queues) || []).map((q) => [q.name, q]));
   const lagging = useData(() => api('/api/v1/consumer-groups/lagging', { query: { minLagSeconds: LAG_PRESETS[preset] } }), [preset]);
   const reload = () => { groups.reload(); lagging.reload(); };
-  const rows = (groups.data || []).filter((g) => (!laggingOnly || g.partitionsWithLag > 0) &&
+  const rows = (groups.data || []).filter((g) => (!laggingOnly || g.partitionsWithLag > 0) && (!queue || g.queueName === queue) &&
+    (!ns || (qinfo[g.queueName] || {}).namespace === ns) && (!task || (qinfo[g.queueName] || {}).task === task) &&
     (!search || (g.name + ' ' + g.queueName).toLowerCase().includes(search.toLowerCase())))
     .sort((a, b) => (b.maxTimeLag || 0) - (a.maxTimeLag || 0));
   return (
     <Page title="Consumer groups" actions={<>
       <input type="search" placeholder="Search groups or queues" value={search} onInput={(e) => setSearch(e.target.value)} aria-label="Search" />
+      <FilterSelect value={ns} onChange={setNs} values={Object.values(qinfo).map((q) => q.namespace)} all="all namespaces" label="Namespace" id="group-ns" />
+      <FilterSelect value={task} onChange={setTask} values={Object.values(qinfo).map((q) => q.task)} all="all tasks" label="Task" id="group-task" />
+      <FilterSelect value={queue} onChange={setQueue} values={(groups.data || []).map((g) => g.queueName)} all="all queues" label="Queue" id="group-queue" />
       <label class="check"><input type="checkbox" checked={laggingOnly} onChange={(e) => setLaggingOnly(e.target.checked)} /> lagging only</label>
     </>}>
       <ErrorBox error={groups.error} />
-      {groups.data && rows.length === 0 && <Empty>No consumer groups{search ? ' match' : ' yet'}.</Empty>}
+      {groups.data && rows.length === 0 && <Empty>No consumer groups{search || ns || task || queue || laggingOnly ? ' match' : ' yet'}.</Empty>}
       <div class="cards">
         {rows.map((g) => (
           <div class={'qcard ' + (STATE_TONE[g.state] || '')} data-testid={`group-${g.name}-${g.queueName}`}>

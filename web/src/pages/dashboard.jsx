@@ -1,11 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, Sparkline, BarList, toPoints, num, dur, Link, QUEUE_MODE } from '../ui.jsx';
+import { Page, Card, Stat, ErrorBox, Segmented, useRange, RangePicker, useData, LineChart, windowOf, MetricRows, BarList, toPoints, num, dur, Link, QUEUE_MODE } from '../ui.jsx';
 
 const BUCKET = (d) => (d && d.bucketMinutes ? d.bucketMinutes * 60000 : 60000);
 
 export function Dashboard() {
-  const [range, setRange, q] = useRange('1h');
+  const [range, , q, rangeCtl] = useRange('1h');
   const [open, setOpen] = useState({ Throughput: true, 'Time lag': true });
   const d = useData(async () => {
     const r = q();
@@ -24,7 +24,7 @@ export function Dashboard() {
   return (
     <Page title="Dashboard" actions={<>
       <span class="muted" data-testid="last-refresh">{age === null ? 'loading…' : `updated ${age}s ago`}</span>
-      <Segmented value={range} options={['1h', '6h', '24h']} onChange={setRange} label="Range" />
+      <RangePicker ctl={rangeCtl} options={['1h', '6h', '24h']} />
     </>}>
       <ErrorBox error={d.error} />
       {x && <Body x={x} open={open} setOpen={setOpen} />}
@@ -116,20 +116,7 @@ function Body({ x, open, setOpen }) {
       </div>
       <Card title="Metrics" class="metrics" extra={<span class="muted small" title="messages per push / pop request">
         batch efficiency {num(status.messages?.batchEfficiency?.push, 1)} push · {num(status.messages?.batchEfficiency?.pop, 1)} pop</span>}>
-        <div class="mtable">
-          {rows.map((r) => (
-            <div class="mitem">
-              <div class="mrow" onClick={() => setOpen({ ...open, [r.label]: !open[r.label] })} data-testid={'metric-' + r.label}>
-                <span class="mlabel"><i class="dot ok" /> {r.label}</span>
-                <span class="num">{r.value}</span>
-                <span class="muted hide-sm">{r.ctx}</span>
-                <span class="hide-sm"><Sparkline values={r.spark.map((p) => p[1])} /></span>
-                <span class="muted">{open[r.label] ? '▾' : '▸'}</span>
-              </div>
-              {open[r.label] && <LineChart id={'chart-' + r.label} series={r.chart} bucketMs={BUCKET(r.label === 'Retention' ? retention : status)} fmt={r.fmt} kind={r.kind} win={x.win} />}
-            </div>
-          ))}
-        </div>
+        <MetricRows rows={rows.map((r) => ({ ...r, bucketMs: BUCKET(r.label === 'Retention' ? retention : status) }))} open={open} setOpen={setOpen} win={x.win} />
       </Card>
       <div class="grid2">
         <Card title="Top queues by pending" extra={<span class="muted small">pending for the slowest group</span>}>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, BarList, toPoints, num, dur, ago, Empty } from '../ui.jsx';
+import { Page, Card, ErrorBox, Segmented, useRange, RangePicker, useData, LineChart, windowOf, BarList, toPoints, num, dur, ago, Empty } from '../ui.jsx';
 
 const METRICS = {
   'pop/s': (r) => r.popPerSecond, 'push/s': (r) => r.pushPerSecond, 'ack/s': (r) => r.ackPerSecond,
@@ -8,7 +8,7 @@ const METRICS = {
 };
 
 export function Operations() {
-  const [range, setRange, q] = useRange('1h');
+  const [range, , q, rangeCtl] = useRange('1h');
   const [metric, setMetric] = useState('push/s');
   const d = useData(async () => {
     const r = q();
@@ -20,7 +20,7 @@ export function Operations() {
   }, [range]);
   const x = d.data;
   return (
-    <Page title="Queue operations" actions={<Segmented value={range} options={['15m', '1h', '6h', '24h']} onChange={setRange} label="Range" />}>
+    <Page title="Queue operations" actions={<RangePicker ctl={rangeCtl} options={['15m', '1h', '6h', '24h']} />}>
       <ErrorBox error={d.error} />
       {x && <Body x={x} metric={metric} setMetric={setMetric} />}
     </Page>

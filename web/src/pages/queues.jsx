@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, paths } from '../api.js';
-import { QUEUE_MODE, groupName, useCan, Pager, usePaged, Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, toPoints, num, dur, ago, time, Link, navigate, Confirm, Modal, Badge, Empty } from '../ui.jsx';
+import { FilterSelect, useLocation, QUEUE_MODE, groupName, useCan, Pager, usePaged, Page, Card, Stat, ErrorBox, Segmented, useRange, RangePicker, useData, MetricRows, windowOf, toPoints, num, dur, ago, time, Link, navigate, Confirm, Modal, Badge, Empty } from '../ui.jsx';
 
 // severity of a queue card: lag and a push rate well above the pop rate are what operators act on.
 function severity(q) {
@@ -13,7 +13,10 @@ const RANK = { bad: 0, warn: 1, ok: 2 };
 const groupLabel = (g) => (g === QUEUE_MODE ? 'queue-mode' : g);
 
 export function Queues() {
+  const { query } = useLocation();
   const [search, setSearch] = useState('');
+  const [ns, setNs] = useState(query.get('namespace') || '');
+  const [task, setTask] = useState(query.get('task') || '');
   const [sort, setSort] = useState('worst');
   const [del, setDel] = useState(null);
   const can = useCan();
@@ -31,7 +34,8 @@ export function Queues() {
       return { ...q, push: a.push / 900, pop: a.pop / 900, maxLag: a.maxLag };
     });
   }, []);
-  let rows = (d.data || []).filter((q) => !search || (q.name + ' ' + q.namespace + ' ' + q.task).toLowerCase().includes(search.toLowerCase()));
+  let rows = (d.data || []).filter((q) => (!ns || q.namespace === ns) && (!task || q.task === task) &&
+    (!search || (q.name + ' ' + q.namespace + ' ' + q.task).toLowerCase().includes(search.toLowerCase())));
   const by = {
     worst: (a, b) => RANK[severity(a)] - RANK[severity(b)] || (b.messages?.pending || 0) - (a.messages?.pending || 0),
     lag: (a, b) => b.maxLag - a.maxLag, partitions: (a, b) => b.partitions - a.partitions,
@@ -42,10 +46,12 @@ export function Queues() {
   return (
     <Page title="Queues" actions={<>
       <input type="search" placeholder="Search queues" value={search} onInput={(e) => setSearch(e.target.value)} aria-label="Search" data-testid="queue-search" />
+      <FilterSelect value={ns} onChange={setNs} values={(d.data || []).map((q) => q.namespace)} all="all namespaces" label="Namespace" id="queue-ns" />
+      <FilterSelect value={task} onChange={setTask} values={(d.data || []).map((q) => q.task)} all="all tasks" label="Task" id="queue-task" />
       <select value={sort} onChange={(e) => setSort(e.target.value)} aria-label="Sort">{Object.keys(by).map((k) => <option value={k}>sort: {k}</option>)}</select>
     </>}>
       <ErrorBox error={d.error} />
-      {d.data && rows.length === 0 && <Empty>No queues{search ? ' match' : ' yet'}.</Empty>}
+      {d.data && rows.length === 0 && <Empty>No queues{search || ns || task ? ' match' : ' yet'}.</Empty>}
       <div class="cards">
         {rows.map((q) => (
           <div class={'qcard ' + severity(q)} data-testid={'queue-' + q.name}>
@@ -146,17 +152,19 @@ function Configure({ q, onClose }) {
 }
 
 export function QueueDetail({ name }) {
-  const [range, setRange, rq] = useRange('1h');
+  const [range, , rq, rangeCtl] = useRange('1h');
   const [dialog, setDialog] = useState(null);
   const can = useCan();
   const d = useData(async () => {
     const r = rq();
-    const [st, ops] = await Promise.all([api(paths.statusQueue(name)),
-      api('/api/v1/analytics/queue-ops', { query: { ...r, queue: name } })]);
-    return { st, ops, win: windowOf(r) };
+    const [st, ops, parked] = await Promise.all([api(paths.statusQueue(name)),
+      api('/api/v1/analytics/queue-ops', { query: { ...r, queue: name } }),
+      api('/api/v1/analytics/queue-parked-replicas', { query: { ...r, queue: name } })]);
+    return { st, ops, parked, win: windowOf(r) };
   }, [name, range], 30000);
   const parts = usePaged((d.data && d.data.st.partitions) || []);
   const [view, setView] = useState('');
+  const [open, setOpen] = useState({ Throughput: true, 'Time lag': true });
   if (d.error && !d.data) return <Page title={name}><ErrorBox error={d.error} /><Link href="/queues">All queues</Link></Page>;
   if (!d.data) return <Page title={name}><div class="muted">Loading…</div></Page>;
   const { st, ops } = d.data;
@@ -165,7 +173,6 @@ export function QueueDetail({ name }) {
   const groups = st.consumerGroups || [];
   const series = ops.series || [];
   const b = (ops.bucketMinutes || 1) * 60000;
-  const s = (f) => toPoints(series, 'bucket', f);
   const failed = series.reduce((a, r) => a + (r.ackFailed || 0), 0);
   const enc = encodeURIComponent(name);
   const purge = async () => {
@@ -176,7 +183,7 @@ export function QueueDetail({ name }) {
   };
   return (
     <Page title={<span data-testid="queue-title">{name}</span>} actions={<>
-      <Segmented value={range} options={['1h', '6h', '24h']} onChange={setRange} label="Range" />
+      <RangePicker ctl={rangeCtl} options={['1h', '6h', '24h']} />
       {can('consume') && <button onClick={() => setDialog('configure')} data-testid="configure">Configure</button>}
       {can('admin') && can('consume') && <button class="warn" onClick={() => setDialog('purge')} data-testid="purge">Purge</button>}
       {can('admin') && <button class="danger" onClick={() => setDialog('delete')} data-testid="delete-queue">Delete</button>}
@@ -195,10 +202,9 @@ export function QueueDetail({ name }) {
         <Stat id="qd-dlq" label="Dead letters" value={num(t.deadLetter)} tone={t.deadLetter ? 'warn' : ''} />
         <Stat id="qd-total" label="Total" value={num(t.total)} />
       </div>
-      <div class="grid2">
-        <Card title="Throughput"><LineChart win={d.data.win} id="qd-throughput" bucketMs={b} series={[{ name: 'push/s', points: s((r) => r.pushPerSecond) }, { name: 'pop/s', points: s((r) => r.popPerSecond) }, { name: 'ack/s', points: s((r) => r.ackPerSecond) }]} /></Card>
-        <Card title="Time lag"><LineChart win={d.data.win} bucketMs={b} fmt={dur} series={[{ name: 'avg', points: s((r) => r.avgLagMs) }, { name: 'max', points: s((r) => r.maxLagMs) }]} /></Card>
-      </div>
+      <Card title="Metrics" extra={<span class="muted small">this queue, {range.startsWith('custom') ? 'the chosen window' : 'the last ' + range}</span>}>
+        <MetricRows rows={queueMetrics(series, d.data.parked, b, d.data.win)} open={open} setOpen={setOpen} win={d.data.win} prefix="q-" />
+      </Card>
       <Card title="Configuration">
           <dl class="kv wide" data-testid="queue-config">
             {[...OPTION_FIELDS, ...BOOL_FIELDS].map(([k, label]) => {
@@ -254,4 +260,35 @@ export function QueueDetail({ name }) {
       )}
     </Page>
   );
+}
+
+// queueMetrics are the queue page's metric rows, from its operation counters (queue-ops?queue=) and
+// parked long-polls; every row's value is over the whole window unless it says otherwise.
+function queueMetrics(series, parked, bucketMs, win) {
+  const s = (f) => toPoints(series, 'bucket', f);
+  const total = (k) => series.reduce((a, r) => a + (r[k] || 0), 0);
+  let running = 0;
+  const pendingDelta = toPoints(series, 'bucket', (r) => (running += (r.pushMessages || 0) - (r.ackSuccess || 0) - (r.ackFailed || 0)), false);
+  const fillOf = (r) => (r.popMessages + r.popEmpty > 0 ? (100 * r.popMessages) / (r.popMessages + r.popEmpty) : null);
+  const pops = total('popMessages'), empties = total('popEmpty');
+  const perBucket = {};
+  for (const r of (parked && parked.series) || []) perBucket[r.bucket] = (perBucket[r.bucket] || 0) + (r.parkedCount || 0);
+  const parkedPts = toPoints(Object.entries(perBucket).map(([bucket, n]) => ({ bucket, n })), 'bucket', (r) => r.n);
+  const secs = (win[1] - win[0]) / 1000;
+  return [
+    { label: 'Throughput', value: `${num(total('pushMessages') / secs, 2)}/s in · ${num((total('ackSuccess') + total('ackFailed')) / secs, 2)}/s out`,
+      ctx: 'pushed in, acked out: average over the window', spark: s((r) => r.pushPerSecond),
+      chart: [{ name: 'push/s', points: s((r) => r.pushPerSecond) }, { name: 'pop/s', points: s((r) => r.popPerSecond) }, { name: 'ack/s', points: s((r) => r.ackPerSecond) }] },
+    { label: 'Pending Δ', value: num(running), ctx: 'pushed − acked over the window', spark: pendingDelta, chart: [{ name: 'pending Δ', points: pendingDelta }] },
+    { label: 'Time lag', value: dur(Math.max(0, ...series.map((r) => r.maxLagMs || 0))), ctx: 'max wait from push to pop in the window', spark: s((r) => r.maxLagMs), fmt: dur,
+      chart: [{ name: 'avg', points: s((r) => r.avgLagMs) }, { name: 'max', points: s((r) => r.maxLagMs) }] },
+    { label: 'Fill ratio', value: pops + empties ? num((100 * pops) / (pops + empties), 0) + '%' : '—', ctx: 'share of pops that returned messages',
+      spark: s(fillOf), fmt: (v) => num(v, 0) + '%', chart: [{ name: 'fill %', points: s(fillOf) }] },
+    { label: 'Errors', value: `${num(total('ackFailed'))} failed acks · ${num(total('dlq'))} to DLQ`, ctx: 'per bucket', spark: s((r) => r.ackFailed), kind: 'bar',
+      chart: [{ name: 'ack failed', points: s((r) => r.ackFailed) }, { name: 'dlq', points: s((r) => r.dlq) }] },
+    { label: 'Consumed', value: num(total('ackSuccess')), ctx: 'messages acked in the window', spark: s((r) => r.ackSuccess),
+      chart: [{ name: 'acked', points: s((r) => r.ackSuccess) }] },
+    { label: 'Parked', value: num(parkedPts.length ? parkedPts[parkedPts.length - 1][1] : 0), ctx: 'long-polls waiting on this queue (last bucket)',
+      spark: parkedPts, chart: [{ name: 'parked', points: parkedPts }] },
+  ].map((r) => ({ ...r, bucketMs }));
 }

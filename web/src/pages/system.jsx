@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Page, Card, Stat, ErrorBox, Segmented, useRange, useData, LineChart, windowOf, toPoints, num, dur, ago, time, Empty, BarList } from '../ui.jsx';
+import { Page, Card, Stat, ErrorBox, Segmented, useRange, RangePicker, useData, LineChart, windowOf, toPoints, num, dur, ago, time, Empty, BarList } from '../ui.jsx';
 
 export function System() {
   const [tab, setTab] = useState('resources');
@@ -28,7 +28,7 @@ function HealthCard() {
 const AGG = ['avg', 'max', 'min'];
 
 function Resources() {
-  const [range, setRange, q] = useRange('1h');
+  const [range, , q, rangeCtl] = useRange('1h');
   const [agg, setAgg] = useState('avg');
   const d = useData(async () => { const r = q(); return { ...(await api('/api/v1/analytics/system-metrics', { query: r })), win: windowOf(r) }; }, [range]);
   const reps = (d.data && d.data.replicas) || [];
@@ -41,7 +41,7 @@ function Resources() {
     <>
       <div class="row end">
         <Segmented value={agg} options={AGG} onChange={setAgg} label="Aggregation" />
-        <Segmented value={range} options={['15m', '1h', '6h', '24h']} onChange={setRange} label="Range" />
+        <RangePicker ctl={rangeCtl} options={['15m', '1h', '6h', '24h']} />
       </div>
       <ErrorBox error={d.error} />
       {d.data && reps.length === 0 && <Empty>No broker samples in this range yet (one is taken every STATS_INTERVAL_MS).</Empty>}
@@ -84,7 +84,7 @@ function Postgres() {
       <ErrorBox error={d.error} />
       <div class="stats">
         <Stat id="pg-hit" label="Cache hit ratio" value={db.cacheHitRatio === null || db.cacheHitRatio === undefined ? '—' : num(db.cacheHitRatio, 2) + '%'} tone={db.cacheHitRatio < 90 ? 'warn' : 'good'} />
-        <Stat label="Database size" value={db.size} hint={db.name} />
+        <Stat label="Database size" value={db.sizeBytes === undefined ? db.size : bytes(db.sizeBytes)} hint={db.name} />
         <Stat label="Connections" value={num(db.connections)} />
         <Stat label="Commits / rollbacks" value={`${num(db.commits)} / ${num(db.rollbacks)}`} />
         <Stat label="Deadlocks" value={num(db.deadlocks)} tone={db.deadlocks ? 'warn' : ''} />
