@@ -80,6 +80,12 @@ func CreatePlan(ctx context.Context, st *proxystore.Store, p proxystore.Plan) (i
 	if p.MaxPayloadBytes < 0 || p.MaxBatchItems < 0 || p.RequestRate < 0 || p.MessageRate < 0 || p.ParkedSlots < 0 {
 		return 0, newError(CodeBadRequest, "limits must not be negative")
 	}
+	for _, err := range []error{CheckBucketRefill("request", p.RequestRate, p.RequestBurst),
+		CheckBucketRefill("message", p.MessageRate, p.MessageBurst)} {
+		if err != nil {
+			return 0, newError(CodeBadRequest, err.Error())
+		}
+	}
 	return st.CreatePlan(ctx, p)
 }
 

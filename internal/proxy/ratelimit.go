@@ -1,17 +1,19 @@
 package proxy
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
 
-// Retry-After bounds for token-bucket denials, and the fixed value for parked-slot denials. There is no
-// upper clamp below the integer range: a Retry-After is honest, waiting that long admits the same
-// request, however slow the refill; a clamp would send a slow bucket's client back before its tokens
-// have refilled, to be refused again.
+// Retry-After bounds for token-bucket denials, and the fixed value for parked-slot denials. The 1..60 s
+// clamp is the documented contract (errors-backpressure-retries: "clamped to between 1 and 60 seconds").
+// It stays honest, waiting that long admits the same request, because no plan may hold a bucket that
+// takes longer than maxRetryAfter to refill from empty (CheckBucketRefill) and a request above the burst
+// is a 413, never a 429.
 const (
 	minRetryAfter    = 1
-	maxRetryAfter    = math.MaxInt32
+	maxRetryAfter    = 60
 	parkedRetryAfter = 5
 )
 
@@ -31,10 +33,29 @@ type Bucket struct {
 
 // NewBucket returns a full bucket. A burst below 1 becomes max(1, rate): one second's worth.
 func NewBucket(rate, burst float64, now time.Time) *Bucket {
+	return &Bucket{Rate: rate, Burst: effectiveBurst(rate, burst), tokens: effectiveBurst(rate, burst), last: now}
+}
+
+// effectiveBurst is a plan's burst as a bucket holds it: 0 (or below 1) is one second's worth, at least 1.
+func effectiveBurst(rate, burst float64) float64 {
 	if burst < 1 {
-		burst = math.Max(1, rate)
+		return math.Max(1, rate)
 	}
-	return &Bucket{Rate: rate, Burst: burst, tokens: burst, last: now}
+	return burst
+}
+
+// CheckBucketRefill refuses a limit (rate > 0) whose bucket takes more than maxRetryAfter seconds to
+// refill from empty: a denied request that fits the burst must be admitted within the clamped
+// Retry-After. what names the plan fields in the message.
+func CheckBucketRefill(what string, rate, burst float64) error {
+	if rate <= 0 {
+		return nil // unlimited
+	}
+	if b := effectiveBurst(rate, burst); b/rate > maxRetryAfter {
+		return fmt.Errorf("%sBurst %g refills in %g s at %sRate %g: it must refill within %d s (burst at most %d × rate), "+
+			"because a Retry-After is at most %d s", what, b, b/rate, what, rate, maxRetryAfter, maxRetryAfter, maxRetryAfter)
+	}
+	return nil
 }
 
 func (b *Bucket) refill(now time.Time) {
@@ -60,7 +81,7 @@ func (b *Bucket) Tokens(now time.Time) float64 {
 }
 
 // Check reports whether n tokens are available at now, without taking them; when not, retryAfter is
-// ceil(deficit/rate) seconds, at least 1. A denial never debits the bucket. A request of more than
+// ceil(deficit/rate) seconds clamped to 1..60. A denial never debits the bucket. A request of more than
 // Burst tokens is never admitted: callers refuse it before asking (see Fits).
 func (b *Bucket) Check(now time.Time, n float64) (ok bool, retryAfter int) {
 	b.refill(now)
@@ -84,8 +105,8 @@ func (b *Bucket) Take(now time.Time, n float64) {
 	b.tokens -= n
 }
 
-// RetryAfter is ceil(deficit/rate) seconds, at least 1, capped only by the integer range. The slack keeps
-// float noise (30.0000000001) from rounding a whole number of seconds up; Check admits the same noise.
+// RetryAfter is ceil(deficit/rate) seconds clamped to 1..60. The slack keeps float noise (30.0000000001)
+// from rounding a whole number of seconds up; Check admits the same noise.
 func RetryAfter(deficit, rate float64) int {
 	if rate <= 0 || math.IsNaN(deficit) || math.IsNaN(rate) {
 		return maxRetryAfter

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queen-go/queen/internal/proxy"
 	"github.com/queen-go/queen/internal/proxy/proxystore"
 	"github.com/queen-go/queen/internal/testenv"
 )
@@ -57,16 +58,20 @@ func TestRetryAfter(t *testing.T) {
 		require.Equal(t, http.StatusOK, b.do(t, h, k, "GET", "/api/v1/pop/queue/q", nil).status)
 	})
 
-	t.Run("honest beyond 60 s", func(t *testing.T) {
-		b.plan(t, "slow", func(p *proxystore.Plan) { p.MessageRate, p.MessageBurst = 1, 100 })
-		h, k, _ := b.cluster(t, "slowmsg", "slow", broker.URL)
-		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10)).status)
-		r := b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10))
-		require.Equal(t, 100, r.retryAfter(t), "100 tokens at 1/s: 100 s, not a clamp that would be refused again")
-		b.clock.Advance(99 * time.Second)
-		requireCode(t, b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10)), 429, "rate_limited")
+	t.Run("a bucket that refills within the 60 s clamp is honest at it", func(t *testing.T) {
+		// A plan whose bucket would take longer than the clamped Retry-After to refill is refused, so the
+		// clamp never sends a client back to be refused again.
+		_, err := proxy.CreatePlan(t.Context(), b.store, proxystore.Plan{Name: "slow", MessageRate: 1, MessageBurst: 100})
+		require.ErrorContains(t, err, "messageBurst 100 refills in 100 s at messageRate 1: it must refill within 60 s")
+		b.plan(t, "slowest", func(p *proxystore.Plan) { p.MessageRate, p.MessageBurst = 1, 60 })
+		h, k, _ := b.cluster(t, "slowmsg", "slowest", broker.URL)
+		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 60, 10)).status)
+		r := b.do(t, h, k, "POST", "/api/v1/push", items("q", 60, 10))
+		require.Equal(t, 60, r.retryAfter(t), "60 tokens at 1/s")
+		b.clock.Advance(59 * time.Second)
+		requireCode(t, b.do(t, h, k, "POST", "/api/v1/push", items("q", 60, 10)), 429, "rate_limited")
 		b.clock.Advance(time.Second)
-		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 100, 10)).status)
+		require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("q", 60, 10)).status)
 	})
 
 	t.Run("push above the burst is 413", func(t *testing.T) {

@@ -19,11 +19,11 @@ func TestRetryAfterFormula(t *testing.T) {
 		{30, 10, 3},  // exact, no float drift upwards
 		{30.0000001, 10, 4},
 		{0.75, 0.25, 3},
-		{100, 1, 100}, // honest, not clamped at 60
-		{1e12, 1e-9, math.MaxInt32},
+		{100, 1, 60}, // clamped (no valid plan needs more: TestCheckBucketRefill)
+		{1e12, 1e-9, 60},
 		{0, 5, 1},
-		{5, 0, math.MaxInt32}, // no refill at all
-		{math.NaN(), 1, math.MaxInt32},
+		{5, 0, 60}, // no refill at all
+		{math.NaN(), 1, 60},
 	} {
 		require.Equal(t, tc.want, RetryAfter(tc.deficit, tc.rate), "deficit %v rate %v", tc.deficit, tc.rate)
 	}
@@ -110,7 +110,7 @@ func FuzzBucket(f *testing.F) {
 	f.Add(3.0, 7.0, int64(333), 7.0, 6.5)
 	f.Fuzz(func(t *testing.T, rate, burst float64, stepMs int64, n, taken float64) {
 		if !(rate >= 1e-3 && rate < 1e9) || math.IsNaN(burst) || burst > 1e12 || !(n >= 0 && n < 1e12) ||
-			!(taken >= 0 && taken < 1e12) || stepMs < -1e9 || stepMs > 1e9 {
+			!(taken >= 0 && taken < 1e12) || stepMs < -1e9 || stepMs > 1e9 || CheckBucketRefill("message", rate, burst) != nil {
 			return // outside the plans the admin API accepts
 		}
 		t0 := time.Unix(1_700_000_000, 0)
@@ -133,7 +133,7 @@ func FuzzBucket(f *testing.F) {
 		if b.Tokens(now) != before {
 			t.Fatal("a denial debited the bucket")
 		}
-		if b.Fits(n) && ra < maxRetryAfter && stepMs >= 0 { // a clock gone backwards refills nothing until it is back
+		if b.Fits(n) && stepMs >= 0 { // a clock gone backwards refills nothing until it is back
 			later := now.Add(time.Duration(ra) * time.Second)
 			if ok, again := b.Check(later, n); !ok {
 				t.Fatalf("Retry-After %d s was not honest: %v tokens needed, %v after the wait (retry after %d)",
@@ -141,4 +141,27 @@ func FuzzBucket(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCheckBucketRefill(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rate, burst float64
+		ok          bool
+	}{
+		{0, 1e9, true},      // no limit
+		{1, 60, true},       // refills in exactly 60 s
+		{1, 61, false},      // 61 s
+		{1, 100, false},     // the 100 s bucket whose clamped Retry-After would not admit
+		{0.01, 0, false},    // burst 0 is one token, 100 s at this rate
+		{1.0 / 60, 0, true}, // one token a minute
+		{2, 4, true},
+	} {
+		err := CheckBucketRefill("message", tc.rate, tc.burst)
+		require.Equal(t, tc.ok, err == nil, "rate %v burst %v: %v", tc.rate, tc.burst, err)
+		if err != nil {
+			require.ErrorContains(t, err, "messageBurst")
+			require.ErrorContains(t, err, "within 60 s")
+		}
+	}
 }
