@@ -5,8 +5,8 @@ GO ?= go
 .PHONY: build run test test-js test-python vet fmt-check clean gen bench fuzz fuzz-ci web dashboard-shots
 
 build:
-	$(GO) build -o bin/queen ./cmd/queen
-	$(GO) build -o bin/queen-proxy ./cmd/queen-proxy
+	$(GO) build -buildvcs=auto -o bin/queen ./cmd/queen
+	$(GO) build -buildvcs=auto -o bin/queen-proxy ./cmd/queen-proxy
 	$(GO) build -ldflags "-X github.com/queen-go/queen/internal/ctl.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o bin/queenctl ./cmd/queenctl
 
 # Serves the API on :6632. With no DATABASE_URL / PG_* set, it starts an embedded PostgreSQL from the
