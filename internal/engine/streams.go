@@ -3,6 +3,8 @@ package engine
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -147,6 +149,11 @@ type CycleResult struct {
 // keeps retrying one cycle (the runtimes give up after 4 attempts of at most 30 s each).
 const CycleIDRetention = 15 * time.Minute
 
+// CycleBodyRetention is how long an ack-less cycle sent without a cycle_id is recognised by its body.
+// Shorter: a later flush that is not a retry but happens to carry the same body (the same window
+// closed again with the same value) waits this long before it applies.
+const CycleBodyRetention = 3 * time.Minute
+
 // RejectSourceLeased refuses a cycle without an ack (an idle flush) while the source partition is
 // leased to the group: the lease holder has read the shard's state and will commit changes computed
 // from it, so a flush committed meanwhile would be overwritten or emitted twice.
@@ -168,8 +175,9 @@ func fail(format string, args ...any) error { return &cycleFailure{msg: fmt.Spri
 //   - A cycle without an ack (an idle flush) is refused while the source partition is leased, so it
 //     never commits between a runner's read of the state and that runner's cycle; it holds the
 //     consumer row until it commits, so the next pop reads what it left; and each of its deletes must
-//     find its row, so a repeat, or a flush of windows another cycle closed, is refused.
-//   - With a cycle_id, a repeat of a committed cycle applies nothing and says so (Duplicate).
+//     find its row, so a flush of windows another cycle closed is refused.
+//   - A repeat of a committed cycle with the same cycle_id, or without an ack and id with the same
+//     body, applies nothing and says so (Duplicate).
 func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, error) {
 	res := &CycleResult{QueryID: req.QueryID, PartitionID: req.PartitionID, PushResults: []PushResult{}}
 	for attempt := 0; ; attempt++ {
@@ -200,6 +208,29 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 		}
 		return nil, opErr("cycle", err)
 	}
+}
+
+// cycleIdentity is what a repeat of req is recognised by, and for how long: its cycle_id, or for a
+// cycle without an ack and without one (an original runtime's idle flush) a fingerprint of its
+// body. Such a cycle has no cursor to refuse its repeat, and its deletes alone cannot tell a retry
+// from a first attempt once a window of the same key was opened again in between.
+func cycleIdentity(req CycleRequest) (string, time.Duration) {
+	switch {
+	case req.CycleID != "":
+		return req.CycleID, CycleIDRetention
+	case req.Ack != nil:
+		return "", 0
+	}
+	b, err := json.Marshal(struct {
+		Group  string
+		Ops    []StateOp
+		Pushes []PushItem
+	}{req.ConsumerGroup, req.StateOps, req.PushItems})
+	if err != nil {
+		return "", 0 // not reached: the parts were decoded from JSON
+	}
+	sum := sha256.Sum256(b)
+	return "body:" + hex.EncodeToString(sum[:]), CycleBodyRetention
 }
 
 func failed(res *CycleResult, msg string) *CycleResult {
@@ -327,8 +358,8 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 	if err := tx.LockStreamShard(ctx, qid, pid); err != nil {
 		return err
 	}
-	if req.CycleID != "" {
-		fresh, err := tx.RecordStreamCycle(ctx, qid, pid, req.CycleID, CycleIDRetention)
+	if id, keep := cycleIdentity(req); id != "" {
+		fresh, err := tx.RecordStreamCycle(ctx, qid, pid, id, keep)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ type cycleResp struct {
 	StateOpsApplied int             `json:"state_ops_applied"`
 	PushResults     []pushResult    `json:"push_results"`
 	AckResult       json.RawMessage `json:"ack_result"`
+	Duplicate       bool            `json:"duplicate"`
 }
 
 func (a *api) cycle(body any) cycleResp {
@@ -381,8 +382,9 @@ func TestStreamsStateExpect(t *testing.T) {
 
 // TestStreamsCycleIdempotent: every cycle applies at most once, with or without an ack and with or
 // without a cycle_id. An ack-less cycle (an idle flush) is refused while the source partition is
-// leased, and a repeat of one is refused by its deletes; a repeat of an acked cycle by the cursor; a
-// repeat carrying a recorded cycle_id is answered duplicate and applies nothing.
+// leased, and when a delete finds no row; a repeat of an acked cycle is refused by the lease and the
+// cursor; a repeat with a recorded cycle_id, or without an ack and id with the same body, is answered
+// duplicate and applies nothing.
 func TestStreamsCycleIdempotent(t *testing.T) {
 	t.Parallel()
 	rb := setup(t, nil).rb
@@ -446,7 +448,12 @@ func TestStreamsCycleIdempotent(t *testing.T) {
 	require.True(t, r.Success, r.Error)
 	require.Equal(t, 2, sink())
 	r = a.cycle(flush)
-	require.False(t, r.Success, "its delete finds no row: a repeat")
+	require.True(t, r.Success && r.Duplicate, "the same body again, without an id: a repeat %+v", r)
+	require.Equal(t, 2, sink())
+	other := body(del, false, nil)
+	other["push_items"] = []map[string]any{{"queue": "idem-sink", "payload": 2}}
+	r = a.cycle(other)
+	require.False(t, r.Success, "its delete finds no row: computed from state another cycle changed")
 	require.Equal(t, `state conflict: key "w" changed since it was read`, r.Error)
 	require.Equal(t, 2, sink())
 	require.Empty(t, a.state(map[string]any{"query_id": qid, "partition_id": msg.PartitionID}))

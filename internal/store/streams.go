@@ -179,11 +179,11 @@ func (t *Tx) ApplyStateOps(ctx context.Context, queryID, partitionID uuid.UUID, 
 	return nil
 }
 
-// RecordStreamCycle records a cycle id of the shard in the transaction; false means the id was
-// recorded already, by a committed cycle this one repeats. A fresh record also forgets the shard's
-// ids older than keep, which no client retries any more.
+// RecordStreamCycle records a cycle id of the shard for keep in the transaction; false means the id
+// is recorded already, by a committed cycle this one repeats. A fresh record also forgets the shard's
+// expired ids.
 func (t *Tx) RecordStreamCycle(ctx context.Context, queryID, partitionID uuid.UUID, cycleID string, keep time.Duration) (bool, error) {
-	rows, err := t.tx.Query(ctx, q("StreamsRecordCycle"), queryID, partitionID, cycleID)
+	rows, err := t.tx.Query(ctx, q("StreamsRecordCycle"), queryID, partitionID, cycleID, keep.Seconds())
 	if err != nil {
 		return false, fmt.Errorf("store: record stream cycle: %w", interpret(err))
 	}
@@ -194,7 +194,7 @@ func (t *Tx) RecordStreamCycle(ctx context.Context, queryID, partitionID uuid.UU
 	if len(n) == 0 {
 		return false, nil
 	}
-	if _, err := t.tx.Exec(ctx, q("StreamsForgetCycles"), queryID, partitionID, keep.Seconds()); err != nil {
+	if _, err := t.tx.Exec(ctx, q("StreamsForgetCycles"), queryID, partitionID); err != nil {
 		return false, fmt.Errorf("store: forget stream cycles: %w", interpret(err))
 	}
 	return true, nil

@@ -208,8 +208,12 @@ func TestStreams(t *testing.T) {
 		require.True(t, fresh)
 		require.NoError(t, tx.Rollback(ctx))
 		require.True(t, record(p, "c2", time.Hour))
-		// A fresh record forgets the shard's ids older than keep, and only the shard's.
-		require.True(t, record(p, "c3", 0))
+		// An expired id is taken over by its next record; a fresh record forgets the shard's expired
+		// ids, and only the shard's.
+		exec(t, st, `UPDATE queen_streams.cycles SET expires_at = now() - interval '1 second' WHERE query_id = $1 AND cycle_id = 'c1'`, r.ID)
+		require.True(t, record(p, "c1", time.Hour), "expired")
+		exec(t, st, `UPDATE queen_streams.cycles SET expires_at = now() - interval '1 second' WHERE query_id = $1`, r.ID)
+		require.True(t, record(p, "c3", time.Hour))
 		require.Equal(t, "c3", scalar[string](t, st, `SELECT string_agg(cycle_id, ',') FROM queen_streams.cycles WHERE query_id = $1 AND partition_id = $2`, r.ID, p))
 		require.Equal(t, 1, scalar[int](t, st, `SELECT count(*)::int FROM queen_streams.cycles WHERE query_id = $1 AND partition_id = $2`, r.ID, other))
 	})

@@ -56,17 +56,18 @@ SELECT key, updated_at FROM queen_streams.state
 WHERE query_id = $1 AND partition_id = $2 AND key = ANY ($3::text[])
 
 -- name: StreamsRecordCycle :many
--- Records a cycle id in the cycle's own transaction; no row back means the id is already recorded: the
--- cycle committed before (a retry whose answer was lost) and must apply nothing. Waits for an
--- uncommitted attempt with the same id, so a retry racing its first attempt sees how that one ended.
-INSERT INTO queen_streams.cycles (query_id, partition_id, cycle_id) VALUES ($1, $2, $3)
-ON CONFLICT DO NOTHING
+-- Records a cycle id ($3) for $4 seconds in the cycle's own transaction; no row back means the id is
+-- recorded and not expired: the cycle committed before (a retry whose answer was lost) and must apply
+-- nothing. An expired record not yet deleted is taken over. Waits for an uncommitted attempt with the
+-- same id, so a retry racing its first attempt sees how that one ended.
+INSERT INTO queen_streams.cycles AS c (query_id, partition_id, cycle_id, expires_at)
+VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8))
+ON CONFLICT (query_id, partition_id, cycle_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
+WHERE c.expires_at < now()
 RETURNING 1
 
 -- name: StreamsForgetCycles :exec
--- Cycle ids older than $3 can no longer be retried by any client (4 attempts of 30 s at most).
-DELETE FROM queen_streams.cycles
-WHERE query_id = $1 AND partition_id = $2 AND committed_at < now() - make_interval(secs => $3::float8)
+DELETE FROM queen_streams.cycles WHERE query_id = $1 AND partition_id = $2 AND expires_at < now()
 
 -- name: StreamsSourceLeased :many
 -- Locks the (source partition, group) consumer row and says whether its lease is live ($3 now, NULL:
