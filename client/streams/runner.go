@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/queen-go/queen/client"
 )
 
@@ -47,6 +49,10 @@ type RunOptions struct {
 	OnError func(err error)
 	// Client pops the source (default: a client for URL and BearerToken).
 	Client *client.Client
+
+	// legacyWire sends cycles as the original runtimes do, without expect and cycle_id: the tests
+	// use it to check that the broker alone keeps such clients exact.
+	legacyWire bool
 }
 
 // CycleError is a cycle the broker rolled back (HTTP 200 with success:false). Its messages stay
@@ -316,6 +322,13 @@ func isConflict(err error) bool {
 	return errors.As(err, &ce) && strings.HasPrefix(ce.Msg, "state conflict")
 }
 
+// isLeased reports whether an idle flush was refused because a runner holds the partition: that
+// runner's cycle closes the windows, or the next flush does.
+func isLeased(err error) bool {
+	var ce *CycleError
+	return errors.As(err, &ce) && strings.HasPrefix(ce.Msg, "source partition is leased")
+}
+
 type pushItem struct {
 	Queue     string `json:"queue"`
 	Partition string `json:"partition"`
@@ -336,6 +349,9 @@ type cycle struct {
 	emits       []envelope
 	ack         *cycleAck
 	release     bool
+	// wm is the partition's watermark once this cycle commits (event time; hasWM false: none).
+	wm    int64
+	hasWM bool
 }
 
 // processPartition runs one partition's messages through the chain and commits the cycle. A cycle
@@ -386,6 +402,11 @@ func (r *Runner) processOnce(ctx context.Context, msgs []client.Message) error {
 	}
 	if err := r.commit(ctx, c, pname, false); err != nil {
 		return err
+	}
+	if c.hasWM {
+		// Only a committed watermark may drive the idle flush: one computed by a cycle that failed
+		// would close windows that the cycle's events, redelivered, still belong to.
+		r.wm[pid] = c.wm
 	}
 	r.m.messages.Add(int64(c.ack.Count)) // the acked prefix: a gate may leave a tail for later
 	return nil
@@ -469,6 +490,15 @@ func (r *Runner) commit(ctx context.Context, c *cycle, pname string, flush bool)
 	}
 	body := map[string]any{"query_id": r.queryID, "partition_id": c.partitionID, "consumer_group": r.group,
 		"release_lease": c.release, "state_ops": c.ops, "push_items": items}
+	if !r.o.legacyWire {
+		// One id per computed cycle, the same on every HTTP retry of it: a retry of an attempt that
+		// committed (its answer lost) is answered duplicate and applies nothing.
+		body["cycle_id"] = uuid.NewString()
+	} else {
+		for i := range c.ops {
+			c.ops[i].Expect = nil
+		}
+	}
 	if c.ops == nil {
 		body["state_ops"] = []stateOp{}
 	}
@@ -690,9 +720,7 @@ func (r *Runner) windowPath(ctx context.Context, msgs []client.Message, envs []e
 			c.ops = append(c.ops, stateOp{Type: "upsert", Key: watermarkKey, Value: map[string]any{"eventTimeMs": wm}, Expect: expectOf(wmVersion)})
 		}
 		clock, haveClock = wm, hasWM
-		if hasWM {
-			r.wm[c.partitionID] = wm
-		}
+		c.wm, c.hasWM = wm, hasWM
 	}
 	r.closeWindows(w, open, clock, haveClock, c, true)
 	return nil
@@ -842,9 +870,9 @@ func (r *Runner) idleFlush(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		// A conflict means a runner holding the partition changed its windows meanwhile: that runner
-		// closes them itself, or the next flush does.
-		if err := r.flushPartition(ctx, pid); err != nil && ctx.Err() == nil && !isConflict(err) {
+		// A conflict means a runner holding the partition changed its windows meanwhile, and a lease
+		// that one holds it now: that runner closes them itself, or the next flush does.
+		if err := r.flushPartition(ctx, pid); err != nil && ctx.Err() == nil && !isConflict(err) && !isLeased(err) {
 			r.report(err)
 		}
 	}
