@@ -3,7 +3,13 @@ state reads against the real broker, for the sync and the asyncio client."""
 
 from __future__ import annotations
 
+import asyncio
+import math
+import os
+import time
 import uuid
+from datetime import datetime, timezone
+from typing import Any, Dict, List
 
 import pytest
 
@@ -16,6 +22,7 @@ from queen_client import (
     StreamsError,
     TransportError,
 )
+from queen_client.aio import AsyncQueen
 from queen_client.streams import backoff_seconds
 
 from conftest import Step
@@ -114,3 +121,130 @@ def test_cycles_against_the_broker(harness, sdkenv):
         ack={"transactionId": str(uuid.uuid4()), "leaseId": str(uuid.uuid4()), "status": "completed"}))
     assert e.message
     assert [r.key for r in h.run(lambda c: c.streams().state_get(sq.query_id, last.partition_id))] == ["win:1"]
+
+
+# The original clients' case that once counted events twice (slidingEventsAppearInOverlappingWindows), with
+# its parameters: 6 events 1 s apart, sliding windows of 4 s sliding by 2 s, a count, an idle flush every
+# 1000 ms. A small copy of the original runtime runs it over this SDK's streams routes, sending what the
+# original sends (no expect, no cycle id): the main loop pops, reads the shard's state, folds and commits
+# with the ack, while a flush task on its own timer, interleaved with the loop at every await, closes ripe
+# windows with cycles without an ack. Each event is in at most size/slide = 2 windows, so the emitted counts
+# may sum to at most 12. QUEEN_STREAMS_REPEAT=n runs it n times in a row.
+
+SEP = "\x1f"
+
+
+async def _original_sliding(c: AsyncQueen, query: str, src: str, sink: str, size_s: int, slide_s: int,
+                            idle_flush_ms: int, stop: asyncio.Event) -> List[Exception]:
+    tag = f"slide:{size_s}:{slide_s}"
+    size, slide = size_s * 1000, slide_s * 1000
+    group = "streams." + query
+    st = c.streams()
+    reg = await st.register_query(query, src, "sha256:" + tag, sink_queue=sink)
+    touched: Dict[str, str] = {}
+    errors: List[Exception] = []
+
+    def key_of(start: int, user: str) -> str:
+        iso = datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{start % 1000:03d}Z"
+        return f"{tag}{SEP}{iso}{SEP}{user}"
+
+    def emit(partition: str, w: Dict[str, Any]) -> Dict[str, Any]:
+        return {"queue": sink, "partition": partition, "payload": {"count": w["acc"]["count"], "windowStart": w["windowStart"]}}
+
+    async def flush_loop() -> None:
+        while not stop.is_set():
+            await asyncio.sleep(idle_flush_ms / 1000)
+            for pid, pname in list(touched.items()):
+                try:
+                    rows = await st.state_get(reg.query_id, pid, key_prefix=tag + SEP, ripe_at_or_before=int(time.time() * 1000))
+                    if rows:
+                        await st.cycle(reg.query_id, pid, consumer_group=group,
+                                       state_ops=[{"type": "delete", "key": r.key} for r in rows],
+                                       push_items=[emit(pname, r.value) for r in rows])
+                except CycleError as e:
+                    errors.append(e)
+
+    flusher = asyncio.create_task(flush_loop())
+    try:
+        while not stop.is_set():
+            msgs = await c.queue(src).group(group).pop(batch=200, partitions=4, wait=True, timeout_millis=1000)
+            if not msgs:
+                await asyncio.sleep(0.1)
+                continue
+            by_part: Dict[str, List[Any]] = {}
+            for m in msgs:
+                by_part.setdefault(m.partition_id, []).append(m)
+            for pid, group_msgs in by_part.items():
+                group_msgs.sort(key=lambda m: (m.created_at, m.id))
+                touched[pid] = group_msgs[0].partition
+                rows = await st.state_get(reg.query_id, pid)
+                open_: Dict[str, Dict[str, Any]] = {r.key: dict(r.value, seeded=True) for r in rows if r.key.startswith(tag + SEP)}
+                clock = 0
+                for m in group_msgs:
+                    t = int(m.created_at.timestamp() * 1000)
+                    clock = max(clock, t)
+                    for i in range(size // slide):
+                        start = math.floor(t / slide) * slide - i * slide
+                        if not (start <= t < start + size):
+                            continue
+                        k = key_of(start, pid)
+                        w = open_.setdefault(k, {"acc": {"count": 0}, "windowStart": start, "windowEnd": start + size})
+                        w["acc"] = {"count": w["acc"]["count"] + 1}
+                        w["touched"] = True
+                state_ops, push_items = [], []
+                for k, w in open_.items():
+                    if w["windowEnd"] <= clock:
+                        push_items.append(emit(group_msgs[0].partition, w))
+                        if w.get("seeded"):
+                            state_ops.append({"type": "delete", "key": k})
+                    elif w.get("touched"):
+                        state_ops.append({"type": "upsert", "key": k, "value": {
+                            "acc": w["acc"], "windowStart": w["windowStart"], "windowEnd": w["windowEnd"]}})
+                last = group_msgs[-1]
+                try:
+                    await st.cycle(reg.query_id, pid, consumer_group=group, state_ops=state_ops, push_items=push_items,
+                                   ack={"transactionId": last.transaction_id, "leaseId": last.lease_id,
+                                        "status": "completed", "count": len(group_msgs)})
+                except CycleError as e:
+                    errors.append(e)
+    finally:
+        flusher.cancel()
+        try:
+            await flusher
+        except asyncio.CancelledError:
+            pass
+    return errors
+
+
+@pytest.mark.parametrize("run", range(1, max(1, int(os.environ.get("QUEEN_STREAMS_REPEAT", "1"))) + 1))
+def test_sliding_events_appear_in_overlapping_windows_original_wire(sdkenv, run):
+    tag = uuid.uuid4().hex[:6]
+    src, sink, query = f"py-sl-src-{tag}", f"py-sl-out-{tag}", f"py-sl-{tag}"
+
+    async def scenario() -> None:
+        c = AsyncQueen(sdkenv["broker"])
+        try:
+            stop = asyncio.Event()
+            runner = asyncio.create_task(_original_sliding(c, query, src, sink, 4, 2, 1000, stop))
+            for i in range(6):
+                await c.queue(src).partition("p").push({"i": i})
+                if i < 5:
+                    await asyncio.sleep(1)
+            counts: List[int] = []
+            deadline = time.monotonic() + 8
+            while time.monotonic() < deadline and sum(counts) < 12:
+                got = await c.queue(sink).group("check").pop(batch=100, partitions=10, wait=True, timeout_millis=500, auto_ack=True)
+                counts += [m.data["count"] for m in got]
+            # Anything emitted twice would come now.
+            got = await c.queue(sink).group("check").pop(batch=100, partitions=10, wait=True, timeout_millis=1500, auto_ack=True)
+            counts += [m.data["count"] for m in got]
+            stop.set()
+            errors = await runner
+            print(f"run {run}: window counts {counts}, sum {sum(counts)}; refused cycles: "
+                  f"{'; '.join(e.message for e in errors) or 'none'}")
+            assert sum(counts) <= 12, f"an event counted twice: counts {counts} sum to {sum(counts)} > 12"
+            assert sum(counts) > 0, "no window was emitted"
+        finally:
+            await c.close()
+
+    asyncio.run(scenario())
