@@ -74,6 +74,7 @@ func (e *Engine) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 	if err != nil {
 		return nil, opErr("ack", err)
 	}
+	e.leaseAcked(items, res)
 	e.observeAck(items, res)
 	return res, nil
 }
@@ -161,15 +162,15 @@ func (e *Engine) ackCompletions(ctx context.Context, items []AckItem) (_ []AckRe
 	}
 	e.ackOne.applied.Add(1)
 	res := make([]AckResult, len(items))
-	var released map[string]int
+	var released map[string][]string
 	for i, d := range done {
 		res[i] = AckResult{Index: i, TransactionID: items[i].TransactionID, Success: true,
 			QueueName: &d.Queue, PartitionName: &d.Partition, LeaseReleased: d.Released, Noop: d.Noop}
 		if d.Released {
 			if released == nil {
-				released = map[string]int{}
+				released = map[string][]string{}
 			}
-			released[d.Queue]++
+			released[d.Queue] = append(released[d.Queue], d.Partition)
 		}
 	}
 	e.announceReleased(released)
@@ -210,14 +211,14 @@ func (e *Engine) ackWholeLeases(ctx context.Context, items []AckItem, in []store
 	e.ackOne.applied.Add(1)
 	e.ackOne.leases.Add(1)
 	res := make([]AckResult, 0, len(items))
-	released := map[string]int{}
+	released := map[string][]string{}
 	for k := range memo {
 		l := &memo[k]
 		for j := range l.txids {
 			res = append(res, AckResult{Index: len(res), TransactionID: l.txids[j], Success: true,
 				QueueName: &l.queue, PartitionName: &l.partitionName, LeaseReleased: j == len(l.txids)-1})
 		}
-		released[l.queue]++
+		released[l.queue] = append(released[l.queue], l.partitionName)
 	}
 	e.announceReleased(released)
 	return res, true, nil
@@ -232,7 +233,7 @@ type ackRun struct {
 	targets  []store.AckTarget
 	decide   store.AckDecision
 	results  []AckResult
-	released map[string]int
+	released map[string][]string
 }
 
 // ackPlan prepares an ack batch. With strict, any rejected item aborts the whole transaction.
@@ -270,9 +271,9 @@ func ackPlan(items []AckItem, strict bool) *ackRun {
 
 // announceReleased tells parked pops, here and on the other brokers, about the partitions whose lease
 // ended (per queue). Call it once the acks committed.
-func (e *Engine) announceReleased(released map[string]int) {
-	for q, n := range released {
-		e.hub.Announce(q, n)
+func (e *Engine) announceReleased(released map[string][]string) {
+	for q, parts := range released {
+		e.hub.AnnouncePartitions(q, parts)
 	}
 }
 
@@ -282,7 +283,7 @@ type ackDecider struct {
 	touched  map[store.ConsumerKey]*store.ConsumerUpdate
 	order    []store.ConsumerKey
 	eff      store.AckEffects
-	released map[string]int // per queue, partitions whose lease ended: parked pops may claim them
+	released map[string][]string // per queue, partitions whose lease ended: parked pops may claim them
 }
 
 // decide applies one item, recording the resulting row update, dead letter or settled redelivery.
@@ -340,9 +341,9 @@ func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.Re
 			u.Release = true
 			r.LeaseReleased = true
 			if d.released == nil {
-				d.released = map[string]int{}
+				d.released = map[string][]string{}
 			}
-			d.released[m.Queue]++
+			d.released[m.Queue] = append(d.released[m.Queue], m.Partition)
 		}
 	}
 	settle := func() {

@@ -25,7 +25,7 @@ type Options struct {
 	PushMaxItems            int           // items merged into one push statement
 	AckWorkers              int           // concurrent ack batches in flight (ACK_WORKERS)
 	AckMaxItems             int           // ack items merged into one transaction
-	RecheckInterval         time.Duration // safety re-check of parked long-polls (expired leases, delays)
+	RecheckInterval         time.Duration // safety re-check of a parked long-poll, jittered (wakeups.go announces what comes due)
 	DefaultSubscriptionMode string        // DEFAULT_SUBSCRIPTION_MODE
 	MaxPollTimeout          time.Duration // longest long-poll honoured
 	Spool                   *spool.Spool  // nil: pushes fail with 500 while PostgreSQL is unreachable
@@ -44,7 +44,7 @@ func (o *Options) defaults() {
 	orDefault(&o.PushMaxItems, 1000)
 	orDefault(&o.AckWorkers, 1)
 	orDefault(&o.AckMaxItems, 1000)
-	orDefault(&o.RecheckInterval, time.Second)
+	orDefault(&o.RecheckInterval, 30*time.Second)
 	orDefault(&o.MaxPollTimeout, 300*time.Second)
 	orDefault(&o.SpoolReplayBatch, 100)
 	orDefault(&o.OperationTimeout, 30*time.Second)
@@ -77,11 +77,14 @@ type Engine struct {
 	spoolHealth spoolHealth   // deadspool.go: what /health and metrics say about draining
 	push        *coalescer[pushJob, []store.PushOutcome]
 	ack         *coalescer[[]AckItem, []AckResult]
-	key         *crypto.Key             // Options.Key
-	enc         *ttlCache[string, bool] // which queues are encrypted, for EncryptionCacheTTL
-	counters    queueCounters           // per-queue operation counts for the stats loop
-	ackOne      ackOneStats             // ack.go: batches applied by the one-statement path
-	leases      *leaseMemo              // what this broker's pops delivered per lease, for acks of whole leases
+	key         *crypto.Key                   // Options.Key
+	enc         *ttlCache[string, bool]       // which queues are encrypted, for EncryptionCacheTTL
+	counters    queueCounters                 // per-queue operation counts for the stats loop
+	ackOne      ackOneStats                   // ack.go: batches applied by the one-statement path
+	leases      *leaseMemo                    // what this broker's pops delivered per lease, for acks of whole leases
+	qtimes      *ttlCache[string, queueTimes] // wakeups.go: each queue's time settings, for queueTimesTTL
+	qtMu        sync.Mutex                    // protects qtWaiting
+	qtWaiting   map[string][]func(queueTimes) // queues being looked up, and what to do with the answer
 
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once
@@ -95,7 +98,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	e := &Engine{st: st, log: log, opt: opt, parts: newPartitionCache(100_000),
 		subs: newTTLCache[string, struct{}](subscriptionTTL, 100_000, nil), lim: newTTLCache[string, int32](limitTTL, 100_000, nil),
 		draining: make(chan struct{}), spool: opt.Spool, replayKick: make(chan struct{}, 1), hub: opt.Hub,
-		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil), leases: newLeaseMemo(50_000)}
+		key: opt.Key, enc: newTTLCache[string, bool](opt.EncryptionCacheTTL, 100_000, nil), leases: newLeaseMemo(50_000),
+		qtimes: newTTLCache[string, queueTimes](queueTimesTTL, 100_000, nil), qtWaiting: map[string][]func(queueTimes){}}
 	if e.hub == nil {
 		e.hub, e.ownHub = notify.New(st, log), true
 	}

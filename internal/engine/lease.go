@@ -45,6 +45,7 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Dura
 	if r.Success {
 		s := isoMillis(earliest)
 		r.ExpiresAt = &s
+		e.hub.Postpone(leaseID.String(), earliest) // its expiry announcement, if this broker handed it out
 	}
 	return []LeaseResult{r}, nil
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,7 +74,10 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 	if _, popPaused := e.Maintenance(ctx); popPaused {
 		return nil, nil // pop maintenance: every pop answers empty
 	}
-	try := func(ctx context.Context) (*PopResult, error) { return e.popOnce(ctx, r) }
+	// tried lists the queues a try found empty; a long-poll's re-tries (after a wake-up or at the
+	// safety re-check) are not pop requests of their own, so an empty answer is counted once, at the end.
+	var tried []string
+	try := func(ctx context.Context) (*PopResult, error) { return e.popOnce(ctx, r, &tried) }
 	keys := []string{r.Queue}
 	if r.Group != QueueMode {
 		mode, ts, err := e.subscription(r.SubscriptionMode, r.SubscriptionFrom)
@@ -83,7 +88,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 			if err := e.ensureSubscription(ctx, r.Queue, r.Group, mode, ts); err != nil {
 				return nil, opErr("pop", err)
 			}
-			return e.popOnce(ctx, r)
+			return e.popOnce(ctx, r, &tried)
 		}
 	}
 	if r.Queue == "" {
@@ -105,24 +110,34 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 			return nil, nil
 		}
 	}
+	defer func() {
+		for _, q := range tried {
+			e.observePop(q, nil, nil)
+		}
+	}()
 	if !r.Wait {
 		return try(ctx)
 	}
 	timeout := min(max(r.Timeout, 0), e.opt.MaxPollTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	park := func() *notify.Waiter { return e.hub.Park(keys...) }
+	if r.Partition != "" && r.Queue != "" {
+		// A pop of one partition is woken only by what names that partition (or names none).
+		park = func() *notify.Waiter { return e.hub.ParkPartition(r.Queue, r.Partition) }
+	}
 	for {
 		// Register before trying: a push landing between the empty try and the wait still wakes us.
-		w := e.hub.Park(keys...)
+		w := park()
 		res, err := try(ctx)
 		if res != nil || err != nil {
-			e.hub.Unpark(w, keys...)
+			e.hub.Unpark(w)
 			if err != nil && ctx.Err() != nil {
 				return nil, nil // the deadline interrupted a lookup before any claim
 			}
 			return res, err
 		}
-		recheck := time.NewTimer(e.opt.RecheckInterval)
+		recheck := time.NewTimer(jitter(e.opt.RecheckInterval))
 		draining := false
 		select {
 		case <-w.C():
@@ -132,14 +147,21 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 			draining = true
 		}
 		recheck.Stop()
-		e.hub.Unpark(w, keys...)
+		e.hub.Unpark(w)
 		if ctx.Err() != nil || draining {
 			return nil, nil
 		}
 	}
 }
 
-func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) {
+// jitter spreads d over [3/4 d, 5/4 d), so that pops parked together do not re-check together.
+func jitter(d time.Duration) time.Duration {
+	return d*3/4 + rand.N(d/2+1)
+}
+
+// popOnce runs one pop statement. An empty answer is not counted here but noted in tried (once per
+// queue), for Pop to count once per request.
+func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*PopResult, error) {
 	lease := uuid.Must(uuid.NewV7())
 	p := store.PopParams{
 		Queue: r.Queue, Group: r.Group, MaxPartitions: r.Partitions, Batch: r.Batch, LeaseID: lease, AutoAck: r.AutoAck,
@@ -154,9 +176,12 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		return nil, opErr("pop", err)
 	}
 	if len(rows) == 0 {
-		e.observePop(r.Queue, nil, nil)
+		if !slices.Contains(*tried, r.Queue) {
+			*tried = append(*tried, r.Queue)
+		}
 		return nil, nil
 	}
+	*tried = (*tried)[:0] // a delivery is the request's answer: no empty pop to count
 	created := make([]time.Time, len(rows))
 	leaseID := rows[0].LeaseID.String()
 	if r.AutoAck {
@@ -196,6 +221,15 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest) (*PopResult, error) 
 		}
 		e.leases.put(rows[0].LeaseID, memoLease{partition: rows[0].PartitionID, group: r.Group, queue: r.Queue,
 			partitionName: rows[0].Partition, txids: txids})
+	}
+	if !r.AutoAck {
+		parts := make([]string, 0, res.PartitionsClaimed)
+		for i := range res.Messages {
+			if i == 0 || res.Messages[i].Partition != res.Messages[i-1].Partition {
+				parts = append(parts, res.Messages[i].Partition)
+			}
+		}
+		e.leaseHandedOut(r.Queue, rows[0].LeaseID, parts)
 	}
 	e.observePop(r.Queue, res, created)
 	return res, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -184,18 +185,20 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	return res, stale, nil
 }
 
-// announcePushed wakes, per queue, as many parked pops as the push filled partitions (items[i] went to
-// partition pids[i]).
+// announcePushed wakes, per queue, as many parked pops as the push filled partitions, and those parked
+// on these partitions (items[i] went to partition pids[i]).
 func (e *Engine) announcePushed(items []PushItem, pids []uuid.UUID) {
-	parts := map[string]map[uuid.UUID]struct{}{}
+	parts := map[string]map[uuid.UUID]string{}
 	for i, it := range items {
 		if parts[it.Queue] == nil {
-			parts[it.Queue] = map[uuid.UUID]struct{}{}
+			parts[it.Queue] = map[uuid.UUID]string{}
 		}
-		parts[it.Queue][pids[i]] = struct{}{}
+		parts[it.Queue][pids[i]] = it.Partition
 	}
 	for q, ps := range parts {
-		e.hub.Announce(q, len(ps))
+		names := slices.Collect(maps.Values(ps))
+		e.hub.AnnouncePartitions(q, names)
+		e.pushedLater(q, names)
 	}
 }
 

@@ -168,6 +168,7 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 	}
 	committed = true
 	e.announceReleased(plan.released)
+	e.leaseAcked(acks, ackRes)
 	e.announcePushed(pushes, pids)
 
 	ai, pi := 0, 0

@@ -34,9 +34,10 @@ type Hub struct {
 	st      *store.Store
 	log     *slog.Logger
 	waiters *waiters
+	sched   *schedule  // announcements that come due later (AnnounceAt)
 	id      string     // prefixes this broker's payloads, so it ignores its own
 	mu      sync.Mutex // protects pending, cancel, done
-	pending map[string]int
+	pending map[string]*pendingNotify
 	kick    chan struct{}
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the running goroutines have exited
@@ -46,8 +47,10 @@ type Hub struct {
 func New(st *store.Store, log *slog.Logger) *Hub {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &Hub{st: st, log: log, waiters: newWaiters(), id: hex.EncodeToString(b), pending: map[string]int{},
+	h := &Hub{st: st, log: log, waiters: newWaiters(), id: hex.EncodeToString(b), pending: map[string]*pendingNotify{},
 		kick: make(chan struct{}, 1)}
+	h.sched = newSchedule(h.AnnouncePartitions)
+	return h
 }
 
 // Start launches the announcer and the LISTEN connection. Starting a running hub is an error.
@@ -83,6 +86,7 @@ func (h *Hub) Stop() {
 	cancel, done := h.cancel, h.done
 	h.cancel, h.done = nil, nil
 	h.mu.Unlock()
+	h.sched.reset()
 	if cancel == nil {
 		return
 	}
@@ -90,12 +94,19 @@ func (h *Hub) Stop() {
 	<-done
 }
 
-// Park registers a waiter on every queue it names (AnyQueue for pops that span queues); a push to any
-// of them wakes it. Register before trying to pop, so a push landing in between still wakes it.
+// Park registers a waiter on every queue it names (AnyQueue for pops that span queues); an
+// announcement for any of them wakes it. Register before trying to pop, so a push landing in between
+// still wakes it.
 func (h *Hub) Park(queues ...string) *Waiter { return h.waiters.add(queues...) }
 
+// ParkPartition registers a waiter for one partition of queue (a pop of a named partition): only
+// announcements naming that partition, or naming none, wake it.
+func (h *Hub) ParkPartition(queue, partition string) *Waiter {
+	return h.waiters.addPartition(queue, partition)
+}
+
 // Unpark forgets a waiter.
-func (h *Hub) Unpark(wt *Waiter, queues ...string) { h.waiters.remove(wt, queues...) }
+func (h *Hub) Unpark(wt *Waiter) { h.waiters.remove(wt) }
 
 // WakeAll wakes every parked pop, e.g. when messages became claimable across queues.
 func (h *Hub) WakeAll() { h.waiters.wakeAll() }
@@ -106,14 +117,73 @@ func (h *Hub) Parked() int { return h.waiters.count() }
 // ParkedByQueue reports the parked pops per queue (cross-queue pops under "*").
 func (h *Hub) ParkedByQueue() map[string]int { return h.waiters.countByQueue() }
 
-// Announce wakes up to n local pops parked on queue and schedules the NOTIFY for the other brokers.
-func (h *Hub) Announce(queue string, n int) {
-	h.waiters.wakeN(queue, n)
+// Announce wakes up to n local pops parked on queue, and every pop parked on one of its partitions
+// (which ones is not known), and schedules the NOTIFY for the other brokers.
+func (h *Hub) Announce(queue string, n int) { h.announce(queue, n, nil) }
+
+// AnnouncePartitions is Announce for the partitions named: it wakes as many pops of any partition of
+// queue, and the pops parked on those partitions.
+func (h *Hub) AnnouncePartitions(queue string, partitions []string) {
+	if partitions == nil {
+		partitions = []string{}
+	}
+	h.announce(queue, len(partitions), partitions)
+}
+
+// notifyBudget bounds the partition names one NOTIFY payload carries for a queue (PostgreSQL refuses
+// payloads of 8000 bytes); past it the payload names none, and receivers wake every pop of the queue.
+const notifyBudget = 4000
+
+// pendingNotify is what the next NOTIFY says about one queue.
+type pendingNotify struct {
+	n       int
+	parts   map[string]struct{}
+	size    int
+	unknown bool // some announcement named no partitions, or too many
+}
+
+func (h *Hub) announce(queue string, n int, partitions []string) {
+	h.waiters.wakeN(queue, n, partitions)
 	h.mu.Lock()
-	h.pending[queue] += n
+	p := h.pending[queue]
+	if p == nil {
+		p = &pendingNotify{parts: map[string]struct{}{}, size: len(queue)}
+		h.pending[queue] = p
+	}
+	p.n += n
+	switch {
+	case partitions == nil:
+		p.unknown = true
+	case !p.unknown:
+		for _, s := range partitions {
+			if _, ok := p.parts[s]; !ok {
+				p.parts[s] = struct{}{}
+				p.size += len(s) + 8
+			}
+		}
+		if p.size > notifyBudget {
+			p.unknown = true
+		}
+	}
 	h.mu.Unlock()
 	signal(h.kick)
 }
+
+// AnnounceAt makes the announcement of AnnouncePartitions at when, for what becomes claimable by the
+// passing of time alone: a lease running out, a retry delay or a delayed message ending. Parked pops
+// are then woken by the event instead of re-checking on a timer. It is rounded up to the next tick
+// (100 ms) and merged with whatever else comes due for the queue in that tick. With a key, Cancel
+// takes it back.
+func (h *Hub) AnnounceAt(queue string, partitions []string, when time.Time, key string) {
+	h.sched.add(queue, partitions, when, key)
+}
+
+// Cancel takes back, of the announcement AnnounceAt made under key, the partition named ("" = all of
+// it), if it has not come due: a lease acked in time.
+func (h *Hub) Cancel(key, partition string) { h.sched.cancel(key, partition) }
+
+// Postpone moves the announcement made under key to when, if it has not come due: a lease extended.
+func (h *Hub) Postpone(key string, when time.Time) { h.sched.postpone(key, when) }
 
 func (h *Hub) announceLoop(ctx context.Context) {
 	var last time.Time
@@ -132,11 +202,18 @@ func (h *Hub) announceLoop(ctx context.Context) {
 		last = time.Now()
 		h.mu.Lock()
 		batch := h.pending
-		h.pending = map[string]int{}
+		h.pending = map[string]*pendingNotify{}
 		h.mu.Unlock()
 		payloads := make([]string, 0, len(batch))
-		for q, n := range batch {
-			payloads = append(payloads, h.id+" "+payload(q, n))
+		for q, p := range batch {
+			var parts []string
+			if !p.unknown {
+				parts = make([]string, 0, len(p.parts))
+				for s := range p.parts {
+					parts = append(parts, s)
+				}
+			}
+			payloads = append(payloads, h.id+" "+payload(q, p.n, parts))
 		}
 		if err := h.st.Notify(ctx, payloads); err != nil && ctx.Err() == nil {
 			// Other brokers' parked pops find the messages at their safety re-check instead.
@@ -145,7 +222,7 @@ func (h *Hub) announceLoop(ctx context.Context) {
 	}
 }
 
-// onNotify handles a payload from the push channel: "<broker id> <n>:<queue>".
+// onNotify handles a payload from the push channel: "<broker id> <payload>" (see payload).
 func (h *Hub) onNotify(p string) {
 	id, rest, ok := strings.Cut(p, " ")
 	if !ok {

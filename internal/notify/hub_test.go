@@ -66,7 +66,7 @@ func TestHubWakesAcrossBrokers(t *testing.T) {
 		require.Equal(t, 1, a.Parked())
 		b.Announce("q", 1)
 		<-w.C()
-		a.Unpark(w, "q")
+		a.Unpark(w)
 	}
 	require.Zero(t, a.Parked())
 
@@ -74,5 +74,5 @@ func TestHubWakesAcrossBrokers(t *testing.T) {
 	require.Equal(t, map[string]int{"*": 1}, b.ParkedByQueue())
 	b.Announce("other", 1) // a local announcement wakes cross-queue waiters at once
 	<-w.C()
-	b.Unpark(w, notify.AnyQueue)
+	b.Unpark(w)
 }

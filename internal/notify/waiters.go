@@ -6,25 +6,34 @@ import (
 	"sync"
 )
 
-// waiters parks long-poll pops per queue. A push (local, or announced by NOTIFY from any broker) wakes
-// every waiter of its queue; each then retries its pop. Parking costs a map entry and a channel, no
-// goroutine of its own and no database connection.
+// waiters parks long-poll pops per queue, and the pops of one named partition per partition. A push
+// (local, or announced by NOTIFY from any broker) wakes as many pops of any partition of its queue as
+// it filled partitions, and every pop parked on one of those partitions; each then retries its pop.
+// Parking costs a map entry and a channel, no goroutine of its own and no database connection.
 type waiters struct {
-	mu      sync.Mutex // protects byQueue
-	byQueue map[string]map[*Waiter]struct{}
+	mu      sync.Mutex                                 // protects byQueue and byPart
+	byQueue map[string]map[*Waiter]struct{}            // pops of any partition of the queue (AnyQueue: of any queue)
+	byPart  map[string]map[string]map[*Waiter]struct{} // pops of one partition: queue → partition → pops
 }
 
-// Waiter is one parked pop; C receives when a push may have made something claimable for it.
-type Waiter struct{ ch chan struct{} }
+// Waiter is one parked pop; C receives when something may have become claimable for it.
+type Waiter struct {
+	ch        chan struct{}
+	queues    []string
+	partition string // parked on this partition of queues[0]; "" = any partition
+	named     bool
+}
 
 // C is the waiter's wake-up channel.
 func (wt *Waiter) C() <-chan struct{} { return wt.ch }
 
-func newWaiters() *waiters { return &waiters{byQueue: map[string]map[*Waiter]struct{}{}} }
+func newWaiters() *waiters {
+	return &waiters{byQueue: map[string]map[*Waiter]struct{}{}, byPart: map[string]map[string]map[*Waiter]struct{}{}}
+}
 
-// add parks one waiter on every queue it names; a push to any of them wakes it.
+// add parks one waiter on every queue it names; an announcement for any of them wakes it.
 func (w *waiters) add(queues ...string) *Waiter {
-	wt := &Waiter{ch: make(chan struct{}, 1)}
+	wt := &Waiter{ch: make(chan struct{}, 1), queues: queues}
 	w.mu.Lock()
 	for _, queue := range queues {
 		set := w.byQueue[queue]
@@ -38,9 +47,43 @@ func (w *waiters) add(queues ...string) *Waiter {
 	return wt
 }
 
-func (w *waiters) remove(wt *Waiter, queues ...string) {
+// addPartition parks one waiter on one partition of queue: only announcements naming that partition,
+// or naming none, wake it.
+func (w *waiters) addPartition(queue, partition string) *Waiter {
+	wt := &Waiter{ch: make(chan struct{}, 1), queues: []string{queue}, partition: partition, named: true}
 	w.mu.Lock()
-	for _, queue := range queues {
+	parts := w.byPart[queue]
+	if parts == nil {
+		parts = map[string]map[*Waiter]struct{}{}
+		w.byPart[queue] = parts
+	}
+	set := parts[partition]
+	if set == nil {
+		set = map[*Waiter]struct{}{}
+		parts[partition] = set
+	}
+	set[wt] = struct{}{}
+	w.mu.Unlock()
+	return wt
+}
+
+func (w *waiters) remove(wt *Waiter) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wt.named {
+		q := wt.queues[0]
+		if set := w.byPart[q][wt.partition]; set != nil {
+			delete(set, wt)
+			if len(set) == 0 {
+				delete(w.byPart[q], wt.partition)
+				if len(w.byPart[q]) == 0 {
+					delete(w.byPart, q)
+				}
+			}
+		}
+		return
+	}
+	for _, queue := range wt.queues {
 		if set := w.byQueue[queue]; set != nil {
 			delete(set, wt)
 			if len(set) == 0 {
@@ -48,26 +91,15 @@ func (w *waiters) remove(wt *Waiter, queues ...string) {
 			}
 		}
 	}
-	w.mu.Unlock()
 }
 
 // AnyQueue is the waiter key of pops that span queues (namespace/task): every push wakes them.
 const AnyQueue = "\x00any"
 
-func (w *waiters) wake(queue string) {
-	w.mu.Lock()
-	for wt := range w.byQueue[queue] {
-		signal(wt.ch)
-	}
-	for wt := range w.byQueue[AnyQueue] {
-		signal(wt.ch)
-	}
-	w.mu.Unlock()
-}
-
-// wakeN wakes up to n waiters of queue (n partitions became claimable: more would only race for them),
-// and every cross-queue waiter.
-func (w *waiters) wakeN(queue string, n int) {
+// wakeN wakes up to n waiters of any partition of queue (n partitions became claimable: more would
+// only race for them), every cross-queue waiter, and the waiters of the partitions named; with
+// partitions nil (not known) the waiters of every partition of the queue.
+func (w *waiters) wakeN(queue string, n int, partitions []string) {
 	w.mu.Lock()
 	for wt := range w.byQueue[queue] {
 		if n <= 0 {
@@ -79,29 +111,101 @@ func (w *waiters) wakeN(queue string, n int) {
 	for wt := range w.byQueue[AnyQueue] {
 		signal(wt.ch)
 	}
+	if parts := w.byPart[queue]; parts != nil {
+		if partitions == nil {
+			for _, set := range parts {
+				signalAll(set)
+			}
+		} else {
+			for _, p := range partitions {
+				signalAll(parts[p])
+			}
+		}
+	}
 	w.mu.Unlock()
 }
 
-// wakeNotified handles a NOTIFY payload "<n>:<queue>"; a payload without a count wakes every waiter
-// of the queue.
-func (w *waiters) wakeNotified(payload string) {
-	if i := strings.IndexByte(payload, ':'); i > 0 {
-		if n, err := strconv.Atoi(payload[:i]); err == nil {
-			w.wakeN(payload[i+1:], n)
+// wakeNotified handles a NOTIFY payload (see payload); one it cannot read wakes every waiter of the
+// queue it might name.
+func (w *waiters) wakeNotified(p string) {
+	if queue, parts, ok := parsePartitions(p); ok {
+		w.wakeN(queue, len(parts), parts)
+		return
+	}
+	if i := strings.IndexByte(p, ':'); i > 0 {
+		if n, err := strconv.Atoi(p[:i]); err == nil {
+			w.wakeN(p[i+1:], n, nil)
 			return
 		}
 	}
-	w.wake(payload)
+	w.wakeN(p, int(^uint(0)>>1), nil)
 }
 
-// payload is what a push or an ack announces: n partitions of queue became claimable.
-func payload(queue string, n int) string { return strconv.Itoa(n) + ":" + queue }
+// payload is what an announcement of n claimable partitions of queue carries to the other brokers:
+// "<n>:<queue>" when the partitions are not known, else "P<n>:" followed by the queue and each
+// partition as "<byte length>:<text>" (names may hold any character but NUL, which NOTIFY refuses).
+func payload(queue string, n int, partitions []string) string {
+	if partitions == nil {
+		return strconv.Itoa(n) + ":" + queue
+	}
+	var b strings.Builder
+	b.WriteString("P" + strconv.Itoa(len(partitions)) + ":")
+	for _, s := range append([]string{queue}, partitions...) {
+		b.WriteString(strconv.Itoa(len(s)) + ":" + s)
+	}
+	return b.String()
+}
+
+// parsePartitions reads a payload naming partitions; ok false for any other text.
+func parsePartitions(p string) (queue string, parts []string, ok bool) {
+	rest, found := strings.CutPrefix(p, "P")
+	if !found {
+		return "", nil, false
+	}
+	next := func() (string, bool) {
+		i := strings.IndexByte(rest, ':')
+		if i <= 0 {
+			return "", false
+		}
+		n, err := strconv.Atoi(rest[:i])
+		if err != nil || n < 0 || n > len(rest)-i-1 {
+			return "", false
+		}
+		s := rest[i+1 : i+1+n]
+		rest = rest[i+1+n:]
+		return s, true
+	}
+	i := strings.IndexByte(rest, ':')
+	if i <= 0 {
+		return "", nil, false
+	}
+	count, err := strconv.Atoi(rest[:i])
+	if err != nil || count < 0 {
+		return "", nil, false
+	}
+	rest = rest[i+1:]
+	if queue, ok = next(); !ok {
+		return "", nil, false
+	}
+	parts = make([]string, 0, min(count, 1024))
+	for range count {
+		s, ok := next()
+		if !ok {
+			return "", nil, false
+		}
+		parts = append(parts, s)
+	}
+	return queue, parts, rest == ""
+}
 
 func (w *waiters) wakeAll() {
 	w.mu.Lock()
 	for _, set := range w.byQueue {
-		for wt := range set {
-			signal(wt.ch)
+		signalAll(set)
+	}
+	for _, parts := range w.byPart {
+		for _, set := range parts {
+			signalAll(set)
 		}
 	}
 	w.mu.Unlock()
@@ -117,7 +221,13 @@ func (w *waiters) count() int {
 			all[wt] = struct{}{}
 		}
 	}
-	return len(all)
+	n := len(all)
+	for _, parts := range w.byPart {
+		for _, set := range parts {
+			n += len(set)
+		}
+	}
+	return n
 }
 
 func signal(ch chan struct{}) {
@@ -127,16 +237,27 @@ func signal(ch chan struct{}) {
 	}
 }
 
+func signalAll(set map[*Waiter]struct{}) {
+	for wt := range set {
+		signal(wt.ch)
+	}
+}
+
 // countByQueue reports the parked long-polls per queue (cross-queue pops under "*").
 func (w *waiters) countByQueue() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.byQueue))
+	out := make(map[string]int, len(w.byQueue)+len(w.byPart))
 	for q, set := range w.byQueue {
 		if q == AnyQueue {
 			q = "*"
 		}
 		out[q] = len(set)
+	}
+	for q, parts := range w.byPart {
+		for _, set := range parts {
+			out[q] += len(set)
+		}
 	}
 	return out
 }
