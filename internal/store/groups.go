@@ -112,7 +112,7 @@ type GroupSummary struct {
 // ListConsumerGroups lists every (group, queue) pair: the groups of every queue (migration 0021,
 // queue_groups).
 func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
-	return collect(ctx, s, "ConsumerGroupList", func(r pgx.Rows) (g GroupSummary, err error) {
+	return collectViews(ctx, s, "ConsumerGroupList", func(r pgx.Rows) (g GroupSummary, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.QueueMode, &g.Members, &g.Partitions, &g.Behind, &g.Lag, &g.Processing, &g.Total,
 			&g.DeadLetter, &g.DLQConsumed, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
 		return g, err
@@ -134,7 +134,7 @@ type GroupPartition struct {
 
 // GroupPartitions lists every partition of the queues group belongs to, with its position there.
 func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupPartition, error) {
-	return collect(ctx, s, "ConsumerGroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
+	return collectViews(ctx, s, "ConsumerGroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
 		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive, &g.HasCursor)
 		return g, err
 	}, group, s.now())
@@ -155,7 +155,7 @@ type LaggingPartition struct {
 // LaggingPartitions lists the (group, partition) pairs lagging more than minLag, worst first, never-read
 // partitions included.
 func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
-	return collect(ctx, s, "PartitionListLagging", func(r pgx.Rows) (g LaggingPartition, err error) {
+	return collectViews(ctx, s, "PartitionListLagging", func(r pgx.Rows) (g LaggingPartition, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt, &g.HasCursor)
 		return g, err
 	}, minLag.Seconds(), s.now())

@@ -112,7 +112,7 @@ type PartitionCounts struct {
 
 // PartitionCounts counts the messages of each partition of a queue exactly.
 func (s *Store) PartitionCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionCounts, error) {
-	return collect(ctx, s, "PartitionCounts", func(r pgx.Rows) (x PartitionCounts, err error) {
+	return collectViews(ctx, s, "PartitionCounts", func(r pgx.Rows) (x PartitionCounts, err error) {
 		err = r.Scan(&x.ID, &x.Name, &x.CreatedAt, &x.LastPushAt, &x.Total, &x.Consumed, &x.Processing, &x.DeadLetter,
 			&x.DLQConsumed, &x.Oldest, &x.Newest, &x.OldestPending, &x.TotalConsumed, &x.LastConsumedAt)
 		return x, err
@@ -135,7 +135,7 @@ type PartitionGroupCounts struct {
 // PartitionGroupCounts counts each partition of a queue for each of its groups, exactly, in partition
 // name order (queue mode first within a partition).
 func (s *Store) PartitionGroupCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionGroupCounts, error) {
-	return collect(ctx, s, "PartitionGroupCounts", func(r pgx.Rows) (x PartitionGroupCounts, err error) {
+	return collectViews(ctx, s, "PartitionGroupCounts", func(r pgx.Rows) (x PartitionGroupCounts, err error) {
 		err = r.Scan(&x.PartitionID, &x.Group, &x.QueueMode, &x.Cursor, &x.Total, &x.Unconsumed, &x.Processing,
 			&x.LagSeconds, &x.DeadLetter, &x.DLQConsumed)
 		return x, err
