@@ -69,6 +69,8 @@ class CycleResult:
     state_ops_applied: int = 0
     push_results: List[Dict[str, Any]] = field(default_factory=list)
     ack_result: Optional[Dict[str, Any]] = None
+    #: The ``cycle_id`` was committed before (a retry whose answer was lost): nothing was applied.
+    duplicate: bool = False
 
 
 @dataclass
@@ -144,9 +146,12 @@ def _register_result(resp: Response) -> StreamQuery:
 
 
 def _cycle_req(query_id: str, partition_id: str, consumer_group: Optional[str], state_ops: Sequence[Mapping[str, Any]],
-               push_items: Sequence[Mapping[str, Any]], ack: Optional[Mapping[str, Any]], release_lease: bool) -> _Request:
+               push_items: Sequence[Mapping[str, Any]], ack: Optional[Mapping[str, Any]], release_lease: bool,
+               cycle_id: Optional[str] = None) -> _Request:
     body: Dict[str, Any] = {"query_id": query_id, "partition_id": partition_id, "release_lease": release_lease,
                             "state_ops": list(state_ops), "push_items": list(push_items)}
+    if cycle_id:
+        body["cycle_id"] = cycle_id
     if consumer_group:
         body["consumer_group"] = consumer_group
     if ack is not None:
@@ -160,7 +165,8 @@ def _cycle_result(resp: Response) -> CycleResult:
         raise CycleError(str(b.get("error") or "rolled back without an error text"), b)
     return CycleResult(query_id=b.get("query_id", ""), partition_id=b.get("partition_id", ""),
                        queue_name=b.get("queueName"), state_ops_applied=int(b.get("state_ops_applied") or 0),
-                       push_results=b.get("push_results") or [], ack_result=b.get("ack_result"))
+                       push_results=b.get("push_results") or [], ack_result=b.get("ack_result"),
+                       duplicate=b.get("duplicate") is True)
 
 
 def _state_req(query_id: str, partition_id: str, keys: Optional[Sequence[str]], key_prefix: Optional[str],
@@ -231,10 +237,13 @@ class StreamsClient:
 
     def cycle(self, query_id: str, partition_id: str, *, consumer_group: Optional[str] = None,
               state_ops: Sequence[Mapping[str, Any]] = (), push_items: Sequence[Mapping[str, Any]] = (),
-              ack: Optional[Mapping[str, Any]] = None, release_lease: bool = True) -> CycleResult:
-        """Commits one cycle; raises :class:`CycleError` when the broker rolled it back."""
+              ack: Optional[Mapping[str, Any]] = None, release_lease: bool = True,
+              cycle_id: Optional[str] = None) -> CycleResult:
+        """Commits one cycle; raises :class:`CycleError` when the broker rolled it back. ``cycle_id``
+        (one per computed cycle) makes a repeat of a committed cycle answer ``duplicate`` and apply
+        nothing."""
         return _cycle_result(self._post(_cycle_req(query_id, partition_id, consumer_group, state_ops, push_items,
-                                                   ack, release_lease)))
+                                                   ack, release_lease, cycle_id)))
 
     def state_get(self, query_id: str, partition_id: str, keys: Optional[Sequence[str]] = None, *,
                   key_prefix: Optional[str] = None, ripe_at_or_before: Optional[int] = None) -> List[StateRow]:
@@ -289,9 +298,10 @@ class AsyncStreamsClient:
 
     async def cycle(self, query_id: str, partition_id: str, *, consumer_group: Optional[str] = None,
                     state_ops: Sequence[Mapping[str, Any]] = (), push_items: Sequence[Mapping[str, Any]] = (),
-                    ack: Optional[Mapping[str, Any]] = None, release_lease: bool = True) -> CycleResult:
+                    ack: Optional[Mapping[str, Any]] = None, release_lease: bool = True,
+                    cycle_id: Optional[str] = None) -> CycleResult:
         return _cycle_result(await self._post(_cycle_req(query_id, partition_id, consumer_group, state_ops,
-                                                         push_items, ack, release_lease)))
+                                                         push_items, ack, release_lease, cycle_id)))
 
     async def state_get(self, query_id: str, partition_id: str, keys: Optional[Sequence[str]] = None, *,
                         key_prefix: Optional[str] = None, ripe_at_or_before: Optional[int] = None) -> List[StateRow]:

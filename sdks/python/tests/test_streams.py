@@ -114,6 +114,17 @@ def test_cycles_against_the_broker(harness, sdkenv):
     assert out.data == {"sum": 3}
     assert h.run(lambda c: c.queue(src).group(group).pop()) == [], "the cycle acknowledged the source"
 
+    # With a cycle_id, a repeat of a committed cycle (a retry whose answer was lost) applies nothing.
+    cid = str(uuid.uuid4())
+
+    def flush(c: Any) -> Any:
+        return c.streams().cycle(sq.query_id, last.partition_id, consumer_group=group, cycle_id=cid,
+                                 push_items=[{"queue": sink, "partition": "k1", "payload": {"flush": 1}}])
+
+    assert not h.run(flush).duplicate
+    assert h.run(flush).duplicate
+    assert [m.data for m in h.run(lambda c: c.queue(sink).pop(batch=10, auto_ack=True))] == [{"flush": 1}]
+
     # A cycle whose ack cannot apply is rolled back whole: its state op is not applied either.
     e = h.raises(CycleError, lambda c: c.streams().cycle(
         sq.query_id, last.partition_id, consumer_group=group,
