@@ -49,7 +49,8 @@ fmt-check:
 FUZZTIME ?= 10m
 FUZZTIMEOUT ?= 30m
 FUZZ_TARGETS = ./internal/httpapi:FuzzPushBody ./internal/httpapi:FuzzAckBody ./internal/httpapi:FuzzTransactionBody \
-	./internal/httpapi:FuzzConfigureBody ./internal/httpapi:FuzzPopQuery ./internal/auth:FuzzAuthorizeToken
+	./internal/httpapi:FuzzConfigureBody ./internal/httpapi:FuzzPopQuery ./internal/auth:FuzzAuthorizeToken \
+	./internal/proxy:FuzzRequestPath ./internal/httpguard:FuzzScannerFraming
 # The ack paths' differential test (TestAckDifferential, 1 000 random histories in `make test`) runs
 # ACKDIFF_SEQUENCES histories here; fuzz-ci leaves it to make test.
 ACKDIFF_SEQUENCES ?= 20000
