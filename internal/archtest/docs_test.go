@@ -48,7 +48,11 @@ func TestDocPathsExist(t *testing.T) {
 	}
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
-	docs = append(docs, filepath.Join(root, "README.md"))
+	readmes, err := filepath.Glob(filepath.Join(root, "*", "*", "README.md")) // sdks/js, sdks/python
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join(root, "*", "README.md")) // client, examples
+	require.NoError(t, err)
+	docs = append(append(append(docs, filepath.Join(root, "README.md")), readmes...), more...)
 	for _, doc := range docs {
 		text, err := os.ReadFile(doc)
 		require.NoError(t, err)
@@ -65,6 +69,16 @@ func TestDocPathsExist(t *testing.T) {
 			}
 			t.Errorf("%s names %s, which does not exist", strings.TrimPrefix(doc, root+"/"), p)
 		}
+		// A link to a section of the same page names a heading of it.
+		anchors := map[string]bool{}
+		for _, h := range heading.FindAllStringSubmatch(string(text), -1) {
+			anchors[slug(h[1])] = true
+		}
+		for _, m := range localLink.FindAllStringSubmatch(string(text), -1) {
+			if !anchors[m[1]] {
+				t.Errorf("%s links to #%s, which is no heading of it", strings.TrimPrefix(doc, root+"/"), m[1])
+			}
+		}
 		// A page named alone is one of docs/ or the root's: the docs cite nothing outside the repository.
 		for _, m := range mdName.FindAllStringSubmatch(string(text), -1) {
 			if !exists(filepath.Join(root, "docs", m[1])) && !exists(filepath.Join(root, m[1])) {
@@ -72,6 +86,17 @@ func TestDocPathsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+var (
+	heading   = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`)
+	localLink = regexp.MustCompile(`\]\(#([^)]+)\)`)
+	notSlug   = regexp.MustCompile(`[^a-z0-9 _-]`)
+)
+
+// slug is the anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens.
+func slug(h string) string {
+	return strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(h), ""), " ", "-")
 }
 
 // mdName is a Markdown file named without a folder.
