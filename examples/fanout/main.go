@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +26,7 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	c, err := client.New(client.Config{URLs: urls(), Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
+	c, err := client.New(client.Config{URLs: client.URLsFromEnv("http://localhost:6632"), Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -76,9 +75,3 @@ func run(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
-func urls() []string {
-	if v := os.Getenv("QUEEN_URL"); v != "" {
-		return strings.Split(v, ",")
-	}
-	return []string{"http://localhost:6632"}
-}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -39,7 +38,7 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	c, err := client.New(client.Config{URLs: urls(), Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
+	c, err := client.New(client.Config{URLs: client.URLsFromEnv("http://localhost:6632"), Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -89,9 +88,3 @@ func run(ctx context.Context, log *slog.Logger) error {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-func urls() []string {
-	if v := os.Getenv("QUEEN_URL"); v != "" {
-		return strings.Split(v, ",")
-	}
-	return []string{"http://localhost:6632"}
-}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/queen-go/queen/client"
@@ -28,7 +27,7 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	url := strings.Split(env("QUEEN_URL", "http://localhost:6632"), ",")[0]
+	url := client.URLsFromEnv("http://localhost:6632")[0]
 	c, err := client.New(client.Config{URLs: []string{url}, Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
 	if err != nil {
 		return err

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/queen-go/queen/client"
@@ -33,7 +32,7 @@ func main() {
 var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
 func run(ctx context.Context, log *slog.Logger) error {
-	url := strings.Split(env("QUEEN_URL", "http://localhost:6632"), ",")[0]
+	url := client.URLsFromEnv("http://localhost:6632")[0]
 	c, err := client.New(client.Config{URLs: []string{url}, Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
 	if err != nil {
 		return err

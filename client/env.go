@@ -1,0 +1,30 @@
+package client
+
+import (
+	"os"
+	"strings"
+)
+
+// ServerEnv and ServerEnvAlias name the environment variables that give a broker URL to the tools built
+// on this package (queenctl, the examples): ServerEnv wins; ServerEnvAlias is read when it is unset,
+// because the original clients' test helpers use that name.
+const (
+	ServerEnv      = "QUEEN_SERVER"
+	ServerEnvAlias = "QUEEN_URL"
+)
+
+// ServerFromEnv is the broker URL (or comma-separated URLs) of $QUEEN_SERVER, else $QUEEN_URL, else "".
+func ServerFromEnv() string {
+	if v := os.Getenv(ServerEnv); v != "" {
+		return v
+	}
+	return os.Getenv(ServerEnvAlias)
+}
+
+// URLsFromEnv is ServerFromEnv split at commas into Config.URLs, or fallback when neither is set.
+func URLsFromEnv(fallback ...string) []string {
+	if v := ServerFromEnv(); v != "" {
+		return strings.Split(v, ",")
+	}
+	return fallback
+}
