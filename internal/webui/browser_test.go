@@ -258,8 +258,8 @@ const overflowJS = `JSON.stringify([
   ...(document.documentElement.scrollWidth > window.innerWidth ? ['page ' + document.documentElement.scrollWidth + ' px wide'] : []),
   ...[...document.querySelectorAll('.scroll')].filter((e) => e.scrollWidth > e.clientWidth + 1)
     .map((e) => 'table in "' + ((e.closest('.card') || {}).innerText || '').split(String.fromCharCode(10))[0] + '" needs ' + e.scrollWidth + ' px, has ' + e.clientWidth),
-  ...[...document.querySelectorAll('.stat-value')].filter((e) => e.scrollWidth > e.clientWidth + 1)
-    .map((e) => 'tile value "' + e.innerText + '" clipped'),
+  ...[...document.querySelectorAll('.stat-value, .stat-hint')].filter((e) => e.scrollWidth > e.clientWidth + 1)
+    .map((e) => 'tile text "' + e.innerText + '" clipped'),
 ])`
 
 // ---- the broker side
@@ -675,6 +675,9 @@ func TestDashboardPages(t *testing.T) {
 		b.open("/queues/orders", `[data-testid="chart-q-Throughput"]`)
 		b.waitJS(`(document.querySelector('[data-testid="chart-q-Throughput"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
 		b.shot("queue-detail", false)
+		_, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`(scrollTo(0, document.querySelector('[data-testid="queue-config"]').closest('.card').getBoundingClientRect().top + scrollY - 64), true)`))
+		require.NoError(t, err)
+		b.shot("queue-groups", false)
 		b.open("/system", `[data-testid="sys-cpu"]`)
 		b.waitJS(`(document.querySelector('[data-testid="sys-cpu"] svg path')||{getAttribute:()=>''}).getAttribute('d').split('L').length > 40`)
 		b.shot("system", false)
