@@ -225,6 +225,7 @@ func TestWireGolden(t *testing.T) {
 		{"traces", "/api/v1/traces/" + p1 + "/w1", nil, nil, "", nil, 0},
 		{"status", "/api/v1/status", []string{"statsAge"}, []string{"throughput"}, "", nil, 0},
 		{"status-buffers", "/api/v1/status/buffers", nil, nil, "", nil, 0},
+		{"access", "/api/v1/access", nil, nil, "", nil, 0},
 		{"status-analytics", "/api/v1/status/analytics", nil, []string{"dataPoints"}, "", nil, 0},
 		{"analytics-queue-lag", "/api/v1/analytics/queue-lag", nil, []string{""}, "", nil, 0},
 		{"analytics-queue-ops", "/api/v1/analytics/queue-ops?queue=wire-q", nil, []string{"series"}, "", nil, 0},
