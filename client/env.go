@@ -14,11 +14,14 @@ const (
 )
 
 // ServerFromEnv is the broker URL (or comma-separated URLs) of $QUEEN_SERVER, else $QUEEN_URL, else "".
-func ServerFromEnv() string {
-	if v := os.Getenv(ServerEnv); v != "" {
+func ServerFromEnv() string { return ServerFrom(os.Getenv) }
+
+// ServerFrom is ServerFromEnv over another environment (a test's, a tool's own lookup).
+func ServerFrom(getenv func(string) string) string {
+	if v := getenv(ServerEnv); v != "" {
 		return v
 	}
-	return os.Getenv(ServerEnvAlias)
+	return getenv(ServerEnvAlias)
 }
 
 // URLsFromEnv is ServerFromEnv split at commas into Config.URLs, or fallback when neither is set.

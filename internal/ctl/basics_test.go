@@ -45,6 +45,9 @@ func TestUsageErrorsAndNoServer(t *testing.T) {
 	require.Contains(t, c.fails(ctl.ExitUsage, "no-such-command").err, "unknown command")
 	require.Contains(t, c.fails(ctl.ExitUsage, "queues", "list", "--bogus").err, "unknown flag")
 	require.Contains(t, c.fails(ctl.ExitUsage, "queues", "get").err, "accepts 1 arg")
+	// QUEEN_URL, the original clients' name, stands for QUEEN_SERVER when that is unset.
+	c.env["QUEEN_URL"] = "http://127.0.0.1:1"
+	c.fails(ctl.ExitServer, "health", "--request-timeout", "2s")
 	// An unreachable server is a server error.
 	c.env["QUEEN_SERVER"] = "http://127.0.0.1:1"
 	c.fails(ctl.ExitServer, "health", "--request-timeout", "2s")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/queen-go/queen/client"
 	"github.com/queen-go/queen/internal/boolsetting"
 )
 
@@ -150,7 +151,7 @@ type resolved struct {
 }
 
 // target applies the resolution order: current-context → $QUEEN_CONTEXT → --context selects the
-// context; then $QUEEN_SERVER → --server; then $QUEEN_TOKEN → --token.
+// context; then $QUEEN_SERVER (or its alias $QUEEN_URL) → --server; then $QUEEN_TOKEN → --token.
 func (a *app) target() (resolved, error) {
 	var r resolved
 	cf, err := a.loadConfig()
@@ -181,7 +182,7 @@ func (a *app) target() (resolved, error) {
 			}
 		}
 	}
-	if v := a.env.Getenv("QUEEN_SERVER"); v != "" {
+	if v := client.ServerFrom(a.env.Getenv); v != "" {
 		r.server = v
 	}
 	if a.g.server != "" {

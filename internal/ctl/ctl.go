@@ -171,7 +171,7 @@ The server and token come from, later winning: the config file's current context
 	}
 	root.SetVersionTemplate("queenctl {{.Version}}\n")
 	p := root.PersistentFlags()
-	p.StringVar(&a.g.server, "server", "", "broker URL (env QUEEN_SERVER)")
+	p.StringVar(&a.g.server, "server", "", "broker URL (env QUEEN_SERVER, or its alias QUEEN_URL)")
 	p.StringVar(&a.g.token, "token", "", "bearer token: a JWT or a proxy API key (env QUEEN_TOKEN)")
 	p.StringVar(&a.g.context, "context", "", "context of the config file to use (env QUEEN_CONTEXT)")
 	p.StringVar(&a.g.config, "config", "", "config file (env QUEENCTL_CONFIG; default $XDG_CONFIG_HOME/queenctl/config.yaml)")

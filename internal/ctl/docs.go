@@ -84,7 +84,7 @@ prints a shell completion script.
 ## Server, token and contexts
 
 The broker URL and token are resolved in this order, later winning: the config file's
-` + "`current-context`" + `, ` + "`$QUEEN_CONTEXT`" + `, ` + "`--context`" + ` (these select a context), ` + "`$QUEEN_SERVER`" + `, ` + "`--server`" + `,
+` + "`current-context`" + `, ` + "`$QUEEN_CONTEXT`" + `, ` + "`--context`" + ` (these select a context), ` + "`$QUEEN_SERVER`" + ` (or its alias ` + "`$QUEEN_URL`" + `), ` + "`--server`" + `,
 ` + "`$QUEEN_TOKEN`" + `, ` + "`--token`" + `. The token is sent as ` + "`Authorization: Bearer`" + ` (a broker JWT or a
 queen-proxy API key). The config file is ` + "`--config`" + `, else ` + "`$QUEENCTL_CONFIG`" + `, else
 ` + "`$XDG_CONFIG_HOME/queenctl/config.yaml`" + ` (` + "`~/.config/queenctl/config.yaml`" + `); it is written atomically with mode
