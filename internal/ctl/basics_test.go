@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
@@ -163,4 +165,37 @@ func TestOutputFormats(t *testing.T) {
 	// --watch prints the listing again every interval.
 	r := c.ok("queues", "list", "--namespace", "ns1", "-o", "name", "--watch", "--interval", "100ms", "--watch-count", "3")
 	require.Equal(t, 3, strings.Count(r, "queue/"+q))
+}
+
+// A 401 and a 403 exit 3 and print the envelope; a valid token passes.
+func TestAuthExitCodes(t *testing.T) {
+	t.Parallel()
+	const secret = "ctl-test-secret-0123456789abcdef"
+	url := startBroker(t, map[string]string{"JWT_ENABLED": "true", "JWT_ALGORITHM": "HS256", "JWT_SECRET": secret})
+	sign := func(role string) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "ops", "role": role,
+			"exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(secret))
+		require.NoError(t, err)
+		return s
+	}
+	c := newCLI(t, url)
+	r := c.fails(ctl.ExitAuth, "queues", "list")
+	require.Contains(t, r.err, "401")
+	c.fails(ctl.ExitAuth, "queues", "list", "--token", "garbage")
+	c.ok("queues", "list", "--token", sign("admin"))
+	c.env["QUEEN_TOKEN"] = sign("read-only")
+	c.ok("queues", "list")
+	r = c.fails(ctl.ExitAuth, "maintenance", "on", "--yes")
+	require.Contains(t, r.err, "403")
+	require.Contains(t, r.err, "Insufficient permissions")
+	// the token can come from a context referencing a file
+	delete(c.env, "QUEEN_TOKEN")
+	tokFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokFile, []byte(sign("admin")+"\n"), 0o600))
+	c.ok("config", "set-context", "secured", "--server", url, "--token-ref", "file://"+tokFile)
+	delete(c.env, "QUEEN_SERVER")
+	c.ok("maintenance", "get")
+	c.env["QUEEN_TOKEN"] = sign("read-only")
+	c.ok("config", "set-context", "secured", "--token-ref", "env")
+	c.fails(ctl.ExitAuth, "maintenance", "get")
 }
