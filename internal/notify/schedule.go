@@ -15,7 +15,7 @@ const tick = 100 * time.Millisecond
 
 // maxKeyed bounds the cancellable announcements remembered; past it an announcement is still made but
 // can no longer be cancelled (it then wakes pops that find nothing, which costs a pop each, no more).
-const maxKeyed = 200_000
+const maxKeyed = 50_000
 
 // schedule holds announcements that come due later: things that become claimable by the passing of
 // time alone (a lease that runs out, a retry delay or a delayed message that ends). Each due instant
