@@ -303,8 +303,9 @@ func TestConsumerGroupRoutes(t *testing.T) {
 		require.Equal(t, 1, res.DeletedPartitions)
 		var det groupDetails
 		a.json("GET", "/api/v1/consumer-groups/"+g, nil, http.StatusOK, &det)
-		require.Len(t, det, 1)
-		require.Contains(t, det, qb)
+		require.Len(t, det, 2, "still subscribed to qa: the group is one of its groups")
+		require.Equal(t, 0, det[qb].Partitions[0].OffsetLag)
+		require.Equal(t, 1, det[qa].Partitions[0].OffsetLag, "qa is before its first message again")
 		// The group restarts on qa from the beginning (its subscription there is "all").
 		require.Equal(t, []string{"a1"}, a.drain(qa, g))
 		a.popNone(popPath(qb, "", "consumerGroup", g))
