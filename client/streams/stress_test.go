@@ -26,8 +26,10 @@ import (
 // once (a retry racing its first attempt) and holds some for longer than the source's lease (the
 // lease expires between the pop and the cycle, and another runner takes the partition meanwhile).
 type faultProxy struct {
-	target              string
-	hold                time.Duration
+	target string
+	hold   time.Duration
+	// ackedOnly holds only cycles with an ack (message cycles), not idle flushes.
+	ackedOnly           bool
 	n                   atomic.Int64
 	lost, doubled, held atomic.Int64
 }
@@ -60,7 +62,7 @@ func (f *faultProxy) server(t *testing.T) *httptest.Server {
 		var status int
 		var out []byte
 		switch n := f.n.Add(1); {
-		case n%9 == 5:
+		case n%9 == 5 && (!f.ackedOnly || bytes.Contains(body, []byte(`"ack":`))):
 			f.held.Add(1)
 			select {
 			case <-time.After(f.hold):
@@ -109,6 +111,11 @@ func testStress(e *env) {
 	const parts, perPart, keys = 4, 36, 3
 	fp := &faultProxy{target: e.url, hold: 1300 * time.Millisecond}
 	proxy := fp.server(t)
+	// The original wire cannot be protected against one case, so its proxy does not make it: an idle
+	// flush that read a window, then reached the broker only after another cycle closed that window
+	// and a late-processed message opened it again (docs/streams.md).
+	fpOriginal := &faultProxy{target: e.url, hold: fp.hold, ackedOnly: true}
+	proxyOriginal := fpOriginal.server(t)
 	type query struct {
 		name      string
 		chain     func(src, sink string) *streams.Stream
@@ -177,6 +184,9 @@ func testStress(e *env) {
 			s := q.chain(src, sink)
 			faults := func(o *streams.RunOptions) {
 				o.URL, o.BatchSize, o.MaxPartitions, o.MaxWaitMillis = proxy.URL, 5, 2, 100
+				if q.original {
+					o.URL = proxyOriginal.URL
+				}
 			}
 			if q.original {
 				e.start(s, id, faults, streams.LegacyWire)
@@ -307,6 +317,11 @@ func testStress(e *env) {
 		require.Positive(t, fp.lost.Load())
 		require.Positive(t, fp.doubled.Load())
 		require.Positive(t, fp.held.Load())
+		t.Logf("original wire: cycles %d; answers lost: %d, doubled: %d, held past the lease: %d",
+			fpOriginal.n.Load(), fpOriginal.lost.Load(), fpOriginal.doubled.Load(), fpOriginal.held.Load())
+		require.Positive(t, fpOriginal.lost.Load())
+		require.Positive(t, fpOriginal.doubled.Load())
+		require.Positive(t, fpOriginal.held.Load())
 	})
 }
 
