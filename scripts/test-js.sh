@@ -32,4 +32,4 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && go build -o "$tmp/sdkenv" ./test/sdkenv)
-QUEEN_SDKENV="$tmp/sdkenv" node --test test/unit.retry.test.js test/unit.sdk.test.js test/unit.streams.test.js test/integration.test.js
+QUEEN_SDKENV="$tmp/sdkenv" node --test test/unit.retry.test.js test/unit.sdk.test.js test/unit.streams.test.js test/integration.test.js test/integration.streams.test.js
