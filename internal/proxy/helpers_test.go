@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/proxy"
@@ -242,27 +243,23 @@ func items(queue string, n, size int) map[string]any {
 // metric reads one counter from the bundle's registry; 0 when absent.
 func (b *testBundle) metric(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	mfs, err := b.reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
-					continue next
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
+	if m := b.series(t, name, labels); m != nil {
+		return m.GetCounter().GetValue()
 	}
 	return 0
 }
 
 // gauge reads one gauge from the bundle's registry; 0 when absent.
 func (b *testBundle) gauge(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	if m := b.series(t, name, labels); m != nil {
+		return m.GetGauge().GetValue()
+	}
+	return 0
+}
+
+// series is the first series of name whose labels include labels, or nil.
+func (b *testBundle) series(t *testing.T, name string, labels map[string]string) *dto.Metric {
 	t.Helper()
 	mfs, err := b.reg.Gather()
 	require.NoError(t, err)
@@ -277,10 +274,10 @@ func (b *testBundle) gauge(t *testing.T, name string, labels map[string]string) 
 					continue next
 				}
 			}
-			return m.GetGauge().GetValue()
+			return m
 		}
 	}
-	return 0
+	return nil
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
