@@ -113,10 +113,11 @@ func run(ctx context.Context, out io.Writer) error {
 	dbURL := pg.URL("postgres")
 	secret := randomHex(24)
 
-	// The open broker has an encryption key so that the SDKs can configure every queue option.
+	// The open broker has an encryption key so that the SDKs can configure every queue option, and
+	// sweeps maxWaitTimeSeconds every half second so that the suites can see an eviction.
 	open, err := startBroker(startCtx, log, map[string]string{
 		"DATABASE_URL": dbURL, "FILE_BUFFER_DIR": filepath.Join(dir, "spool-open"),
-		"QUEEN_ENCRYPTION_KEY": randomHex(32)}, "127.0.0.1:0")
+		"QUEEN_ENCRYPTION_KEY": randomHex(32), "EVICTION_INTERVAL": "500"}, "127.0.0.1:0")
 	if err != nil {
 		return err
 	}

@@ -145,6 +145,22 @@ def test_compat_configure_with_an_empty_queue_name(live):
     assert res["configured"] is True and res["queue"] == ""
 
 
+def test_compat_eviction_sweeps_a_partition_nobody_read(live):
+    """``maxWaitTimeSeconds`` expires waiting messages of a partition no consumer has touched: a
+    never-read partition is before its first message, for eviction as for seeks and lag."""
+    h = live()
+    q = qname("evict")
+    h.run(lambda c: c.queue(q).config(retention_enabled=True, max_wait_time_seconds=1).create())
+    h.run(lambda c: c.queue(q).partition("untouched").push("stale"))
+    deadline = time.monotonic() + 30
+    dead = []
+    while not dead and time.monotonic() < deadline:
+        time.sleep(0.2)  # the broker sweeps every 500 ms once the message is a second old
+        dead = h.run(lambda c: c.dlq(q)).messages
+    assert [(d.transaction_id is not None, d.error_message) for d in dead] == [(True, "max wait time exceeded")]
+    assert h.run(lambda c: c.queue(q).pop(batch=10)) == [], "the expired message is not delivered"
+
+
 def test_ack_rejections_are_reported_per_item(live):
     h = live()
     q = qname("rej")
