@@ -74,4 +74,3 @@ func run(ctx context.Context, log *slog.Logger) error {
 	log.Info("late joiner (SubscribeNew)", slog.Int("messages", len(late)))
 	return nil
 }
-

@@ -87,4 +87,3 @@ func run(ctx context.Context, log *slog.Logger) error {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-

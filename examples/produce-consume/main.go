@@ -77,4 +77,3 @@ func run(ctx context.Context, log *slog.Logger) error {
 	}
 	return err
 }
-
