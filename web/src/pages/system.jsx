@@ -110,8 +110,8 @@ function Postgres() {
         </Card>
         <Card title="Active queries">
           {(x.activeQueries || []).length === 0 ? <Empty>No other statement is running.</Empty> : (
-            <div class="scroll"><table class="table"><thead><tr><th>PID</th><th>State</th><th class="num">Running</th><th>Query</th></tr></thead>
-              <tbody>{x.activeQueries.map((q) => <tr><td>{q.pid}</td><td>{q.state}</td><td class="num">{dur(q.durationMs)}</td><td class="mono trunc" title={q.query}>{q.query}</td></tr>)}</tbody></table></div>
+            <div class="scroll"><table class="table fit"><thead><tr><th style="width:64px">PID</th><th style="width:120px">State</th><th class="num" style="width:80px">Running</th><th>Query</th></tr></thead>
+              <tbody>{x.activeQueries.map((q) => <tr><td>{q.pid}</td><td class="trunc" title={q.state}>{q.state}</td><td class="num">{dur(q.durationMs)}</td><td class="mono trunc" title={q.query}>{q.query}</td></tr>)}</tbody></table></div>
           )}
         </Card>
       </div>
