@@ -19,6 +19,7 @@ run: build
 test: vet fmt-check
 	@bash scripts/ensure-postgres.sh
 	@bash scripts/ensure-chromium.sh
+	@bash scripts/ensure-ha.sh
 	$(GO) test -race -count=1 -short -timeout 20m ./...
 	@# Rate-holding load tests measure wall-clock rates: they run alone, after the parallel suite.
 	$(GO) test -race -count=1 -timeout 5m -run 'TestLoad' ./internal/proxy/
