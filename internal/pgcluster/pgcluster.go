@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Options configures a cluster. Only DataDir is required.
@@ -40,6 +42,21 @@ type Options struct {
 	Settings []string
 	// Logger receives lifecycle messages; nil discards them.
 	Logger *slog.Logger
+
+	// Name identifies the server to its primary (cluster_name, which a standby's WAL receiver reports
+	// as its application_name): the name SynchronousStandbys of the primary lists.
+	Name string
+	// Replication makes the server able to stream WAL to standbys (wal_level=replica, WAL senders,
+	// hot_standby). initdb's pg_hba.conf already trusts replication connections from 127.0.0.1 for
+	// the postgres superuser, which is the replication user.
+	Replication bool
+	// SynchronousStandbys names the standbys (their Name) a commit waits for; setting it also sets
+	// synchronous_commit=on even when Durable is false, since that is what makes a commit wait.
+	SynchronousStandbys []string
+	// StandbyOf makes a new cluster a streaming standby of that running cluster (pg_basebackup -R
+	// instead of initdb); StandbyOfAddr is the same for a primary given as host:port.
+	StandbyOf     *Cluster
+	StandbyOfAddr string
 }
 
 // Cluster is a PostgreSQL server owned by this process.
@@ -50,6 +67,7 @@ type Cluster struct {
 	port      int
 	durable   bool
 	settings  []string
+	primary   string // host:port this cluster was cloned from as a standby; "" for a primary
 	log       *slog.Logger
 	cred      *syscall.Credential // non-nil when running as root
 
@@ -135,8 +153,12 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		dataDir:  dataDir,
 		port:     o.Port,
 		durable:  o.Durable,
-		settings: o.Settings,
+		settings: append(replicationSettings(o), o.Settings...),
 		log:      logger,
+		primary:  o.StandbyOfAddr,
+	}
+	if o.StandbyOf != nil {
+		c.primary = o.StandbyOf.Addr()
 	}
 	if os.Geteuid() == 0 {
 		// initdb and postgres refuse to run as root, so they run as the
@@ -182,6 +204,60 @@ func (c *Cluster) URL(dbname string) string {
 
 // Port returns the TCP port the server listens on.
 func (c *Cluster) Port() int { return c.port }
+
+// Addr returns the server's host:port.
+func (c *Cluster) Addr() string { return fmt.Sprintf("127.0.0.1:%d", c.port) }
+
+// replicationSettings are the server settings the replication options imply.
+func replicationSettings(o Options) []string {
+	var s []string
+	if o.Name != "" {
+		s = append(s, "cluster_name="+o.Name)
+	}
+	if o.Replication || o.StandbyOf != nil || o.StandbyOfAddr != "" {
+		// A standby gets the same, so that once promoted it can feed standbys of its own.
+		s = append(s, "wal_level=replica", "max_wal_senders=10", "max_replication_slots=10",
+			"hot_standby=on", "wal_keep_size=256MB")
+	}
+	if len(o.SynchronousStandbys) > 0 {
+		s = append(s, "synchronous_standby_names="+strings.Join(o.SynchronousStandbys, ","), "synchronous_commit=on")
+	}
+	return s
+}
+
+// Promote turns a standby into a primary and returns once it accepts writes.
+func (c *Cluster) Promote(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if out, err := c.run(ctx, "pg_ctl", "promote", "-w", "-t", strconv.Itoa(waitSeconds(ctx)), "-D", c.dataDir); err != nil {
+		return fmt.Errorf("pgcluster: pg_ctl promote: %w\n%s", err, bytes.TrimSpace(out))
+	}
+	// pg_ctl -w returns when the server says it is promoted; check the way a client would see it.
+	for {
+		inRecovery, err := c.inRecovery(ctx)
+		if err == nil && !inRecovery {
+			c.primary = ""
+			c.log.Info("pgcluster: promoted", "port", c.port)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pgcluster: promote: still in recovery (%v): %w", err, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) inRecovery(ctx context.Context) (bool, error) {
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var r bool
+	err = conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&r)
+	return r, err
+}
 
 // Start starts the server again after Stop or Kill, on the same data
 // directory and port.
@@ -309,6 +385,9 @@ func (c *Cluster) prepareDataDir(ctx context.Context) error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("pgcluster: stat PG_VERSION: %w", err)
 	}
+	if c.primary != "" {
+		return c.cloneStandby(ctx)
+	}
 	args := []string{"-D", c.dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"}
 	if !c.durable {
 		args = append(args, "--no-sync")
@@ -316,6 +395,24 @@ func (c *Cluster) prepareDataDir(ctx context.Context) error {
 	c.log.Info("pgcluster: initializing data directory", "data_dir", c.dataDir)
 	if out, err := c.run(ctx, "initdb", args...); err != nil {
 		return fmt.Errorf("pgcluster: initdb %s: %w\n%s", c.dataDir, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// cloneStandby fills the empty data dir with a base backup of the primary; -R writes standby.signal
+// and primary_conninfo, so the server starts as a streaming standby.
+func (c *Cluster) cloneStandby(ctx context.Context) error {
+	host, port, err := net.SplitHostPort(c.primary)
+	if err != nil {
+		return fmt.Errorf("pgcluster: standby of %q: %w", c.primary, err)
+	}
+	args := []string{"-h", host, "-p", port, "-U", "postgres", "-D", c.dataDir, "-R", "-X", "stream", "-c", "fast"}
+	if !c.durable {
+		args = append(args, "--no-sync")
+	}
+	c.log.Info("pgcluster: cloning standby", "primary", c.primary, "data_dir", c.dataDir)
+	if out, err := c.run(ctx, "pg_basebackup", args...); err != nil {
+		return fmt.Errorf("pgcluster: pg_basebackup from %s: %w\n%s", c.primary, err, bytes.TrimSpace(out))
 	}
 	return nil
 }

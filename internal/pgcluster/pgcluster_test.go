@@ -206,3 +206,58 @@ func TestStartFailureIncludesLogTail(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// TestSynchronousStandbyPromote clones a synchronous standby from a primary, kills the primary with an
+// immediate shutdown and promotes the standby: every commit the primary acknowledged is on the new
+// primary, which accepts writes.
+func TestSynchronousStandbyPromote(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := testDir(t)
+	primary := startCluster(t, ctx, pgcluster.Options{DataDir: filepath.Join(dir, "primary"), Name: "primary",
+		Replication: true, SynchronousStandbys: []string{"standby"}})
+	standby := startCluster(t, ctx, pgcluster.Options{DataDir: filepath.Join(dir, "standby"), Name: "standby",
+		StandbyOf: primary})
+
+	conn, err := pgx.Connect(ctx, primary.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var state string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := conn.QueryRow(ctx, "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'").Scan(&state)
+		if err == nil && state == "sync" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("standby never became synchronous: %q, %v", state, err)
+		}
+	}
+	var commit string
+	if err := conn.QueryRow(ctx, "SHOW synchronous_commit").Scan(&commit); err != nil || commit != "on" {
+		t.Fatalf("synchronous_commit = %q, %v", commit, err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (n int); INSERT INTO t SELECT generate_series(1, 100)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := primary.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := pgx.Connect(ctx, standby.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close(context.Background())
+	var n int
+	if _, err := sc.Exec(ctx, "INSERT INTO t VALUES (101)"); err != nil {
+		t.Fatalf("promoted standby refuses writes: %v", err)
+	}
+	if err := sc.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 101 {
+		t.Fatalf("count = %d, %v", n, err)
+	}
+}
