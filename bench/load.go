@@ -63,6 +63,7 @@ type producer struct {
 	budget  *atomic.Int64               // nil = unlimited
 	backlog int                         // > 0: wait while the slowest group lags this many messages
 	prefix  string                      // transactionId prefix, unique per producer
+	pace    *pacer                      // nil = as fast as the broker answers
 }
 
 func (p producer) run(ctx context.Context, stop <-chan struct{}) {
@@ -94,6 +95,9 @@ func (p producer) run(ctx context.Context, stop <-chan struct{}) {
 				return
 			}
 			time.Sleep(2 * time.Millisecond)
+		}
+		if !p.pace.wait(ctx, n) {
+			return
 		}
 		first := seq
 		seq += n

@@ -45,6 +45,10 @@ type options struct {
 	pprofDir                         string
 	pgStats, explain, pushSQL        bool
 	vacuumBetween                    bool
+	skipLocked                       bool          // pop-ack and fanout: also the SKIP LOCKED table-queue baseline
+	loadRate, loadFraction           float64       // xmin-hold, soak: offered msg/s (0: loadFraction of the measured capacity)
+	xminHold, xminPhase              time.Duration // xmin-hold: how long the horizon is held; the phases before and after
+	soak, soakWindow, soakChurn      time.Duration // soak: total length (0: not asked for), window, queue churn interval
 	pushSQLDuration                  time.Duration
 	pushSQLOnly                      string
 	schema                           string
@@ -103,6 +107,14 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.duration, "duration", 15*time.Second, "measured window per scenario")
 	flag.DurationVar(&o.baselineDuration, "baseline-duration", 5*time.Second, "duration of each INSERT baseline")
 	flag.BoolVar(&o.baseline, "baseline", true, "measure plain INSERTs into the same PostgreSQL after each push scenario")
+	flag.BoolVar(&o.skipLocked, "skip-locked", true, "after pop-ack and each fanout window: the same load on plain tables consumed with SELECT … FOR UPDATE SKIP LOCKED + DELETE (one table per group), same PostgreSQL, workers and window; prints our rate as a ratio of it")
+	flag.Float64Var(&o.loadRate, "load-rate", 0, "xmin-hold and soak: messages a second the paced producers offer; 0 = -load-fraction of the capacity measured first (unpaced, -duration)")
+	flag.Float64Var(&o.loadFraction, "load-fraction", 0.7, "xmin-hold and soak: the fraction of the measured capacity offered when -load-rate is 0")
+	flag.DurationVar(&o.xminHold, "xmin-hold", 60*time.Second, "xmin-hold scenario: how long the REPEATABLE READ transaction holds the horizon (the target's is 5m)")
+	flag.DurationVar(&o.xminPhase, "xmin-phase", 30*time.Second, "xmin-hold scenario: the measured phase before the hold and the one after the release")
+	flag.DurationVar(&o.soak, "soak", 0, "run the soak scenario for this long instead of -scenarios (the target's is 1h; -soak 3m -soak-window 1m is a smoke run)")
+	flag.DurationVar(&o.soakWindow, "soak-window", 5*time.Minute, "soak: the window over which p99, RSS and database size are reported")
+	flag.DurationVar(&o.soakChurn, "soak-churn", time.Minute, "soak: a queue is created, used and deleted this often")
 	flag.BoolVar(&o.verifyPush, "verify-push", true, "drain push scenarios' queues to verify them")
 	flag.BoolVar(&o.checkpoint, "checkpoint", true, "CHECKPOINT before every measured window and baseline, so that each starts from the same WAL state instead of some meeting a checkpoint's full-page writes")
 	flag.DurationVar(&o.popWait, "pop-wait", time.Second, "long-poll timeout of pops (wait=true)")
@@ -158,6 +170,9 @@ func parseFlags() (options, error) {
 	}
 	if o.producers < 1 || o.brokers < 1 || o.consumers < 1 || o.conns < 1 || o.partitions < 1 || o.groupConsumers < 1 || o.popBatch < 1 || o.concBatch < 1 {
 		return o, fmt.Errorf("counts must be >= 1")
+	}
+	if o.soak > 0 {
+		o.scenarios = "soak"
 	}
 	if o.scenarios == "all" {
 		o.scenarios = strings.Join(scenarioNames(true), ",")

@@ -53,6 +53,14 @@ func printResult(w io.Writer, r *Result) {
 		}
 		fmt.Fprintf(w, "baseline: plain INSERT batch %d x %d conns: %.0f rows/s (p50/p95/p99 %s ms)%s; push = %.0f%% of it\n", b.Batch, b.Concurrency, b.Rate, b.Latency, pg, 100*b.Fraction)
 	}
+	if s := r.SkipLocked; s != nil {
+		ver := "verified"
+		if !s.Verified {
+			ver = "VERIFICATION FAILED: " + s.Problem
+		}
+		fmt.Fprintf(w, "skip-locked baseline: %d table(s) x %d workers, SELECT … FOR UPDATE SKIP LOCKED LIMIT %d + DELETE per transaction: %.0f rows/s (tx p50/p95/p99 %s ms), %s; ours = %.2fx of it\n",
+			s.Tables, s.Workers, s.Batch, s.Rate, s.Latency, ver, s.Ratio)
+	}
 	keys := make([]string, 0, len(r.Errors))
 	for k := range r.Errors {
 		keys = append(keys, k)
@@ -185,6 +193,11 @@ func printTargets(w io.Writer, rs []*Result) {
 	}
 	if r := by["push-b100"]; r != nil && r.Baseline != nil {
 		lines = append(lines, fmt.Sprintf("%-36s %8.2f  (target >= 0.60) %s", "push b100 vs plain INSERT", r.Baseline.Fraction, okMark(r.Baseline.Fraction >= 0.6)))
+	}
+	for _, r := range rs {
+		if s := r.SkipLocked; s != nil && s.Rate > 0 {
+			lines = append(lines, fmt.Sprintf("%-36s %8.2f  (target >= 1.00) %s", r.Name+" vs SKIP LOCKED", s.Ratio, okMark(s.Ratio >= 1)))
+		}
 	}
 	if r := by["partitions-10000"]; r != nil {
 		lines = append(lines, fmt.Sprintf("%-36s %8.0f ms (target < 2000) %s", "10k partitions push->ack p99", r.E2E.P99, okMark(r.E2E.P99 < 2000)))

@@ -11,32 +11,36 @@ import (
 
 // Result is everything measured for one scenario (also the -json record).
 type Result struct {
-	Name        string           `json:"name"`
-	Skipped     string           `json:"skipped,omitempty"`
-	Setup       string           `json:"setup"`
-	Seconds     float64          `json:"seconds"`
-	Pushed      int64            `json:"pushed"`
-	Consumed    int64            `json:"consumed"`
-	PushRate    float64          `json:"push_msgs_per_s"`
-	ConsumeRate float64          `json:"consume_msgs_per_s"`
-	Push        Summary          `json:"push_latency"`
-	Pop         Summary          `json:"pop_latency"`
-	Ack         Summary          `json:"ack_latency"`
-	Tx          Summary          `json:"transaction_latency"`
-	PopToAck    Summary          `json:"pop_to_ack_latency"`
-	E2E         Summary          `json:"push_to_ack_latency"`
-	Errors      map[string]int   `json:"errors"`
-	MaxRSSMB    float64          `json:"broker_max_rss_mb"`
-	CPU         CPUShare         `json:"cpu_percent_of_one_core"`
-	Verify      []Verification   `json:"verify"`
-	Baseline    *BaselineResult  `json:"baseline,omitempty"`
-	Notes       []string         `json:"notes,omitempty"`
-	Profile     string           `json:"cpu_profile,omitempty"`
-	TopSQL      []StatementStat  `json:"top_statements,omitempty"`
-	SQLTotals   *StatementTotals `json:"statement_totals,omitempty"`
-	Relations   []RelationIO     `json:"top_relations,omitempty"`
-	Target      string           `json:"-"` // the Report's
-	stats       []*scenarioStats // merged into the fields above by finish
+	Name           string            `json:"name"`
+	Skipped        string            `json:"skipped,omitempty"`
+	Setup          string            `json:"setup"`
+	Seconds        float64           `json:"seconds"`
+	Pushed         int64             `json:"pushed"`
+	Consumed       int64             `json:"consumed"`
+	PushRate       float64           `json:"push_msgs_per_s"`
+	ConsumeRate    float64           `json:"consume_msgs_per_s"`
+	Push           Summary           `json:"push_latency"`
+	Pop            Summary           `json:"pop_latency"`
+	Ack            Summary           `json:"ack_latency"`
+	Tx             Summary           `json:"transaction_latency"`
+	PopToAck       Summary           `json:"pop_to_ack_latency"`
+	E2E            Summary           `json:"push_to_ack_latency"`
+	Errors         map[string]int    `json:"errors"`
+	MaxRSSMB       float64           `json:"broker_max_rss_mb"`
+	CPU            CPUShare          `json:"cpu_percent_of_one_core"`
+	Verify         []Verification    `json:"verify"`
+	Baseline       *BaselineResult   `json:"baseline,omitempty"`
+	SkipLocked     *SkipLockedResult `json:"skip_locked_baseline,omitempty"`
+	Xmin           *XminReport       `json:"xmin_hold,omitempty"`
+	XminSkipLocked *XminSkipLocked   `json:"xmin_hold_skip_locked,omitempty"`
+	Windows        []SoakWindow      `json:"soak_windows,omitempty"`
+	Notes          []string          `json:"notes,omitempty"`
+	Profile        string            `json:"cpu_profile,omitempty"`
+	TopSQL         []StatementStat   `json:"top_statements,omitempty"`
+	SQLTotals      *StatementTotals  `json:"statement_totals,omitempty"`
+	Relations      []RelationIO      `json:"top_relations,omitempty"`
+	Target         string            `json:"-"` // the Report's
+	stats          []*scenarioStats  // merged into the fields above by finish
 }
 
 // CPUShare is CPU used during the measured window, in percent of one core (200 = both cores busy).
@@ -54,7 +58,7 @@ func (r *Result) Failed() bool {
 			return true
 		}
 	}
-	return false
+	return r.SkipLocked != nil && !r.SkipLocked.Verified || r.XminSkipLocked != nil && !r.XminSkipLocked.Verified
 }
 
 type runner struct {
@@ -362,6 +366,7 @@ func (r *runner) runPopAck(ctx context.Context) (*Result, error) {
 	r.drain(ctx, []*tracker{tr}, cg, stop, res)
 	r.finish(res, map[string]*tracker{q: tr})
 	res.Pushed, res.PushRate = 0, 0
+	r.skipLocked(ctx, res, 0)
 	return res, nil
 }
 
@@ -407,6 +412,7 @@ func (r *runner) runFanout(ctx context.Context, ngroups int) (*Result, error) {
 	}
 	r.drain(ctx, []*tracker{tr}, cg, stop, res)
 	r.finish(res, map[string]*tracker{q: tr})
+	r.skipLocked(ctx, res, ngroups)
 	return res, nil
 }
 

@@ -8,9 +8,6 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// evictionLockKey makes one broker per interval run the maxWaitTimeSeconds sweep.
-const evictionLockKey = 0x5175_6565_6e45_56 // "QueenEV"
-
 // NewEviction builds the loop that moves messages that waited longer than their queue's
 // maxWaitTimeSeconds to the dead-letter queue (error "max wait time exceeded"), every interval.
 // One broker per pass does the work (an advisory lock); the others skip it.
@@ -26,7 +23,7 @@ func NewEviction(st *store.Store, log *slog.Logger, interval time.Duration) *Loo
 func evictExpired(ctx context.Context, st *store.Store) (int64, error) {
 	var total int64
 	for {
-		n, err := st.ExpireWaiting(ctx, evictionLockKey, 1000)
+		n, err := st.ExpireWaiting(ctx, 1000)
 		total += n
 		if err != nil || n < 1000 {
 			return total, err

@@ -15,7 +15,6 @@ func TestEviction(t *testing.T) {
 	t.Parallel()
 	st := schemaStore(t)
 	ctx := t.Context()
-	const key = 737003
 
 	t.Run("MessageExpireWaiting", func(t *testing.T) {
 		name, patient := uniq("evict"), uniq("patient")
@@ -34,13 +33,13 @@ func TestEviction(t *testing.T) {
 		require.NoError(t, err)
 		exec(t, st, `UPDATE partition_consumers SET cursor_seq = 0 WHERE consumer_group = 'late'`)
 
-		n, err := st.ExpireWaiting(ctx, key, 3)
+		n, err := st.ExpireWaiting(ctx, 3)
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n, "at most the limit, in (partition, group, seq) order")
-		n, err = st.ExpireWaiting(ctx, key, 100)
+		n, err = st.ExpireWaiting(ctx, 100)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n, "2 and 3 for the queue mode, 1 to 3 for late: 5 in all")
-		n, err = st.ExpireWaiting(ctx, key, 100)
+		n, err = st.ExpireWaiting(ctx, 100)
 		require.NoError(t, err)
 		require.Zero(t, n, "nothing left")
 
@@ -74,7 +73,7 @@ func TestEviction(t *testing.T) {
 		push(t, st, p, "old")
 		backdate(t, st, p, time.Hour)
 		push(t, st, p, "fresh")
-		n, err := st.ExpireWaiting(ctx, key, 100)
+		n, err := st.ExpireWaiting(ctx, 100)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, store.QueueMode),
@@ -84,7 +83,7 @@ func TestEviction(t *testing.T) {
 		ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
-		n, err = st.ExpireWaiting(ctx, key, 100)
+		n, err = st.ExpireWaiting(ctx, 100)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n, "old, for the group")
 		rows, _, err := st.ListDeadLetters(ctx, store.DLQFilter{Queue: name, Group: g, Limit: 10})

@@ -174,10 +174,11 @@ func UnexercisedQueries() []string {
 	return out
 }
 
-// The advisory lock keys of the background jobs, for tests that hold one as another broker would.
+// The background jobs' names, for tests that hold one's advisory lock as another broker would.
 const (
-	StatsLockKey     = statsLockKey
-	RetentionLockKey = retentionLockKey
+	StatsJob     = statsJob
+	RetentionJob = retentionJob
+	EvictionJob  = evictionJob
 )
 
 // TxConn exposes an explicit transaction's own connection, for the plan tests.

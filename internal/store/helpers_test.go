@@ -32,13 +32,6 @@ func schemaStore(t *testing.T) *store.Store {
 	return openStore(t, testenv.SharedDatabase(t, "store"), strings.ReplaceAll("t_"+uuid.NewString(), "-", ""))
 }
 
-// newStore opens a store on a fresh database of its own, for tests of what a schema does not
-// separate: the background jobs' advisory locks are the database's.
-func newStore(t *testing.T) *store.Store {
-	t.Helper()
-	return openStore(t, testenv.NewDatabase(t), "")
-}
-
 // openStore opens a store on url in schema ("" = the default one), closed at the test's end. Its pool
 // size of 8 gives each of the two pools 4 connections (some tests hold three of the general pool's).
 func openStore(t *testing.T, url, schema string) *store.Store {
@@ -205,7 +198,7 @@ func pending(t *testing.T, st *store.Store, pid uuid.UUID) []string {
 }
 
 // refreshStats runs the stats refresh until it is this store's turn: the job's advisory lock is the
-// database's, and another test's store may hold it for its own pass.
+// schema's, and another store of the same schema may hold it for its own pass.
 func refreshStats(t *testing.T, st *store.Store) {
 	t.Helper()
 	require.Eventually(t, func() bool {

@@ -8,21 +8,24 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Advisory lock keys of the background jobs: one broker runs each pass, the others skip it.
+// The background jobs, by the name their advisory lock key is derived from (queries/jobs.sql JobTryLock):
+// one broker runs each pass, the others skip it. The key also hashes the schema, so brokers serving
+// different schemas of one database each run their own passes instead of skipping the other's.
 const (
-	statsLockKey     int64 = 737002
-	retentionLockKey int64 = 737001 // the original's retention key
+	statsJob     = "stats"
+	retentionJob = "retention"
+	evictionJob  = "eviction"
 )
 
 // errSkipped ends a job transaction whose lock another broker holds.
 var errSkipped = fmt.Errorf("store: skipped: another broker holds the lock")
 
-// withJobLock runs fn in a transaction holding the advisory lock key; ran is false (and fn not called)
-// when another broker holds it.
-func (s *Store) withJobLock(ctx context.Context, key int64, fn func(pgx.Tx) error) (ran bool, err error) {
+// withJobLock runs fn in a transaction holding the schema's advisory lock of job; ran is false (and fn
+// not called) when another broker holds it.
+func (s *Store) withJobLock(ctx context.Context, job string, fn func(pgx.Tx) error) (ran bool, err error) {
 	err = s.withTx(ctx, func(tx pgx.Tx) error {
 		var ok bool
-		if err := tx.QueryRow(ctx, q("JobTryLock"), key).Scan(&ok); err != nil {
+		if err := tx.QueryRow(ctx, q("JobTryLock"), job).Scan(&ok); err != nil {
 			return err
 		}
 		if !ok {

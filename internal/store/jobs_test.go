@@ -1,11 +1,13 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -14,33 +16,29 @@ import (
 // TestJobs covers queries/jobs.sql: one broker runs each background pass, the others skip it.
 func TestJobs(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := schemaStore(t)
 	ctx := t.Context()
 
 	t.Run("JobTryLock", func(t *testing.T) {
-		const evictionKey = 737099
-		passes := func() []bool {
-			t.Helper()
-			stats, err := st.RefreshQueueStats(ctx)
-			require.NoError(t, err)
-			ret, err := st.RunRetention(ctx, store.RetentionParams{Now: time.Now(), BatchSize: 10, PartitionCleanupDays: 7, MetricsRetentionDays: 30})
-			require.NoError(t, err)
-			_, err = st.ExpireWaiting(ctx, evictionKey, 10)
-			require.NoError(t, err)
-			// ExpireWaiting does not say whether it ran; the lock is free again once it returns.
-			return []bool{stats, ret.Ran}
-		}
-		require.Equal(t, []bool{true, true}, passes())
+		require.Equal(t, []bool{true, true}, jobPasses(t, st))
 		// Another broker inside a pass holds the keys for its transaction.
-		other, err := store.PoolOf(st).Begin(ctx)
-		require.NoError(t, err)
-		_, err = other.Exec(ctx, `SELECT pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)`, store.StatsLockKey, store.RetentionLockKey)
-		require.NoError(t, err)
-		require.Equal(t, []bool{false, false}, passes())
+		other := holdJobLocks(t, st)
+		require.Equal(t, []bool{false, false}, jobPasses(t, st))
 		require.NoError(t, other.Rollback(ctx))
-		require.Equal(t, []bool{true, true}, passes())
+		require.Equal(t, []bool{true, true}, jobPasses(t, st))
 		// The lock is the transaction's: a pass leaves it free.
-		require.True(t, scalar[bool](t, st, `SELECT pg_try_advisory_lock($1) AND pg_advisory_unlock($1)`, int64(evictionKey)))
+		require.True(t, scalar[bool](t, st, `SELECT pg_try_advisory_lock(k) AND pg_advisory_unlock(k)
+			FROM (SELECT hashtextextended(current_schema() || ':' || $1, 0) AS k) x`, store.EvictionJob))
+	})
+	t.Run("JobTryLock+schemas", func(t *testing.T) {
+		// Two brokers on two schemas of one database: each runs its own schema's passes while the
+		// other's are held, since the keys hash the schema.
+		a, b := schemaStore(t), schemaStore(t)
+		other := holdJobLocks(t, a)
+		require.Equal(t, []bool{false, false}, jobPasses(t, a), "a's keys are held")
+		require.Equal(t, []bool{true, true}, jobPasses(t, b), "b's keys are its own")
+		require.NoError(t, other.Rollback(ctx))
+		require.Equal(t, []bool{true, true}, jobPasses(t, a))
 	})
 	t.Run("PendingDeadRows+VacuumPendingPartitions", func(t *testing.T) {
 		// A schema of its own: the check reads the dead rows of the schema's table only.
@@ -124,6 +122,33 @@ func TestJobs(t *testing.T) {
 		require.GreaterOrEqual(t, after.IndexPages, int64(2), "a metapage and a root")
 	})
 
+}
+
+// jobPasses runs each background pass of st once and reports whether the stats and retention passes
+// ran (the eviction pass does not say).
+func jobPasses(t *testing.T, st *store.Store) []bool {
+	t.Helper()
+	ctx := t.Context()
+	stats, err := st.RefreshQueueStats(ctx)
+	require.NoError(t, err)
+	ret, err := st.RunRetention(ctx, store.RetentionParams{Now: time.Now(), BatchSize: 10, PartitionCleanupDays: 7, MetricsRetentionDays: 30})
+	require.NoError(t, err)
+	_, err = st.ExpireWaiting(ctx, 10)
+	require.NoError(t, err)
+	return []bool{stats, ret.Ran}
+}
+
+// holdJobLocks takes st's stats and retention job locks in a transaction of its own, as a broker
+// inside its passes would, and returns the transaction; the caller ends it.
+func holdJobLocks(t *testing.T, st *store.Store) pgx.Tx {
+	t.Helper()
+	tx, err := store.PoolOf(st).Begin(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	_, err = tx.Exec(t.Context(), `SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':' || j, 0))
+		FROM unnest($1::text[]) j`, []string{store.StatsJob, store.RetentionJob})
+	require.NoError(t, err)
+	return tx
 }
 
 // queueOfPartitions configures a new queue named after prefix with n partitions ("0" to n-1) of one

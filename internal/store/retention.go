@@ -59,7 +59,7 @@ func (s *Store) RunRetention(ctx context.Context, p RetentionParams) (RetentionR
 		}
 		return nil
 	}
-	ran, err := s.withJobLock(ctx, retentionLockKey, func(tx pgx.Tx) error {
+	ran, err := s.withJobLock(ctx, retentionJob, func(tx pgx.Tx) error {
 		if err := rounds(tx, "RetentionDeleteExpired", res.Expired, p.Now, p.BatchSize); err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ type queueCounts struct {
 // StatsPartitionSlice), a slice of partitions per statement. ran is false when another broker did it
 // at the same moment.
 func (s *Store) RefreshQueueStats(ctx context.Context) (ran bool, err error) {
-	ran, err = s.withJobLock(ctx, statsLockKey, func(tx pgx.Tx) error {
+	ran, err = s.withJobLock(ctx, statsJob, func(tx pgx.Tx) error {
 		// Every statement of the pass reads by key (a few probes per partition): the same index-walk
 		// plans at any table size as the hot path's.
 		if _, err := tx.Exec(ctx, q("HotPathSettings"), true); err != nil {

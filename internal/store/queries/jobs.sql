@@ -1,6 +1,8 @@
 -- name: JobTryLock :one
--- Transaction-scoped: one broker does each background pass, the others skip it.
-SELECT pg_try_advisory_xact_lock($1)
+-- Transaction-scoped: one broker does each background pass ($1 names the job), the others skip it.
+-- Advisory locks are the database's, not the schema's: the key hashes the schema with the job, so two
+-- brokers serving different schemas of one database do not take each other's passes for their own.
+SELECT pg_try_advisory_xact_lock(hashtextextended(current_schema() || ':' || $1::text, 0))
 
 -- name: PendingDeadRows :one
 -- Whether pending_partitions holds at least as many dead rows as live ones, and at least $1. Each claim

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+func init() {
+	registerOptionalScenario("soak", "-soak long mixed load (pop+ack queue, fan-out queue, a queue created and deleted every -soak-churn) at -load-fraction of capacity: p99, RSS and database size per -soak-window", func(ctx context.Context, r *runner) ([]*Result, error) {
+		return one(r.runSoak(ctx))
+	})
+}
+
+// soakGroups is how many consumer groups read the soak's fan-out queue.
+const soakGroups = 2
+
+// SoakWindow is one -soak-window of the soak.
+type SoakWindow struct {
+	Phase
+	RSSMB   float64 `json:"broker_max_rss_mb"`
+	DBBytes int64   `json:"schema_table_and_index_bytes"` // every table of the broker's schema, indexes and TOAST included
+	Churned int     `json:"queues_created_and_deleted"`
+}
+
+// SoakVerdict is what the soak target checks over the windows.
+type SoakVerdict struct {
+	P99Worst   float64 // the largest push->ack p99 of a window as a multiple of the first window's
+	RSSGrowth  float64 // last window's RSS over the RSS where the last two thirds began, minus 1
+	SizeGrowth float64 // the same for the schema's size
+}
+
+// soakVerdict computes the verdict of ws (in order); zero with fewer than two windows.
+func soakVerdict(ws []SoakWindow) SoakVerdict {
+	var v SoakVerdict
+	if len(ws) < 2 {
+		return v
+	}
+	for _, w := range ws[1:] {
+		v.P99Worst = max(v.P99Worst, ratio(w.E2E.P99, ws[0].E2E.P99))
+	}
+	// The target reads "no growth over the last 40 minutes of an hour": the last two thirds.
+	from := ws[len(ws)/3]
+	last := ws[len(ws)-1]
+	if from.RSSMB > 0 {
+		v.RSSGrowth = last.RSSMB/from.RSSMB - 1
+	}
+	if from.DBBytes > 0 {
+		v.SizeGrowth = float64(last.DBBytes)/float64(from.DBBytes) - 1
+	}
+	return v
+}
+
+// schemaBytes is the size of every table of schema, with indexes and TOAST.
+func (b *baseliner) schemaBytes(ctx context.Context, schema string) int64 {
+	var n int64
+	_ = b.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0)::bigint FROM pg_stat_user_tables WHERE schemaname = $1`, schema).Scan(&n)
+	return n
+}
+
+// runSoak: a queue consumed in queue mode and a fan-out queue consumed by soakGroups groups, both fed by
+// paced producers (half each) at -load-rate or -load-fraction of the capacity measured first; every
+// -soak-churn a queue is created, filled, consumed, verified and deleted. Every -soak-window the
+// window's rates and latencies, the broker's RSS and the schema's size are printed. At the end both
+// queues are drained and verified.
+func (r *runner) runSoak(ctx context.Context) (*Result, error) {
+	if r.db == nil {
+		return nil, fmt.Errorf("soak needs the broker's database (-pg-url with -url)")
+	}
+	total := r.opt.soak
+	if total <= 0 {
+		total = time.Hour
+	}
+	name := "soak"
+	qa, qb := r.queue("soak-q"), r.queue("soak-fan")
+	res, err := r.start(ctx, name, qa, qb)
+	if err != nil {
+		return nil, err
+	}
+	groups := make([]string, soakGroups)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("g%d", i)
+	}
+	st, tra, trb := newStats(), newTracker(""), newTracker(groups...)
+	res.stats = []*scenarioStats{st}
+	stop := make(chan struct{})
+	cctx := consumerCtx(ctx, stop)
+	var cg group
+	for _, c := range r.consumers(r.opt.consumers, st, tra, qa, "", r.opt.popBatch) {
+		cg.go_(func() { c.run(cctx, stop) })
+	}
+	rate := r.opt.loadRate
+	if rate <= 0 {
+		capa := r.capacity(ctx, st, tra, qa, name)
+		rate = r.opt.loadFraction * capa
+		res.Notes = append(res.Notes, fmt.Sprintf("capacity (pop+ack, unpaced, %v): %.0f msg/s; offered push rate %.0f%% of it = %.0f msg/s", r.opt.duration, capa, 100*r.opt.loadFraction, rate))
+	}
+	for _, g := range groups {
+		for _, c := range r.consumers(max(1, r.opt.groupConsumers), st, trb, qb, g, r.opt.popBatch) {
+			cg.go_(func() { c.run(cctx, stop) })
+		}
+	}
+	res.Setup = fmt.Sprintf("%v: %d producers batch %d paced to %.0f msg/s in all, half to a queue consumed by %d consumers (pop batch %d + ack), half to a queue read by %d groups x %d consumers; a queue created, used and deleted every %v; windows of %v",
+		total, r.opt.producers, r.opt.concBatch, rate, r.opt.consumers, r.opt.popBatch, soakGroups, max(1, r.opt.groupConsumers), r.opt.soakChurn, r.opt.soakWindow)
+	pace := newPacer(rate)
+	parts := roundRobin(r.partitionNames(r.opt.partitions))
+	half := max(1, r.opt.producers/2)
+	ps := append(r.producers(st, tra, qa, r.opt.concBatch, parts, nil, 0, name+"-a")[:half],
+		r.producers(st, trb, qb, r.opt.concBatch, parts, nil, 0, name+"-b")[half:]...)
+	prodStop := make(chan struct{})
+	var pg group
+	for i := range ps {
+		ps[i].pace = pace
+		pg.go_(func() { ps[i].run(ctx, prodStop) })
+	}
+
+	churnRes := make(chan Verification, 1024)
+	churned := 0
+	churnStop := make(chan struct{})
+	var chg group
+	chg.go_(func() {
+		t := time.NewTicker(r.opt.soakChurn)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-churnStop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			churnRes <- r.churnQueue(ctx, fmt.Sprintf("soak-churn-%d", i))
+		}
+	})
+
+	r.checkpoint(ctx)
+	r.rss.reset()
+	cpu0 := r.cpu.read()
+	start := st.mark()
+	prev := start
+	deadline := time.Now().Add(total)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(r.opt.soakWindow, time.Until(deadline))):
+		}
+		m := st.mark()
+		w := SoakWindow{Phase: st.phase(fmt.Sprintf("%dm", int(m.at.Sub(start.at).Minutes()+0.5)), prev, m),
+			RSSMB: round1(float64(r.rss.reset()) / (1 << 20)), DBBytes: r.db.schemaBytes(ctx, r.opt.schema)}
+	collect:
+		for {
+			select {
+			case v := <-churnRes:
+				w.Churned++
+				churned++
+				res.Verify = append(res.Verify, v)
+			default:
+				break collect
+			}
+		}
+		res.Windows = append(res.Windows, w)
+		fmt.Fprintf(r.out, "soak %-5s pushed %6.0f/s consumed %6.0f/s | push %s | pop %s | ack %s | push->ack %s ms | RSS %.1f MB | schema %s | %d queues churned\n",
+			w.Name, w.PushRate, w.ConsumeRate, w.Push, w.Pop, w.Ack, w.E2E, w.RSSMB, mb(w.DBBytes), w.Churned)
+		prev = m
+	}
+	end := st.mark()
+	cpu := r.cpu.read().sub(cpu0)
+	close(churnStop)
+	chg.wait()
+	close(churnRes)
+	for v := range churnRes {
+		churned++
+		res.Verify = append(res.Verify, v)
+	}
+	close(prodStop)
+	pg.wait()
+	all := phaseRates("all", start, end)
+	res.Seconds, res.Pushed, res.Consumed, res.PushRate, res.ConsumeRate = all.Seconds, end.pushed-start.pushed, end.consumed-start.consumed, all.PushRate, all.ConsumeRate
+	pct := func(d time.Duration) float64 { return round1(100 * d.Seconds() / all.Seconds) }
+	res.CPU = CPUShare{Broker: pct(cpu.Broker), Postgres: pct(cpu.Postgres), Harness: pct(cpu.Harness), Other: max(0, pct(cpu.Machine-cpu.Broker-cpu.Postgres-cpu.Harness))}
+	v := soakVerdict(res.Windows)
+	res.Notes = append(res.Notes, fmt.Sprintf("soak: %d windows, %d queues created and deleted; worst window push->ack p99 %.2fx the first (target <= 1.5) %s; RSS growth over the last two thirds %+.0f%% (target <= 10%%) %s; schema size growth over the last two thirds %+.0f%%",
+		len(res.Windows), churned, v.P99Worst, okMark(v.P99Worst <= 1.5), 100*v.RSSGrowth, okMark(v.RSSGrowth <= 0.10), 100*v.SizeGrowth))
+	r.drain(ctx, []*tracker{tra, trb}, &cg, stop, res)
+	r.finish(res, map[string]*tracker{qa: tra, qb: trb})
+	return res, nil
+}
+
+// churnQueue creates a queue, pushes 100 messages to it, consumes them, deletes it and returns the
+// exactly-once verification of its messages.
+func (r *runner) churnQueue(ctx context.Context, name string) Verification {
+	q := r.queue(name)
+	tr := newTracker("")
+	st := newStats()
+	v := Verification{Queue: q}
+	if err := r.prod.configure(ctx, q, int(r.opt.lease/time.Second)); err != nil {
+		v.Sample = []string{"configure: " + err.Error()}
+		return v
+	}
+	var budget atomic.Int64
+	budget.Store(100)
+	for _, p := range r.producers(st, tr, q, 100, roundRobin(r.partitionNames(r.opt.partitions)), &budget, 0, name)[:1] {
+		p.run(ctx, nil)
+	}
+	stop := make(chan struct{})
+	cctx := consumerCtx(ctx, stop)
+	var g group
+	for _, c := range r.consumers(1, st, tr, q, "", 100) {
+		c.parts = r.opt.partitions
+		g.go_(func() { c.run(cctx, stop) })
+	}
+	deadline := time.Now().Add(r.opt.drainTimeout)
+	for tr.backlog() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	g.wait()
+	v = tr.verify(q)
+	if n := st.errorCounts(); len(n) > 0 {
+		for k := range n {
+			v.Sample = append(v.Sample, k)
+		}
+	}
+	_ = r.prod.deleteQueue(context.WithoutCancel(ctx), q)
+	return v
+}
