@@ -22,6 +22,7 @@ type options struct {
 	url, pgURL, jsonOut, scenarios   string
 	brokerPID                        int
 	brokers                          int
+	failoverAt                       time.Duration
 	affinity                         bool
 	fast, verifyPush, baseline       bool
 	checkpoint                       bool
@@ -142,6 +143,7 @@ func parseFlags() (options, error) {
 	var pgset string
 	flag.StringVar(&pgset, "pg-settings", "", "local PostgreSQL: extra server settings, comma-separated name=value (e.g. session_preload_libraries=auto_explain,auto_explain.log_min_duration=20ms to log slow plans in postgres.log, kept with -keep)")
 	flag.BoolVar(&o.vacuumBetween, "vacuum-between", true, "after each scenario's queues are deleted, VACUUM the broker's database (the state autovacuum leaves once it reached their dead rows), so that no window pays for the dead rows of an earlier scenario; -vacuum-between=false leaves them to autovacuum")
+	flag.DurationVar(&o.failoverAt, "failover-at", 0, "instead of the scenarios: push/pop/ack for -duration on a private primary with a synchronous standby, kill the primary (-m immediate) at this time and promote the standby; prints the gap and the exactly-once check")
 	flag.Parse()
 	var err error
 	if o.pushBatches, err = intList("push-batches", batches); err != nil {
@@ -188,8 +190,18 @@ func main() {
 	}
 	// SIGPIPE too: with its output piped into a reader that quit (head), the bench would otherwise die
 	// at its next write and leave its private PostgreSQL and broker running.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE}
+	if o.failoverAt > 0 {
+		// A failover breaks sockets by design; with SIGPIPE notified, a write on any broken socket
+		// would end the run.
+		sigs = sigs[:2]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
+	run := run
+	if o.failoverAt > 0 {
+		run = runFailoverBench
+	}
 	code, err := run(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

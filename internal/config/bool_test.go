@@ -71,3 +71,21 @@ func TestPGUseSSLSpellings(t *testing.T) {
 		require.Contains(t, c.DatabaseURL, "sslmode="+mode, v)
 	}
 }
+
+// TestPGHostList: comma lists in PG_HOST (and PG_PORT) build a multi-host URL that targets the
+// read-write server; one host keeps the plain URL.
+func TestPGHostList(t *testing.T) {
+	t.Parallel()
+	load := func(env map[string]string) (Config, error) { return Load(func(k string) string { return env[k] }) }
+	c, err := load(map[string]string{"PG_HOST": "db1,db2", "PG_PORT": "5433"})
+	require.NoError(t, err)
+	require.Equal(t, "postgres://postgres:postgres@db1:5433,db2:5433/postgres?sslmode=disable&target_session_attrs=read-write", c.DatabaseURL)
+	c, err = load(map[string]string{"PG_HOST": "db1, db2", "PG_PORT": "5433,5434"})
+	require.NoError(t, err)
+	require.Contains(t, c.DatabaseURL, "@db1:5433,db2:5434/")
+	c, err = load(map[string]string{"PG_HOST": "db1"})
+	require.NoError(t, err)
+	require.Equal(t, "postgres://postgres:postgres@db1:5432/postgres?sslmode=disable", c.DatabaseURL)
+	_, err = load(map[string]string{"PG_HOST": "db1,db2,db3", "PG_PORT": "1,2"})
+	require.ErrorContains(t, err, "3 hosts")
+}

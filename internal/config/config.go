@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -140,19 +141,50 @@ func (c *Config) validate() error {
 	case c.pg.url != "":
 		c.DatabaseURL = c.pg.url
 	case c.pg.anySet:
-		port, err := strconv.Atoi(c.pg.port)
+		hosts, err := pgHosts(c.pg.host, c.pg.port)
 		if err != nil {
-			return fmt.Errorf("config: PG_PORT: not an integer: %q", c.pg.port)
+			return err
 		}
 		ssl := "disable"
 		if c.pg.ssl {
 			ssl = "require"
 		}
+		query := "sslmode=" + ssl
+		if len(hosts) > 1 {
+			// Several hosts are a primary and its standbys: only the one that takes writes will do.
+			query += "&target_session_attrs=read-write"
+		}
 		u := url.URL{Scheme: "postgres", User: url.UserPassword(c.pg.user, c.pg.password),
-			Host: fmt.Sprintf("%s:%d", c.pg.host, port), Path: "/" + c.pg.db, RawQuery: "sslmode=" + ssl}
+			Host: strings.Join(hosts, ","), Path: "/" + c.pg.db, RawQuery: query}
 		c.DatabaseURL = u.String()
 	}
 	return nil
+}
+
+// pgHosts pairs the comma lists of PG_HOST and PG_PORT into host:port entries; one port serves every
+// host.
+func pgHosts(hostList, portList string) ([]string, error) {
+	hosts, ports := strings.Split(hostList, ","), strings.Split(portList, ",")
+	if len(ports) != 1 && len(ports) != len(hosts) {
+		return nil, fmt.Errorf("config: PG_PORT: %d ports for %d hosts in PG_HOST; give one port, or one per host", len(ports), len(hosts))
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		p := ports[0]
+		if len(ports) > 1 {
+			p = ports[i]
+		}
+		port, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("config: PG_PORT: not an integer: %q", p)
+		}
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, fmt.Errorf("config: PG_HOST: empty host in %q", hostList)
+		}
+		out[i] = net.JoinHostPort(h, strconv.Itoa(port))
+	}
+	return out, nil
 }
 
 // MaxBatchItemsCeiling is the largest QUEEN_MAX_BATCH_ITEMS: an entry costs up to about a kilobyte of

@@ -20,9 +20,9 @@ func varsOf(c *Config) []Var {
 		// The broker: listener, database, pool, pops, bodies, shutdown, logs.
 		{"HOST", "0.0.0.0", "address the HTTP API listens on", false, strVar(&c.Host)},
 		{"PORT", "6632", "port the HTTP API listens on", false, intVar(&c.Port)},
-		{"DATABASE_URL", "", "PostgreSQL URL; alternative to the PG_* set", true, c.pg.pgVar(&c.pg.url)},
-		{"PG_HOST", "localhost", "PostgreSQL host", false, c.pg.pgVar(&c.pg.host)},
-		{"PG_PORT", "5432", "PostgreSQL port", false, c.pg.pgVar(&c.pg.port)},
+		{"DATABASE_URL", "", "PostgreSQL URL; alternative to the PG_* set. Several hosts (postgres://h1:5432,h2:5432/db) name a primary and its standbys: the broker connects to the one taking writes (target_session_attrs=read-write unless the URL says otherwise) and follows a failover by itself (docs/operations.md \"Failover\")", true, c.pg.pgVar(&c.pg.url)},
+		{"PG_HOST", "localhost", "PostgreSQL host; a comma list (h1,h2) names a primary and its standbys, as a multi-host DATABASE_URL does", false, c.pg.pgVar(&c.pg.host)},
+		{"PG_PORT", "5432", "PostgreSQL port; a comma list gives one port per PG_HOST entry", false, c.pg.pgVar(&c.pg.port)},
 		{"PG_USER", "postgres", "PostgreSQL user", false, c.pg.pgVar(&c.pg.user)},
 		{"PG_PASSWORD", "postgres", "PostgreSQL password", true, c.pg.pgVar(&c.pg.password)},
 		{"PG_DB", "postgres", "PostgreSQL database", false, c.pg.pgVar(&c.pg.db)},

@@ -28,6 +28,7 @@ func (e *OpError) Unwrap() error { return e.Err }
 // Errors callers branch on; they wrap the store's so the HTTP layer needs only this package.
 var (
 	ErrUnavailable = store.ErrUnavailable
+	ErrReadOnly    = store.ErrReadOnly // with ErrUnavailable: only a standby is reachable (failover under way)
 	ErrPool        = store.ErrPool
 	ErrNotFound    = store.ErrNotFound
 )

@@ -23,6 +23,7 @@ const (
 	kindAuthFailed   errorKind = "auth_failed"       // the broker could not check the token (JWKS, secret)
 	kindPool         errorKind = "pool"              // no database connection became free in time
 	kindUnavailable  errorKind = "unavailable"       // PostgreSQL cannot be reached: nothing was applied, retry later
+	kindReadOnly     errorKind = "read_only"         // only a standby can be reached (a failover is under way): as unavailable
 	kindOperation    errorKind = "operation_failed"  // a database operation failed: "<op> failed: <detail>"
 	kindSpoolFailed  errorKind = "spool_failed"      // a push reached neither PostgreSQL nor the disk spool
 	kindInternal     errorKind = "internal"          // anything unclassified; the cause goes to the log only
@@ -55,6 +56,8 @@ var errorTable = map[errorKind]errorRow{
 	kindPool:         {Status: http.StatusInternalServerError, Text: "pool"}, // the contract's text for an exhausted pool
 	kindUnavailable: {Status: http.StatusServiceUnavailable, RetryAfter: unavailableRetryAfter,
 		Text: "database unavailable: PostgreSQL cannot be reached; nothing was applied, retry after Retry-After seconds"},
+	kindReadOnly: {Status: http.StatusServiceUnavailable, RetryAfter: unavailableRetryAfter,
+		Text: "database unavailable: PostgreSQL is read-only (only a standby is reachable: failover in progress?); nothing was applied, retry after Retry-After seconds"},
 	kindOperation:   {Status: http.StatusInternalServerError},
 	kindSpoolFailed: {Status: http.StatusInternalServerError}, // body: every push item marked failed
 	kindInternal:    {Status: http.StatusInternalServerError, Text: "internal error"},
@@ -117,6 +120,8 @@ func classify(err error) (errorKind, string) {
 		return kindTooLarge, tooLargeText(mbe.Limit)
 	case errors.As(err, &inv):
 		return kindBadRequest, inv.Msg
+	case errors.Is(err, engine.ErrReadOnly):
+		return kindReadOnly, ""
 	case errors.Is(err, engine.ErrUnavailable):
 		// Before OpError, which wraps it: the operation did not fail, the database is away.
 		return kindUnavailable, ""
@@ -151,7 +156,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	row := errorTable[kind]
 	id := requestID(r.Context())
 	level := slog.LevelError
-	if kind == kindUnavailable {
+	if kind == kindUnavailable || kind == kindReadOnly {
 		// Every request fails alike while PostgreSQL is away: the background jobs log the outage once
 		// (maintenance.OutageLog), and a line per request would bury it.
 		level = slog.LevelDebug

@@ -42,6 +42,8 @@ func TestErrorTable(t *testing.T) {
 		{kindOperation, &engine.OpError{Op: "ack", Err: errors.New("boom")}, 500, `{"error":"ack failed: internal error"}`},
 		{kindUnavailable, &engine.OpError{Op: "pop", Err: errors.Join(engine.ErrUnavailable, errors.New("dial tcp: connection refused"))}, 503,
 			`{"error":"database unavailable: PostgreSQL cannot be reached; nothing was applied, retry after Retry-After seconds"}`},
+		{kindReadOnly, &engine.OpError{Op: "pop", Err: errors.Join(engine.ErrUnavailable, engine.ErrReadOnly, errors.New("ERROR: cannot execute INSERT in a read-only transaction (SQLSTATE 25006)"))}, 503,
+			`{"error":"database unavailable: PostgreSQL is read-only (only a standby is reachable: failover in progress?); nothing was applied, retry after Retry-After seconds"}`},
 		{kindSpoolFailed, &engine.SpoolFailedError{Results: spooled, Err: errors.New("disk full")}, 500,
 			`[{"index":0,"transaction_id":"t1","status":"failed","queueName":"q","queue":"q","partition":"Default","error":"File buffer write failed"}]`},
 		{kindInternal, errors.New("driver detail that must not leak"), 500, `{"error":"internal error"}`},

@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
 func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
@@ -36,6 +39,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		s.log.WarnContext(r.Context(), "health check: database unreachable", slog.Any("error", err))
 		body["status"], body["database"] = "unhealthy", "disconnected"
 		body["error"] = "database unreachable"
+		if errors.Is(err, engine.ErrReadOnly) {
+			// Reachable, but a standby: a failover is under way (or the URL names no primary).
+			body["database"], body["error"] = "read-only", "database read-only: only a standby is reachable (failover in progress?)"
+		}
 		writeJSON(w, http.StatusServiceUnavailable, body)
 		return nil
 	}

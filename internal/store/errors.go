@@ -19,6 +19,10 @@ var (
 	ErrUnavailable = errors.New("database unavailable")
 	// ErrPool means no connection became free within the acquire timeout.
 	ErrPool = errors.New("pool")
+	// ErrReadOnly comes with ErrUnavailable when the only PostgreSQL reachable is a standby (read-only
+	// transactions, or no read-write host among a multi-host URL's): a failover is under way, or the
+	// URL names no primary.
+	ErrReadOnly = errors.New("database read-only")
 )
 
 // PgError exposes the SQLSTATE of a server-side failure without leaking the driver type.
@@ -53,13 +57,21 @@ func interpret(err error) error {
 		if len(pgErr.Code) >= 2 && pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" {
 			return errors.Join(ErrUnavailable, err)
 		}
+		// 25006 read_only_sql_transaction: this session reached a standby (or a primary being demoted);
+		// nothing was written, and a retry after the failover succeeds.
+		if pgErr.Code == "25006" {
+			return errors.Join(ErrUnavailable, ErrReadOnly, err)
+		}
 		return &PgError{Code: pgErr.Code, Message: pgErr.Message, Detail: pgErr.Detail}
+	}
+	if errors.Is(err, ErrReadOnly) { // from readWriteOnly: no host among the URL's takes writes
+		return errors.Join(ErrUnavailable, err)
 	}
 	var ne net.Error
 	// A connection that broke mid-statement (server stopped, socket reset) surfaces as EOF or a
 	// syscall error rather than a PgError: the statement may or may not have committed.
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.As(err, &ne) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
 		return errors.Join(ErrUnavailable, err)
 	}

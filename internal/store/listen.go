@@ -25,19 +25,26 @@ func (s *Store) Notify(ctx context.Context, payloads []string) error {
 // ctx ends. After every (re)connect it calls onConnect, because notifications sent while it was not
 // listening are lost and parked consumers must re-check.
 func (s *Store) Listen(ctx context.Context, channel string, onConnect func(), onNotify func(payload string)) error {
-	backoff := 100 * time.Millisecond
+	const first, most = 100 * time.Millisecond, 5 * time.Second
+	backoff := first
 	for {
-		err := s.listenOnce(ctx, channel, onConnect, onNotify)
+		listened := false
+		err := s.listenOnce(ctx, channel, func() { listened = true; onConnect() }, onNotify)
 		if ctx.Err() != nil {
 			return nil
 		}
 		_ = err // the caller learns about database outages from its own requests
+		if listened {
+			// The session worked before it broke (a failover, a restart): the new primary may already
+			// be there, so the next attempt is quick and the backoff only grows while attempts fail.
+			backoff = first
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, 5*time.Second)
+		backoff = min(backoff*2, most)
 	}
 }
 

@@ -3,12 +3,16 @@ package store
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -85,6 +89,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
+	readWriteOnly(cfg.ConnConfig, o.URL)
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		encodeUUIDsNatively(c.TypeMap())
 		return nil
@@ -115,6 +120,29 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// readWriteOnly makes a URL naming several hosts (a primary and its standbys) connect only to the one
+// taking writes, unless the URL chose target_session_attrs itself: every statement of the broker writes
+// or must see the latest writes. A refusal because a host is a standby carries ErrReadOnly, so /health
+// and the logs can say a failover is under way rather than that PostgreSQL is gone.
+func readWriteOnly(cfg *pgx.ConnConfig, rawURL string) {
+	validate := cfg.ValidateConnect
+	if validate == nil {
+		if len(cfg.Fallbacks) == 0 || strings.Contains(rawURL, "target_session_attrs") || os.Getenv("PGTARGETSESSIONATTRS") != "" {
+			return
+		}
+		validate = pgconn.ValidateConnectTargetSessionAttrsReadWrite
+	}
+	cfg.ValidateConnect = func(ctx context.Context, c *pgconn.PgConn) error {
+		if err := validate(ctx, c); err != nil {
+			if c.ParameterStatus("in_hot_standby") == "on" || c.ParameterStatus("default_transaction_read_only") == "on" {
+				return fmt.Errorf("%w: %s is a standby: %w", ErrReadOnly, c.Conn().RemoteAddr(), err)
+			}
+			return err
+		}
+		return nil
+	}
 }
 
 // hotParams are the session settings of the hot pool (pops and acks). The statements it serves run
@@ -201,6 +229,11 @@ func (s *Store) acquireFrom(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.C
 	c, err := pool.Acquire(actx)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
+			if st := pool.Stat(); st.AcquiredConns() < st.MaxConns() {
+				// Not every connection was busy: the time went on establishing one, which is what a
+				// database being failed over or restarted looks like, not an exhausted pool.
+				return nil, errors.Join(ErrUnavailable, fmt.Errorf("store: no connection established within %v: %w", s.acquireTimeout, actx.Err()))
+			}
 			return nil, ErrPool
 		}
 		return nil, interpret(err)
