@@ -23,12 +23,18 @@ GROUP BY t.id
 ORDER BY t.created_at, t.id
 
 -- name: TraceListByName :many
+-- The message is a LATERAL lookup keyed by the trace's row (LIMIT 1 is exact and keeps it a subquery):
+-- as a plain join, the planner carried partitions.id into messages' index condition and left the
+-- transaction id as a join filter, reading the trace's whole partition through messages_pkey.
 SELECT t.id, t.transaction_id, t.partition_id, t.event_type, t.data, t.consumer_group, t.worker_id, t.created_at,
        q.name, p.name, m.payload,
        (SELECT array_agg(x.trace_name ORDER BY x.trace_name) FROM message_trace_names x WHERE x.trace_id = t.id)
 FROM message_trace_names n
 JOIN message_traces t ON t.id = n.trace_id
-JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+CROSS JOIN LATERAL (
+    SELECT m.payload FROM messages m
+    WHERE m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+    LIMIT 1) m
 JOIN partitions p ON p.id = t.partition_id
 JOIN queues q ON q.id = p.queue_id
 WHERE n.trace_name = $1
