@@ -137,6 +137,7 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	r.checkpoint(ctx)
 	r.rss.reset()
 	cpu0 := r.cpu.read()
+	req0 := requestsSent.Load()
 	start := st.mark()
 	prev := start
 	deadline := time.Now().Add(total)
@@ -166,6 +167,7 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	}
 	end := st.mark()
 	cpu := r.cpu.read().sub(cpu0)
+	res.Requests = requestsSent.Load() - req0
 	close(churnStop)
 	chg.wait()
 	close(churnRes)
@@ -177,8 +179,7 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	pg.wait()
 	all := phaseRates("all", start, end)
 	res.Seconds, res.Pushed, res.Consumed, res.PushRate, res.ConsumeRate = all.Seconds, end.pushed-start.pushed, end.consumed-start.consumed, all.PushRate, all.ConsumeRate
-	pct := func(d time.Duration) float64 { return round1(100 * d.Seconds() / all.Seconds) }
-	res.CPU = CPUShare{Broker: pct(cpu.Broker), Postgres: pct(cpu.Postgres), Harness: pct(cpu.Harness), Other: max(0, pct(cpu.Machine-cpu.Broker-cpu.Postgres-cpu.Harness))}
+	res.CPU = cpuShare(cpu, all.Seconds)
 	v := soakVerdict(res.Windows)
 	res.Notes = append(res.Notes, fmt.Sprintf("soak: %d windows, %d queues created and deleted; worst window push->ack p99 %.2fx the first (target <= 1.5) %s; RSS growth over the last two thirds %+.0f%% (target <= 10%%) %s; schema size growth over the last two thirds %+.0f%%",
 		len(res.Windows), churned, v.P99Worst, okMark(v.P99Worst <= 1.5), 100*v.RSSGrowth, okMark(v.RSSGrowth <= 0.10), 100*v.SizeGrowth))
