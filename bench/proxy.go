@@ -63,7 +63,7 @@ func startProxy(ctx context.Context, repo, pgURL, brokerURL, secret string, logw
 		return nil, err
 	}
 	env := append(os.Environ(), "QUEEN_PROXY_DATABASE_URL="+pgURL, "QUEEN_PROXY_JWT_SECRET="+secret,
-		"QUEEN_PROXY_HOST=127.0.0.1", "QUEEN_PROXY_PORT="+strconv.Itoa(port), "QUEEN_PROXY_RATE_MODE=shadow", "QUEEN_PROXY_LOG_LEVEL=warn")
+		"QUEEN_PROXY_HOST=127.0.0.1", "QUEEN_PROXY_PORT="+strconv.Itoa(port), "QUEEN_PROXY_RATE_MODE=shadow", "QUEEN_PROXY_LOG_LEVEL=error")
 	admin := func(args ...string) (string, error) {
 		c := exec.CommandContext(ctx, bin, args...)
 		c.Env = env
