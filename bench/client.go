@@ -20,7 +20,11 @@ type client struct {
 	bases []string
 	next  *atomic.Uint64 // shared by a client and its pinned views
 	hc    *http.Client
+	auth  string // Authorization header of every request ("" = none): the proxy's key with -via-proxy
 }
+
+// requestsSent counts the HTTP requests of every client: with -via-proxy, the proxy's CPU per request.
+var requestsSent atomic.Int64
 
 // newClient returns a client whose transport holds at most conns connections to each broker.
 func newClient(bases []string, conns int) *client {
@@ -45,7 +49,7 @@ func (c *client) base() string {
 // pinned is a view of c (same transport) that sends every request to one broker, the next in turn: a
 // producer or consumer loop given one keeps its broker, as a client with session affinity does.
 func (c *client) pinned() *client {
-	return &client{bases: []string{c.base()}, next: c.next, hc: c.hc}
+	return &client{bases: []string{c.base()}, next: c.next, hc: c.hc, auth: c.auth}
 }
 
 func (c *client) close() { c.hc.CloseIdleConnections() }
@@ -134,6 +138,10 @@ func (c *client) send(ctx context.Context, method, path string, body []byte) (in
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	requestsSent.Add(1)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -157,6 +165,10 @@ func (c *client) pushBody(ctx context.Context, body []byte, n int, buf *bytes.Bu
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	requestsSent.Add(1)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, err

@@ -18,12 +18,14 @@ const clkTck = 100
 // two cores went.
 type cpuTimes struct {
 	Broker, Postgres, Harness time.Duration
+	Proxy                     time.Duration // -via-proxy: the queen-proxy the bench started
 	Machine                   time.Duration // all CPUs, all processes (busy = not idle/iowait)
 }
 
 type cpuProbe struct {
 	brokerPIDs  []int // none = unknown (remote broker)
 	postgresPID int   // postmaster; 0 = unknown
+	proxyPID    int   // -via-proxy; 0 = none
 }
 
 func (p cpuProbe) read() cpuTimes {
@@ -34,6 +36,9 @@ func (p cpuProbe) read() cpuTimes {
 	}
 	if p.postgresPID != 0 {
 		t.Postgres = treeCPU(p.postgresPID)
+	}
+	if p.proxyPID != 0 {
+		t.Proxy, _, _ = procCPU(p.proxyPID)
 	}
 	t.Harness, _, _ = procCPU(os.Getpid())
 	t.Machine = machineBusy()
@@ -67,7 +72,17 @@ func machineBusy() time.Duration {
 }
 
 func (t cpuTimes) sub(o cpuTimes) cpuTimes {
-	return cpuTimes{Broker: t.Broker - o.Broker, Postgres: t.Postgres - o.Postgres, Harness: t.Harness - o.Harness, Machine: t.Machine - o.Machine}
+	return cpuTimes{Broker: t.Broker - o.Broker, Postgres: t.Postgres - o.Postgres, Harness: t.Harness - o.Harness, Proxy: t.Proxy - o.Proxy, Machine: t.Machine - o.Machine}
+}
+
+// cpuShare is t over sec seconds in percent of one core.
+func cpuShare(t cpuTimes, sec float64) CPUShare {
+	if sec <= 0 {
+		return CPUShare{}
+	}
+	pct := func(d time.Duration) float64 { return round1(100 * d.Seconds() / sec) }
+	return CPUShare{Broker: pct(t.Broker), Postgres: pct(t.Postgres), Harness: pct(t.Harness), Proxy: pct(t.Proxy),
+		Other: max(0, pct(t.Machine-t.Broker-t.Postgres-t.Harness-t.Proxy))}
 }
 
 // procCPU returns utime+stime and the parent pid of pid.

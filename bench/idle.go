@@ -72,7 +72,7 @@ func (r *runner) runIdle(ctx context.Context) (*Result, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: n, IdleConnTimeout: 2 * idlePollTimeout, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: idlePollTimeout + time.Minute}
-	cons := &client{bases: r.cons.bases, next: r.cons.next, hc: hc}
+	cons := &client{bases: r.cons.bases, next: r.cons.next, hc: hc, auth: r.cons.auth}
 	cctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	countErr := func(err error) {
@@ -165,9 +165,7 @@ func (r *runner) runIdle(ctx context.Context) (*Result, error) {
 	cpu := r.cpu.read().sub(cpu0)
 	res.MaxRSSMB = round1(float64(r.rss.reset()) / (1 << 20))
 	res.Seconds = elapsed.Seconds()
-	pct := func(d time.Duration) float64 { return round1(100 * d.Seconds() / elapsed.Seconds()) }
-	res.CPU = CPUShare{Broker: pct(cpu.Broker), Postgres: pct(cpu.Postgres), Harness: pct(cpu.Harness),
-		Other: max(0, pct(cpu.Machine-cpu.Broker-cpu.Postgres-cpu.Harness))}
+	res.CPU = cpuShare(cpu, elapsed.Seconds())
 
 	// Push → delivery, one message at a time to a random partition.
 	var lat []time.Duration
@@ -243,7 +241,7 @@ func (r *runner) runIdle(ctx context.Context) (*Result, error) {
 func (r *runner) parked(ctx context.Context) int {
 	total := 0
 	for _, base := range r.prod.bases {
-		c := &client{bases: []string{base}, next: r.prod.next, hc: r.prod.hc}
+		c := &client{bases: []string{base}, next: r.prod.next, hc: r.prod.hc, auth: r.prod.auth}
 		var m struct {
 			Parked int `json:"parked"`
 		}

@@ -50,6 +50,10 @@ type options struct {
 	loadRate, loadFraction           float64       // xmin-hold, soak: offered msg/s (0: loadFraction of the measured capacity)
 	xminHold, xminPhase              time.Duration // xmin-hold: how long the horizon is held; the phases before and after
 	soak, soakWindow, soakChurn      time.Duration // soak: total length (0: not asked for), window, queue churn interval
+	deletePartitions, deleteMessages int           // delete-then-run: the queue deleted
+	deleteVacuum                     bool          // delete-then-run: VACUUM ANALYZE instead of waiting for autovacuum
+	deleteWait                       time.Duration // delete-then-run: the longest wait for autovacuum
+	viaProxy                         bool          // local broker mode: every request through a queen-proxy the bench starts
 	pushSQLDuration                  time.Duration
 	pushSQLOnly                      string
 	schema                           string
@@ -116,6 +120,11 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.soak, "soak", 0, "run the soak scenario for this long instead of -scenarios (the target's is 1h; -soak 3m -soak-window 1m is a smoke run)")
 	flag.DurationVar(&o.soakWindow, "soak-window", 5*time.Minute, "soak: the window over which p99, RSS and database size are reported")
 	flag.DurationVar(&o.soakChurn, "soak-churn", time.Minute, "soak: a queue is created, used and deleted this often")
+	flag.IntVar(&o.deletePartitions, "delete-partitions", 10000, "delete-then-run: partitions of the queue deleted (the target's is 100000)")
+	flag.IntVar(&o.deleteMessages, "delete-messages", 100000, "delete-then-run: messages of the queue deleted (the target's is 1000000)")
+	flag.BoolVar(&o.deleteVacuum, "delete-vacuum", true, "delete-then-run: VACUUM ANALYZE after the delete; false waits for autovacuum instead (up to -delete-wait)")
+	flag.DurationVar(&o.deleteWait, "delete-wait", 10*time.Minute, "delete-then-run with -delete-vacuum=false: the longest wait for autovacuum")
+	flag.BoolVar(&o.viaProxy, "via-proxy", false, "local broker mode: build ./cmd/queen-proxy and send every request through it (broker with JWT_ENABLED, HS256; the proxy's state in the same database); reports the proxy's CPU per request and per message")
 	flag.BoolVar(&o.verifyPush, "verify-push", true, "drain push scenarios' queues to verify them")
 	flag.BoolVar(&o.checkpoint, "checkpoint", true, "CHECKPOINT before every measured window and baseline, so that each starts from the same WAL state instead of some meeting a checkpoint's full-page writes")
 	flag.DurationVar(&o.popWait, "pop-wait", time.Second, "long-poll timeout of pops (wait=true)")
@@ -169,6 +178,12 @@ func parseFlags() (options, error) {
 		if kv = strings.TrimSpace(kv); kv != "" {
 			o.compareEnv = append(o.compareEnv, kv)
 		}
+	}
+	if o.deletePartitions < 1 || o.deleteMessages < 1 {
+		return o, fmt.Errorf("-delete-partitions and -delete-messages must be >= 1")
+	}
+	if o.viaProxy && (o.url != "" || o.brokers != 1) {
+		return o, fmt.Errorf("-via-proxy runs in local broker mode with one broker (no -url, -brokers 1)")
 	}
 	if o.producers < 1 || o.brokers < 1 || o.consumers < 1 || o.conns < 1 || o.partitions < 1 || o.groupConsumers < 1 || o.popBatch < 1 || o.concBatch < 1 {
 		return o, fmt.Errorf("counts must be >= 1")

@@ -44,6 +44,10 @@ func printResult(w io.Writer, r *Result) {
 		// CPU per message is what survives a busy host; on a CPU-bound one rates follow from it.
 		per := func(pct float64) float64 { return pct / 100 * r.Seconds * 1e6 / float64(n) }
 		fmt.Fprintf(w, "cpu µs per message pushed or consumed: broker %.2f, postgres %.2f, harness %.2f\n", per(r.CPU.Broker), per(r.CPU.Postgres), per(r.CPU.Harness))
+		if r.CPU.Proxy > 0 && r.Requests > 0 {
+			fmt.Fprintf(w, "proxy: %.0f%% of one core; %.1f µs of CPU per request (%d requests), %.2f per message pushed or consumed\n",
+				r.CPU.Proxy, r.CPU.Proxy/100*r.Seconds*1e6/float64(r.Requests), r.Requests, per(r.CPU.Proxy))
+		}
 	}
 	if r.Baseline != nil {
 		b := r.Baseline
@@ -60,6 +64,15 @@ func printResult(w io.Writer, r *Result) {
 		}
 		fmt.Fprintf(w, "skip-locked baseline: %d table(s) x %d workers, SELECT … FOR UPDATE SKIP LOCKED LIMIT %d + DELETE per transaction: %.0f rows/s (tx p50/p95/p99 %s ms), %s; ours = %.2fx of it\n",
 			s.Tables, s.Workers, s.Batch, s.Rate, s.Latency, ver, s.Ratio)
+	}
+	if r.Xmin != nil {
+		printPhases(w, "xmin-hold queen      ", r.Xmin.Phases)
+	}
+	if r.XminSkipLocked != nil {
+		printPhases(w, "xmin-hold skip-locked", r.XminSkipLocked.Phases)
+		if !r.XminSkipLocked.Verified {
+			fmt.Fprintf(w, "xmin-hold skip-locked VERIFICATION FAILED: %s\n", r.XminSkipLocked.Problem)
+		}
 	}
 	keys := make([]string, 0, len(r.Errors))
 	for k := range r.Errors {
@@ -197,6 +210,13 @@ func printTargets(w io.Writer, rs []*Result) {
 	for _, r := range rs {
 		if s := r.SkipLocked; s != nil && s.Rate > 0 {
 			lines = append(lines, fmt.Sprintf("%-36s %8.2f  (target >= 1.00) %s", r.Name+" vs SKIP LOCKED", s.Ratio, okMark(s.Ratio >= 1)))
+		}
+	}
+	for _, n := range []string{"push-b10", "pop-ack"} {
+		f, a := by[n+"-fresh"], by[n+"-after-delete"]
+		if f != nil && a != nil && headline(f) > 0 {
+			v := headline(a) / headline(f)
+			lines = append(lines, fmt.Sprintf("%-36s %8.2f  (target >= 0.90) %s", n+" after delete vs fresh", v, okMark(v >= 0.9)))
 		}
 	}
 	if r := by["partitions-10000"]; r != nil {

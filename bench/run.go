@@ -19,6 +19,7 @@ type Report struct {
 	Target     string    `json:"target"` // "queen" or "compare"
 	Broker     string    `json:"broker"`
 	Brokers    []string  `json:"brokers,omitempty"` // every broker sharing the database, when more than one
+	Proxy      string    `json:"proxy,omitempty"`   // -via-proxy: the queen-proxy every request went through
 	Local      bool      `json:"local_broker"`
 	Durable    *bool     `json:"postgres_durable,omitempty"`
 	PGSettings string    `json:"postgres_settings,omitempty"`
@@ -49,6 +50,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 	if brokerPID != 0 {
 		brokerPIDs = []int{brokerPID}
 	}
+	var auth string // -via-proxy: the proxy's key
 	t := &target{rep: Report{Started: started, Target: label, Broker: urls[0], CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}}
 	r := &runner{opt: o, tag: strconv.FormatInt(time.Now().UnixNano()/1e6, 36) + label[:1], out: os.Stdout, label: label}
 	if url == "" {
@@ -73,6 +75,11 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 			r.pprofURL = "http://127.0.0.1:" + strconv.Itoa(port)
 			spec.firstEnv = append(spec.firstEnv, "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
 		}
+		secret := ""
+		if o.viaProxy {
+			secret = randomSecret()
+			spec.env = append(spec.env, proxyBrokerEnv(secret)...)
+		}
 		if label == "compare" && o.compareBin != "" {
 			spec.bin = o.compareBin
 		}
@@ -85,6 +92,17 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		t.rep.Broker, t.rep.Local, t.rep.Durable = b.URL, true, &durable
 		urls, pgURL, brokerPIDs = b.URLs(), b.PGURL, b.PIDs()
 		r.cpu.postgresPID = b.PGPID
+		if o.viaProxy {
+			p, err := startProxy(ctx, o.repo, b.PGURL, b.URL, secret, os.Stderr)
+			if err != nil {
+				t.stop()
+				return nil, fmt.Errorf("-via-proxy: %w", err)
+			}
+			t.close = append(t.close, p.stop)
+			fmt.Printf("[%s] -via-proxy: every request through queen-proxy %s (pid %d) to %s\n", label, p.URL, p.PID(), b.URL)
+			t.rep.Proxy, urls, auth = p.URL, []string{p.URL}, "Bearer "+p.Key
+			r.cpu.proxyPID = p.PID()
+		}
 		if o.keep {
 			t.close = append(t.close, func() {
 				fmt.Printf("-keep: [%s] broker %s, postgres %s; interrupt to stop\n", label, b.URL, b.PGURL)
@@ -101,6 +119,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 	t.close = append(t.close, cancel)
 	go r.rss.run(sctx, 50*time.Millisecond)
 	r.prod, r.cons = newClient(urls, o.conns), newClient(urls, o.conns)
+	r.prod.auth, r.cons.auth = auth, auth
 	t.close = append(t.close, r.prod.close, r.cons.close)
 	if pgURL != "" {
 		bl, err := newBaseliner(ctx, pgURL, o.producers)

@@ -34,6 +34,7 @@ type Result struct {
 	Xmin           *XminReport       `json:"xmin_hold,omitempty"`
 	XminSkipLocked *XminSkipLocked   `json:"xmin_hold_skip_locked,omitempty"`
 	Windows        []SoakWindow      `json:"soak_windows,omitempty"`
+	Requests       int64             `json:"http_requests,omitempty"` // sent in the window (-via-proxy: the proxy's CPU per request)
 	Notes          []string          `json:"notes,omitempty"`
 	Profile        string            `json:"cpu_profile,omitempty"`
 	TopSQL         []StatementStat   `json:"top_statements,omitempty"`
@@ -48,6 +49,7 @@ type CPUShare struct {
 	Broker   float64 `json:"broker"`
 	Postgres float64 `json:"postgres"`
 	Harness  float64 `json:"harness"`
+	Proxy    float64 `json:"proxy,omitempty"` // -via-proxy
 	Other    float64 `json:"other_processes"` // host busy time not used by the three above: noise
 }
 
@@ -141,6 +143,7 @@ func (r *runner) window(ctx context.Context, res *Result, st *scenarioStats, ps 
 	r.resetStatements(ctx)
 	rel0 := r.relationSnapshot(ctx)
 	cpu0 := r.cpu.read()
+	req0 := requestsSent.Load()
 	start := time.Now()
 	for _, p := range ps {
 		pg.go_(func() { p.run(ctx, prodStop) })
@@ -167,6 +170,7 @@ wait:
 	elapsed := time.Since(start)
 	pushed, consumed := st.pushed.Load(), st.consumed.Load()
 	cpu := r.cpu.read().sub(cpu0)
+	res.Requests = requestsSent.Load() - req0
 	close(prodStop)
 	r.stmtTotals = StatementTotals{}
 	res.TopSQL = r.topStatements(ctx)
@@ -183,9 +187,7 @@ wait:
 	res.Pushed, res.Consumed = pushed, consumed
 	res.PushRate = float64(pushed) / elapsed.Seconds()
 	res.ConsumeRate = float64(consumed) / elapsed.Seconds()
-	pct := func(d time.Duration) float64 { return round1(100 * d.Seconds() / elapsed.Seconds()) }
-	res.CPU = CPUShare{Broker: pct(cpu.Broker), Postgres: pct(cpu.Postgres), Harness: pct(cpu.Harness),
-		Other: max(0, pct(cpu.Machine-cpu.Broker-cpu.Postgres-cpu.Harness))}
+	res.CPU = cpuShare(cpu, elapsed.Seconds())
 	return &cg, elapsed
 }
 

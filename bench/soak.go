@@ -16,6 +16,10 @@ func init() {
 // soakGroups is how many consumer groups read the soak's fan-out queue.
 const soakGroups = 2
 
+// soakGroupConsumers is how many consumers each group of the fan-out queue has: a quarter of
+// -consumers (or -group-consumers if more): each group takes as many deliveries as the pop+ack queue.
+func soakGroupConsumers(o options) int { return max(1, o.consumers/4, o.groupConsumers) }
+
 // SoakWindow is one -soak-window of the soak.
 type SoakWindow struct {
 	Phase
@@ -93,16 +97,18 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	rate := r.opt.loadRate
 	if rate <= 0 {
 		capa := r.capacity(ctx, st, tra, qa, name)
-		rate = r.opt.loadFraction * capa
-		res.Notes = append(res.Notes, fmt.Sprintf("capacity (pop+ack, unpaced, %v): %.0f msg/s; offered push rate %.0f%% of it = %.0f msg/s", r.opt.duration, capa, 100*r.opt.loadFraction, rate))
+		// Half the pushes go to the fan-out queue, delivered soakGroups times: deliveries are
+		// (1 + soakGroups) / 2 times the pushes, and it is deliveries that the capacity counts.
+		rate = r.opt.loadFraction * capa * 2 / (1 + soakGroups)
+		res.Notes = append(res.Notes, fmt.Sprintf("capacity (pop+ack deliveries, unpaced, %v): %.0f msg/s; pushes offered so that deliveries are %.0f%% of it: %.0f msg/s", r.opt.duration, capa, 100*r.opt.loadFraction, rate))
 	}
 	for _, g := range groups {
-		for _, c := range r.consumers(max(1, r.opt.groupConsumers), st, trb, qb, g, r.opt.popBatch) {
+		for _, c := range r.consumers(soakGroupConsumers(r.opt), st, trb, qb, g, r.opt.popBatch) {
 			cg.go_(func() { c.run(cctx, stop) })
 		}
 	}
 	res.Setup = fmt.Sprintf("%v: %d producers batch %d paced to %.0f msg/s in all, half to a queue consumed by %d consumers (pop batch %d + ack), half to a queue read by %d groups x %d consumers; a queue created, used and deleted every %v; windows of %v",
-		total, r.opt.producers, r.opt.concBatch, rate, r.opt.consumers, r.opt.popBatch, soakGroups, max(1, r.opt.groupConsumers), r.opt.soakChurn, r.opt.soakWindow)
+		total, r.opt.producers, r.opt.concBatch, rate, r.opt.consumers, r.opt.popBatch, soakGroups, soakGroupConsumers(r.opt), r.opt.soakChurn, r.opt.soakWindow)
 	pace := newPacer(rate)
 	parts := roundRobin(r.partitionNames(r.opt.partitions))
 	half := max(1, r.opt.producers/2)
@@ -137,6 +143,7 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	r.checkpoint(ctx)
 	r.rss.reset()
 	cpu0 := r.cpu.read()
+	req0 := requestsSent.Load()
 	start := st.mark()
 	prev := start
 	deadline := time.Now().Add(total)
@@ -166,6 +173,7 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	}
 	end := st.mark()
 	cpu := r.cpu.read().sub(cpu0)
+	res.Requests = requestsSent.Load() - req0
 	close(churnStop)
 	chg.wait()
 	close(churnRes)
@@ -177,11 +185,23 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	pg.wait()
 	all := phaseRates("all", start, end)
 	res.Seconds, res.Pushed, res.Consumed, res.PushRate, res.ConsumeRate = all.Seconds, end.pushed-start.pushed, end.consumed-start.consumed, all.PushRate, all.ConsumeRate
-	pct := func(d time.Duration) float64 { return round1(100 * d.Seconds() / all.Seconds) }
-	res.CPU = CPUShare{Broker: pct(cpu.Broker), Postgres: pct(cpu.Postgres), Harness: pct(cpu.Harness), Other: max(0, pct(cpu.Machine-cpu.Broker-cpu.Postgres-cpu.Harness))}
+	res.CPU = cpuShare(cpu, all.Seconds)
 	v := soakVerdict(res.Windows)
 	res.Notes = append(res.Notes, fmt.Sprintf("soak: %d windows, %d queues created and deleted; worst window push->ack p99 %.2fx the first (target <= 1.5) %s; RSS growth over the last two thirds %+.0f%% (target <= 10%%) %s; schema size growth over the last two thirds %+.0f%%",
 		len(res.Windows), churned, v.P99Worst, okMark(v.P99Worst <= 1.5), 100*v.RSSGrowth, okMark(v.RSSGrowth <= 0.10), 100*v.SizeGrowth))
+	// Larger pops over several partitions finish the backlog sooner, as in fanout's drain.
+	dst := newStats()
+	res.stats = append(res.stats, dst)
+	for _, g := range append([]string{""}, groups...) {
+		tr, q := trb, qb
+		if g == "" {
+			tr, q = tra, qa
+		}
+		for _, c := range r.consumers(1, dst, tr, q, g, r.opt.drainBatch*r.opt.partitions) {
+			c.parts = r.opt.partitions
+			cg.go_(func() { c.run(cctx, stop) })
+		}
+	}
 	r.drain(ctx, []*tracker{tra, trb}, &cg, stop, res)
 	r.finish(res, map[string]*tracker{qa: tra, qb: trb})
 	return res, nil

@@ -41,9 +41,12 @@ func (b *baseliner) tableStats(ctx context.Context, schema string) map[string]ta
 // XminReport is what the xmin-hold scenario measured on one queue implementation.
 type XminReport struct {
 	Phases []Phase `json:"phases"` // before, hold, after
-	// DeadPerMessage: dead row versions left per message consumed while the horizon was held (nothing
-	// could be reclaimed, so n_dead_tup grows by every version made dead).
+	// DeadPerMessage: row versions made dead (rows updated or deleted) per message consumed while the
+	// horizon was held: none of them could be reclaimed until the release.
 	DeadPerMessage float64 `json:"dead_rows_per_message_held"`
+	// NDeadPerMessage: the growth of n_dead_tup over the hold per message, PostgreSQL's own count of
+	// what is left (an estimate: a vacuum in the hold resets it to what it saw).
+	NDeadPerMessage float64 `json:"n_dead_tup_growth_per_message_held"`
 	// ChurnPerMessage: rows updated or deleted per message consumed before the hold.
 	ChurnPerMessage float64     `json:"rows_updated_or_deleted_per_message"`
 	Tables          []XminTable `json:"tables"`
@@ -53,7 +56,8 @@ type XminReport struct {
 // XminTable is one hot table's dead rows and size across the scenario.
 type XminTable struct {
 	Name         string  `json:"name"`
-	DeadHeld     int64   `json:"dead_rows_added_during_hold"`
+	DeadHeld     int64   `json:"dead_rows_made_during_hold"` // rows updated or deleted
+	NDeadHeld    int64   `json:"n_dead_tup_growth_during_hold"`
 	DeadPerMsg   float64 `json:"dead_rows_per_message_held"`
 	SizeBefore   int64   `json:"bytes_before"`
 	SizeReleased int64   `json:"bytes_at_release"`
@@ -104,12 +108,13 @@ func (r *runner) xminPhases(ctx context.Context, st *scenarioStats, db *baseline
 	m[3], t[3] = st.mark(), db.tableStats(ctx, schema)
 	rep.Phases = []Phase{st.phase("before", m[0], m[1]), st.phase("hold", m[1], m[2]), st.phase("after", m[2], m[3])}
 	heldMsgs := float64(m[2].consumed - m[1].consumed)
-	var dead, churn int64
+	var dead, ndead, churn int64
 	for name, a := range t[2] {
 		b := t[1][name]
-		x := XminTable{Name: name, DeadHeld: a.dead - b.dead, SizeBefore: t[0][name].size, SizeReleased: a.size, SizeAfter: t[3][name].size}
+		x := XminTable{Name: name, DeadHeld: a.churn - b.churn, NDeadHeld: a.dead - b.dead, SizeBefore: t[0][name].size, SizeReleased: a.size, SizeAfter: t[3][name].size}
 		x.DeadPerMsg = round2(ratio(float64(x.DeadHeld), heldMsgs))
-		dead += max(0, x.DeadHeld)
+		dead += x.DeadHeld
+		ndead += x.NDeadHeld
 		churn += t[1][name].churn - t[0][name].churn
 		if x.DeadHeld > 0 || x.SizeAfter > x.SizeBefore {
 			rep.Tables = append(rep.Tables, x)
@@ -117,6 +122,7 @@ func (r *runner) xminPhases(ctx context.Context, st *scenarioStats, db *baseline
 	}
 	sort.Slice(rep.Tables, func(i, j int) bool { return rep.Tables[i].DeadHeld > rep.Tables[j].DeadHeld })
 	rep.DeadPerMessage = round2(ratio(float64(dead), heldMsgs))
+	rep.NDeadPerMessage = round2(ratio(float64(ndead), heldMsgs))
 	rep.ChurnPerMessage = round2(ratio(float64(churn), float64(m[1].consumed-m[0].consumed)))
 	return rep, nil
 }
@@ -186,10 +192,12 @@ func (r *runner) runXminHold(ctx context.Context) (*Result, error) {
 	defer db.pool.Close()
 	r.checkpoint(ctx)
 	cpu0 := r.cpu.read()
+	req0 := requestsSent.Load()
 	m0 := st.mark()
 	ours, err := r.xminPhases(ctx, st, db, r.opt.schema)
 	m1 := st.mark()
 	cpu := r.cpu.read().sub(cpu0)
+	res.Requests = requestsSent.Load() - req0
 	close(prodStop)
 	pg.wait()
 	if err != nil {
@@ -199,8 +207,7 @@ func (r *runner) runXminHold(ctx context.Context) (*Result, error) {
 	}
 	w := phaseRates("all", m0, m1)
 	res.Seconds, res.Pushed, res.Consumed, res.PushRate, res.ConsumeRate = w.Seconds, m1.pushed-m0.pushed, m1.consumed-m0.consumed, w.PushRate, w.ConsumeRate
-	pct := func(d time.Duration) float64 { return round1(100 * d.Seconds() / w.Seconds) }
-	res.CPU = CPUShare{Broker: pct(cpu.Broker), Postgres: pct(cpu.Postgres), Harness: pct(cpu.Harness), Other: max(0, pct(cpu.Machine-cpu.Broker-cpu.Postgres-cpu.Harness))}
+	res.CPU = cpuShare(cpu, w.Seconds)
 	res.Xmin = ours
 	r.drain(ctx, []*tracker{tr}, &cg, stop, res)
 	r.finish(res, map[string]*tracker{q: tr})
@@ -290,8 +297,8 @@ func xminVerdict(label string, x *XminReport) []string {
 	return []string{
 		fmt.Sprintf("%s: hold/before throughput %.2f (target >= 0.90), push->ack p99 %.2fx (target <= 2); after/before throughput %.2f, p99 %.2fx; horizon held %d transactions",
 			label, ratio(h.ConsumeRate, b.ConsumeRate), ratio(h.E2E.P99, b.E2E.P99), ratio(a.ConsumeRate, b.ConsumeRate), ratio(a.E2E.P99, b.E2E.P99), x.HeldXminAge),
-		fmt.Sprintf("%s: %.2f dead rows per message while held (%.2f rows updated or deleted per message before); hot tables, size before→at release→after: %s",
-			label, x.DeadPerMessage, x.ChurnPerMessage, strings.Join(hot, "; ")),
+		fmt.Sprintf("%s: %.2f row versions made dead per message while held (rows updated or deleted; %.2f before; n_dead_tup grew %.2f per message); hot tables, dead per message and size before→at release→after: %s",
+			label, x.DeadPerMessage, x.ChurnPerMessage, x.NDeadPerMessage, strings.Join(hot, "; ")),
 	}
 }
 
