@@ -65,7 +65,7 @@ func TestPatroniFailoverLosesNothing(t *testing.T) {
 }
 
 // The waits are generous: on a loaded machine (the whole suite runs in parallel) a failover that takes
-// 3 s idle was seen to take 50 s, most of it Python starting patronictl and Patroni's loop falling behind.
+// 3 s on an idle machine was seen to take 50 s.
 
 // waitLeader waits until Patroni reports name as the running leader.
 func waitLeader(t *testing.T, pc *patroniCluster, name string) {
