@@ -103,10 +103,14 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	b.st, err = store.Open(ctx, store.Options{
 		URL: dbURL, Schema: cfg.Schema, PoolSize: int32(cfg.PoolSize),
 		AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout, DeferMigrate: true,
-		Clock: opt.Clock,
+		PoolMode: cfg.PoolMode, ListenURL: cfg.ListenURL, Clock: opt.Clock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if !b.st.Listens() {
+		log.WarnContext(ctx, "DATABASE_POOL_MODE=transaction without DATABASE_LISTEN_URL: no LISTEN, so pops parked here learn of other brokers' pushes only at their re-check (POP_WAIT_MAX_INTERVAL_MS); set DATABASE_LISTEN_URL to a direct or session-mode URL",
+			slog.Duration("recheck", cfg.PollRecheck))
 	}
 	unmigrated, err := b.migrateOrWait(ctx)
 	if err != nil {

@@ -22,6 +22,10 @@ type Config struct {
 	DatabaseURL string // built from DATABASE_URL or PG_*; empty = start an embedded PostgreSQL
 	DataDir     string // embedded PostgreSQL data directory
 	Schema      string
+	// PoolMode is "session" or "transaction" (DATABASE_POOL_MODE); ListenURL the session LISTEN uses
+	// (empty: DatabaseURL, or no LISTEN at all under transaction pooling).
+	PoolMode  string
+	ListenURL string
 
 	PoolSize         int
 	PushWorkers      int
@@ -133,6 +137,11 @@ func (c *Config) validate() error {
 	}
 	if c.EvictionInterval <= 0 {
 		return fmt.Errorf("config: EVICTION_INTERVAL: must be positive")
+	}
+	switch c.PoolMode {
+	case "session", "transaction":
+	default:
+		return fmt.Errorf("config: DATABASE_POOL_MODE: want session or transaction, got %q", c.PoolMode)
 	}
 	if c.PollRecheck <= 0 {
 		return fmt.Errorf("config: POP_WAIT_MAX_INTERVAL_MS: must be positive")

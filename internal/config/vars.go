@@ -27,6 +27,8 @@ func varsOf(c *Config) []Var {
 		{"PG_PASSWORD", "postgres", "PostgreSQL password", true, c.pg.pgVar(&c.pg.password)},
 		{"PG_DB", "postgres", "PostgreSQL database", false, c.pg.pgVar(&c.pg.db)},
 		boolRow("PG_USE_SSL", "false", "connect to PostgreSQL over TLS (sslmode=require)", func(b bool) { c.pg.ssl, c.pg.anySet = b, true }),
+		{"DATABASE_POOL_MODE", "session", "session, or transaction when DATABASE_URL is a pooler in transaction-pooling mode (PgBouncer pool_mode=transaction): then the broker sends no session settings at connect, makes them transaction-local, runs no named prepared statements and wraps every statement in a transaction (docs/operations.md \"PgBouncer\")", false, trimVar(&c.PoolMode)},
+		{"DATABASE_LISTEN_URL", "", "PostgreSQL URL of the session that LISTENs for the other brokers' wake-ups (empty: DATABASE_URL); with DATABASE_POOL_MODE=transaction a direct URL or a session-mode pool, since LISTEN does not work through transaction pooling: without it the broker does not LISTEN and parked pops learn of other brokers' pushes only at POP_WAIT_MAX_INTERVAL_MS", true, strVar(&c.ListenURL)},
 		{"QUEEN_DATA_DIR", "./queen-data", "data directory of the embedded PostgreSQL started when no database is configured", false, strVar(&c.DataDir)},
 		{"QUEEN_SCHEMA", "queenmq", "PostgreSQL schema holding the broker's tables", false, strVar(&c.Schema)},
 		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker (half for pops and acks, half for everything else: docs/architecture.md \"Connections\")", false, intVar(&c.PoolSize)},

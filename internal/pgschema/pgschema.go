@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 //go:embed sql/*.sql
@@ -108,11 +107,19 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
 	return out, nil
 }
 
+// DB is what Migrate needs of a pool. A *pgxpool.Pool is one; the broker's store passes its own, which
+// behind a transaction pooler sets its session settings in each transaction. Migrate runs nothing
+// outside a transaction and takes only transaction-scoped locks, so it works through such a pooler.
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // Migrate applies the pending migrations of dir to schema: one transaction per file, each under a
 // transaction-scoped advisory lock (lockKey), so processes starting together apply every file exactly
 // once. The pool's connections must run with search_path set to schema. It refuses a schema newer than
 // the files it knows (owner names the program in that message). Errors are the driver's, wrapped.
-func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string, lockKey int64, fsys fs.FS, dir, owner string) error {
+func Migrate(ctx context.Context, pool DB, schema string, lockKey int64, fsys fs.FS, dir, owner string) error {
 	ms, err := loadMigrations(fsys, dir)
 	if err != nil {
 		return err

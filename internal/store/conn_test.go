@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -134,5 +135,81 @@ func TestConn(t *testing.T) {
 		require.Equal(t, "here", <-got)
 		cancel()
 		wg.Wait() // Listen returns once its context ends
+	})
+}
+
+// TestTransactionPooling opens a store as it runs behind a pooler in transaction mode, here straight on
+// PostgreSQL, where it looks the same: nothing the store relies on may be in the session. Migrations,
+// a push, a pop, an ack, an explicit transaction and the jobs' statements work; inside the store's
+// statements its settings hold (PoolTxSettings), and its sessions are left with the database's own
+// settings and no named prepared statement.
+func TestTransactionPooling(t *testing.T) {
+	t.Parallel()
+	url := testenv.NewDatabase(t)
+	ctx := t.Context()
+	st, err := store.Open(ctx, store.Options{URL: url, PoolSize: 2, PoolMode: store.PoolTransaction, StatementTimeout: 7 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+
+	t.Run("PoolTxSettings", func(t *testing.T) {
+		q := uniq("txpool")
+		p := partition(t, st, q, "Default")
+		push(t, st, p, "a", "b")
+		got, _ := pop(t, st, q, store.QueueMode, "", 10)
+		require.Equal(t, []string{"a", "b"}, txids(got))
+		ackDone(t, st, p, store.QueueMode, "a", "b")
+		tx, err := st.Begin(ctx)
+		require.NoError(t, err)
+		out, err := tx.Push(ctx, []store.PushRow{{PartitionID: p, TransactionID: "c", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{}`)}})
+		require.NoError(t, err)
+		require.True(t, out[0].Inserted)
+		require.NoError(t, tx.Commit(ctx))
+		_, err = st.VacuumPending(ctx, 0)
+		require.NoError(t, err)
+		_, err = st.AnalyzeOutgrown(ctx, 1, 1, 1e9)
+		require.NoError(t, err)
+
+		for _, hot := range []bool{false, true} {
+			var path, timeout, seqscan string
+			require.NoError(t, store.StatementsOf(st, hot).QueryRow(ctx,
+				`SELECT current_setting('search_path'), current_setting('statement_timeout'), current_setting('enable_seqscan')`).Scan(&path, &timeout, &seqscan))
+			require.Equal(t, []string{"queenmq", "7s", map[bool]string{false: "on", true: "off"}[hot]}, []string{path, timeout, seqscan})
+		}
+		for _, pool := range []*pgxpool.Pool{store.PoolOf(st), store.HotPoolOf(st)} {
+			c, err := pool.Acquire(ctx)
+			require.NoError(t, err)
+			var path, timeout string
+			var prepared int
+			require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('search_path'), current_setting('statement_timeout'), (SELECT count(*) FROM pg_prepared_statements)`).Scan(&path, &timeout, &prepared))
+			c.Release()
+			require.Equal(t, []string{`"$user", public`, "0"}, []string{path, timeout})
+			require.Zero(t, prepared)
+		}
+	})
+
+	// Without a ListenURL the store does not LISTEN (a LISTEN through a transaction pooler hears nothing
+	// once its transaction ends); with one, it listens there.
+	t.Run("Listen", func(t *testing.T) {
+		require.False(t, st.Listens())
+		require.NoError(t, st.Listen(ctx, "nowhere", func() { t.Error("listened") }, func(string) {}))
+
+		direct, err := store.Open(ctx, store.Options{URL: url, PoolSize: 2, PoolMode: store.PoolTransaction, ListenURL: url})
+		require.NoError(t, err)
+		defer direct.Close()
+		require.True(t, direct.Listens())
+		channel := uniq("chan")
+		lctx, cancel := context.WithCancel(ctx)
+		connected := make(chan struct{}, 1)
+		got := make(chan string, 1)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_ = direct.Listen(lctx, channel, func() { connected <- struct{}{} }, func(p string) { got <- p })
+		})
+		<-connected
+		_, err = store.PoolOf(st).Exec(ctx, `SELECT pg_notify($1, 'through the pool')`, channel)
+		require.NoError(t, err)
+		require.Equal(t, "through the pool", <-got)
+		cancel()
+		wg.Wait()
 	})
 }

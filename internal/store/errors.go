@@ -50,6 +50,9 @@ func interpret(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if connectUnavailable(err) {
+		return errors.Join(ErrUnavailable, err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		// Class 08 (connection exception) and 57P0x (server shutting down) mean the database went

@@ -38,10 +38,10 @@ func SetStatsSlice(s *Store, n int) { s.statsSlice = n }
 func SetSeedChunk(s *Store, n int) { s.seedChunk = n }
 
 // PoolOf exposes a store's general pool to the external tests.
-func PoolOf(s *Store) *pgxpool.Pool { return s.pool }
+func PoolOf(s *Store) *pgxpool.Pool { return s.pool.Pool }
 
 // HotPoolOf exposes a store's hot pool (pops and acks) to the external tests.
-func HotPoolOf(s *Store) *pgxpool.Pool { return s.hot }
+func HotPoolOf(s *Store) *pgxpool.Pool { return s.hot.Pool }
 
 // The package's tests trace every statement of their stores and note which named queries ran, so that
 // a named query without a store test fails the run (see UnexercisedQueries).
@@ -183,3 +183,17 @@ const (
 
 // TxConn exposes an explicit transaction's own connection, for the plan tests.
 func TxConn(tx *Tx) pgx.Tx { return tx.tx }
+
+// Statements is what the store's own code runs autocommitted statements on: its pools as the store
+// wraps them (under transaction pooling, each statement with the pool's settings), for the tests.
+type Statements interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// StatementsOf exposes a store's general pool (hot false) or hot pool as its code uses them.
+func StatementsOf(s *Store, hot bool) Statements {
+	if hot {
+		return s.hot
+	}
+	return s.pool
+}

@@ -59,8 +59,10 @@ func (s *Store) VacuumPending(ctx context.Context, minDead int64) (bool, error) 
 		return false, nil
 	}
 	// The simple protocol: VACUUM must run outside any transaction block and gains nothing from a
-	// prepared statement.
-	if _, err := s.pool.Exec(ctx, q("VacuumPendingPartitions"), pgx.QueryExecModeSimpleProtocol); err != nil {
+	// prepared statement. So it cannot follow the settings of transaction pooling (pooling.go): the
+	// table is named with its schema.
+	table := pgx.Identifier{s.schema, "pending_partitions"}.Sanitize()
+	if _, err := s.pool.Exec(ctx, fmt.Sprintf(q("VacuumPendingPartitions"), table), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return false, fmt.Errorf("store: vacuum pending_partitions: %w", interpret(err))
 	}
 	return true, nil

@@ -23,8 +23,13 @@ func (s *Store) Notify(ctx context.Context, payloads []string) error {
 
 // Listen holds a dedicated connection LISTENing on channel and calls onNotify with each payload until
 // ctx ends. After every (re)connect it calls onConnect, because notifications sent while it was not
-// listening are lost and parked consumers must re-check.
+// listening are lost and parked consumers must re-check. Under transaction pooling without a
+// ListenURL it returns at once: a LISTEN through the pooler would hold a server session only until its
+// transaction ends and then hear nothing (see Listens).
 func (s *Store) Listen(ctx context.Context, channel string, onConnect func(), onNotify func(payload string)) error {
+	if s.noListen {
+		return nil
+	}
 	const first, most = 100 * time.Millisecond, 5 * time.Second
 	backoff := first
 	for {
@@ -49,7 +54,10 @@ func (s *Store) Listen(ctx context.Context, channel string, onConnect func(), on
 }
 
 func (s *Store) listenOnce(ctx context.Context, channel string, onConnect func(), onNotify func(string)) error {
-	cfg := s.pool.Config().ConnConfig.Copy()
+	cfg, err := s.listenConfig()
+	if err != nil {
+		return err
+	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("store: listen connect: %w", interpret(err))
@@ -66,4 +74,25 @@ func (s *Store) listenOnce(ctx context.Context, channel string, onConnect func()
 		}
 		onNotify(n.Payload)
 	}
+}
+
+// Listens reports whether Listen listens: false under transaction pooling without a ListenURL.
+func (s *Store) Listens() bool { return !s.noListen }
+
+// listenConfig is the connection of Listen: the general pool's, or ListenURL with the same session
+// parameters (LISTEN needs none of them, but the session should look like the broker's).
+func (s *Store) listenConfig() (*pgx.ConnConfig, error) {
+	pooled := s.pool.Config().ConnConfig
+	if s.listenURL == "" {
+		return pooled.Copy(), nil
+	}
+	cfg, err := pgx.ParseConfig(s.listenURL)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse listen url: %w", err)
+	}
+	cfg.RuntimeParams["application_name"] = pooled.RuntimeParams["application_name"]
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = pooled.ConnectTimeout
+	}
+	return cfg, nil
 }

@@ -53,7 +53,7 @@ func (s *Store) BrokerSamples(ctx context.Context, from, to time.Time, hostname,
 // in-use connections, and how many acquires so far found no idle connection and had to wait (a running
 // total).
 func (s *Store) PoolSnapshot() (size, idle, active int, waitedTotal int64) {
-	for _, p := range []*pgxpool.Pool{s.pool, s.hot} {
+	for _, p := range []*pgxpool.Pool{s.pool.Pool, s.hot.Pool} {
 		st := p.Stat()
 		size, idle, active = size+int(st.MaxConns()), idle+int(st.IdleConns()), active+int(st.AcquiredConns())
 		waitedTotal += st.EmptyAcquireCount()

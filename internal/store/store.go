@@ -39,6 +39,13 @@ type Options struct {
 	PoolSize         int32
 	AcquireTimeout   time.Duration // how long a request may wait for a free connection before ErrPool
 	StatementTimeout time.Duration
+	// PoolMode is PoolSession ("" too) or PoolTransaction (pooling.go): whether URL reaches PostgreSQL
+	// through a pooler in transaction-pooling mode.
+	PoolMode string
+	// ListenURL, when set, is where LISTEN connects instead of URL: a direct session, since LISTEN
+	// needs one and a transaction pooler gives none. Under PoolTransaction without it, Listen does not
+	// listen.
+	ListenURL string
 	// DeferMigrate leaves the schema migration to an explicit Migrate call, so that a broker can start
 	// while PostgreSQL is unreachable and migrate when it appears.
 	DeferMigrate bool
@@ -51,13 +58,15 @@ type Options struct {
 
 // Store holds the connections to the broker's schema: two pools that share Options.PoolSize.
 type Store struct {
-	pool *pgxpool.Pool
+	pool *pool
 	// hot serves only the pop statement and the ack transactions: its sessions run with hotParams, so
 	// those statements need no settings statement of their own. Nothing else may use it: every other
 	// statement (explicit transactions, migrations, stats passes, pushes) expects the defaults.
-	hot            *pgxpool.Pool
+	hot            *pool
 	schema         string
 	url            string
+	listenURL      string // Options.ListenURL
+	noListen       bool   // transaction pooling without a ListenURL: Listen does not listen
 	acquireTimeout time.Duration
 	clock          func() time.Time // Options.Clock; nil: the database clock
 	statsSlice     int              // partitions per statement of a stats pass (defaultStatsSlice; tests set less)
@@ -99,16 +108,27 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	for k, v := range hotParams {
 		hotCfg.ConnConfig.RuntimeParams[k] = v
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	var general, hotSettings string
+	switch o.PoolMode {
+	case "", PoolSession:
+	case PoolTransaction:
+		ss := transactionPooling(cfg, hotCfg)
+		general, hotSettings = ss[0], ss[1]
+	default:
+		return nil, fmt.Errorf("store: pool mode %q: want %s or %s", o.PoolMode, PoolSession, PoolTransaction)
+	}
+	gp, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", interpret(err))
 	}
-	hot, err := pgxpool.NewWithConfig(ctx, hotCfg)
+	hp, err := pgxpool.NewWithConfig(ctx, hotCfg)
 	if err != nil {
-		pool.Close()
+		gp.Close()
 		return nil, fmt.Errorf("store: connect: %w", interpret(err))
 	}
-	s := &Store{pool: pool, hot: hot, schema: o.Schema, url: o.URL, acquireTimeout: o.AcquireTimeout, clock: o.Clock}
+	s := &Store{pool: &pool{gp, general}, hot: &pool{hp, hotSettings}, schema: o.Schema, url: o.URL,
+		listenURL: o.ListenURL, noListen: o.PoolMode == PoolTransaction && o.ListenURL == "",
+		acquireTimeout: o.AcquireTimeout, clock: o.Clock}
 	if s.acquireTimeout <= 0 {
 		s.acquireTimeout = 5 * time.Second
 	}
@@ -203,7 +223,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // found them empty and waited since the start (a count that only grows; pgxpool keeps no gauge of the
 // acquires waiting now).
 func (s *Store) PoolStats() (total, idle, acquireWaits int32) {
-	for _, p := range []*pgxpool.Pool{s.pool, s.hot} {
+	for _, p := range []*pgxpool.Pool{s.pool.Pool, s.hot.Pool} {
 		st := p.Stat()
 		total += st.TotalConns()
 		idle += st.IdleConns()
@@ -214,31 +234,31 @@ func (s *Store) PoolStats() (total, idle, acquireWaits int32) {
 
 // acquire takes a connection of the general pool, waiting at most the acquire timeout: an exhausted
 // pool is reported as ErrPool rather than parking the request until its client gives up.
-func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+func (s *Store) acquire(ctx context.Context) (conn, error) {
 	return s.acquireFrom(ctx, s.pool)
 }
 
 // acquireHot takes a connection of the hot pool (hotParams), for Pop and Ack only.
-func (s *Store) acquireHot(ctx context.Context) (*pgxpool.Conn, error) {
+func (s *Store) acquireHot(ctx context.Context) (conn, error) {
 	return s.acquireFrom(ctx, s.hot)
 }
 
-func (s *Store) acquireFrom(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Conn, error) {
+func (s *Store) acquireFrom(ctx context.Context, p *pool) (conn, error) {
 	actx, cancel := context.WithTimeout(ctx, s.acquireTimeout)
 	defer cancel()
-	c, err := pool.Acquire(actx)
+	c, err := p.Acquire(actx)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
-			if st := pool.Stat(); st.AcquiredConns() < st.MaxConns() {
+			if st := p.Stat(); st.AcquiredConns() < st.MaxConns() {
 				// Not every connection was busy: the time went on establishing one, which is what a
 				// database being failed over or restarted looks like, not an exhausted pool.
-				return nil, errors.Join(ErrUnavailable, fmt.Errorf("store: no connection established within %v: %w", s.acquireTimeout, actx.Err()))
+				return conn{}, errors.Join(ErrUnavailable, fmt.Errorf("store: no connection established within %v: %w", s.acquireTimeout, actx.Err()))
 			}
-			return nil, ErrPool
+			return conn{}, ErrPool
 		}
-		return nil, interpret(err)
+		return conn{}, interpret(err)
 	}
-	return c, nil
+	return conn{c, p.settings}, nil
 }
 
 // withTx runs fn inside one transaction on a pooled connection.
@@ -262,7 +282,7 @@ func (s *Store) withTx(ctx context.Context, fn func(pgx.Tx) error) error {
 // Tx is an explicit transaction, for operations that must commit together (transactions of the API).
 type Tx struct {
 	s    *Store
-	conn *pgxpool.Conn
+	conn conn
 	tx   pgx.Tx
 }
 

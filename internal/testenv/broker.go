@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/queen-go/queen/internal/broker"
@@ -35,6 +37,9 @@ func StartBrokerWith(t testing.TB, env map[string]string, opt broker.Options) *R
 	}
 	if vars["DATABASE_URL"] == "" {
 		vars["DATABASE_URL"] = NewDatabase(t)
+		if pooler := os.Getenv(EnvPoolerURL); pooler != "" {
+			throughPooler(t, vars, pooler)
+		}
 	}
 	if vars["FILE_BUFFER_DIR"] == "" {
 		vars["FILE_BUFFER_DIR"] = t.TempDir() // each broker needs a spool of its own
@@ -58,4 +63,24 @@ func StartBrokerWith(t testing.TB, env map[string]string, opt broker.Options) *R
 	}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	return &RunningBroker{URL: "http://" + ln.Addr().String(), DatabaseURL: cfg.DatabaseURL, Broker: b}
+}
+
+// EnvPoolerURL names a transaction-mode pooler (PgBouncer) in front of the test server: brokers started
+// on a database of their own then reach it through the pooler (DATABASE_POOL_MODE=transaction) and
+// LISTEN on it directly (test/faults TestThroughPgbouncer runs the client suite so).
+const EnvPoolerURL = "QUEEN_TEST_POOLER_URL"
+
+// throughPooler points the broker's DATABASE_URL at the same database through the pooler.
+func throughPooler(t testing.TB, vars map[string]string, pooler string) {
+	t.Helper()
+	direct := vars["DATABASE_URL"]
+	u, err := url.Parse(direct)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	through, err := withDatabase(pooler, strings.TrimPrefix(u.Path, "/"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	vars["DATABASE_URL"], vars["DATABASE_LISTEN_URL"], vars["DATABASE_POOL_MODE"] = through, direct, "transaction"
 }

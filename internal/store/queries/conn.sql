@@ -22,3 +22,10 @@ ROLLBACK
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
        set_config('synchronous_commit', CASE WHEN $1::bool THEN current_setting('synchronous_commit') ELSE 'off' END, true),
        set_config('enable_seqscan', 'off', true)
+
+-- name: PoolTxSettings :exec
+-- Under transaction pooling (pooling.go), at the start of every transaction: a pool's session settings
+-- (search_path, timezone, statement_timeout, the hot pool's plan settings) made local to the
+-- transaction, since the server session behind a pooler changes from one transaction to the next.
+-- %s is the list of set_config(name, value, true) calls.
+SELECT %s

@@ -34,7 +34,9 @@ WHERE s.schemaname = current_schema() AND s.relname = 'pending_partitions'
 -- Leaves the table's trailing empty pages (TRUNCATE false): truncating needs an exclusive lock of a
 -- table every pop and push uses, and a table shrunk to a page or two makes the planner cost its lookups
 -- as if it would stay that small (docs/performance.md, Known issue 5).
-VACUUM (SKIP_LOCKED, TRUNCATE false) pending_partitions
+-- %s is the sanitized pending_partitions of the broker's schema: VACUUM runs outside any transaction,
+-- so under transaction pooling no search_path of the broker's applies to it (store/pooling.go).
+VACUUM (SKIP_LOCKED, TRUNCATE false) %s
 
 -- name: StatisticsOutgrown :many
 -- Those of tables $1 whose live rows (pg_stat_user_tables, counted as rows are written) number at least
