@@ -12,6 +12,7 @@ import (
 
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/jsonguard"
+	"github.com/queen-go/queen/internal/jsonscan"
 )
 
 // ackOutcome is what an ack route makes of a body before calling the engine: the items, or the error.
@@ -98,7 +99,7 @@ func TestFastAckReaderMatchesTheGeneralPath(t *testing.T) {
 		`{"acknowledgments":[{"transactionId":"t","error":"\u0000"}]}`, `{"consumerGroup":"` + strings.Repeat("g", jsonguard.MaxName+1) + `","acknowledgments":[]}`,
 		`{"x":1e999999,"acknowledgments":[]}`, `{"acknowledgments":[{"transactionId":"bad` + "\xff" + `"}]}`,
 		`{"acknowledgments":[{"ſtatus":"x"}]}`, "\ufeff" + `{"acknowledgments":[]}`,
-		`{"x":` + strings.Repeat("[", jsonguard.MaxDepth) + strings.Repeat("]", jsonguard.MaxDepth) + `,"acknowledgments":[]}`,
+		`{"x":` + strings.Repeat("[", jsonscan.MaxDepth) + strings.Repeat("]", jsonscan.MaxDepth) + `,"acknowledgments":[]}`,
 	}
 	for _, b := range left {
 		fast, err := compareAckReaders([]byte(b))

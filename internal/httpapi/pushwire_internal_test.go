@@ -134,8 +134,8 @@ var guardRefuses = func() []string {
 	return append(bodies,
 		`{"items":[{"queue":"q","status":`+long+`}]}`, `{"items":[{"queue":"q","traceNames":["a",`+long+`]}]}`,
 		`{"queue":`+long+`,"items":[{"queue":"q"}]}`, `{"items":[{"queue":"q"}],"x":{"partition":`+long+`}}`,
-		`{"items":[{"queue":"q","payload":`+strings.Repeat("[", jsonguard.MaxDepth-2)+strings.Repeat("]", jsonguard.MaxDepth-2)+`}]}`,
-		`{"x":`+strings.Repeat("[", jsonguard.MaxDepth)+strings.Repeat("]", jsonguard.MaxDepth)+`,"items":[{"queue":"q"}]}`)
+		`{"items":[{"queue":"q","payload":`+strings.Repeat("[", jsonscan.MaxDepth-2)+strings.Repeat("]", jsonscan.MaxDepth-2)+`}]}`,
+		`{"x":`+strings.Repeat("[", jsonscan.MaxDepth)+strings.Repeat("]", jsonscan.MaxDepth)+`,"items":[{"queue":"q"}]}`)
 }()
 
 // TestSinglePassMatchesGuardAndReader: the reader's single pass takes a body exactly when guardBody
@@ -144,8 +144,8 @@ func TestSinglePassMatchesGuardAndReader(t *testing.T) {
 	long := `"` + strings.Repeat("x", jsonguard.MaxName-2) + `\u00e9"` // longer than MaxName raw, not decoded
 	bodies := append([]string{
 		`{"items":[{"queue":"q","payload":{"queue":"` + strings.Repeat("x", 300) + `"}}]}`,
-		`{"items":[{"queue":"q","payload":` + strings.Repeat("[", jsonguard.MaxDepth-3) + strings.Repeat("]", jsonguard.MaxDepth-3) + `}]}`,
-		`{"x":` + strings.Repeat("[", jsonguard.MaxDepth-1) + strings.Repeat("]", jsonguard.MaxDepth-1) + `,"items":[{"queue":"q"}]}`,
+		`{"items":[{"queue":"q","payload":` + strings.Repeat("[", jsonscan.MaxDepth-3) + strings.Repeat("]", jsonscan.MaxDepth-3) + `}]}`,
+		`{"x":` + strings.Repeat("[", jsonscan.MaxDepth-1) + strings.Repeat("]", jsonscan.MaxDepth-1) + `,"items":[{"queue":"q"}]}`,
 		`{"items":[{"queue":"q","transactionId":` + long + `,"partition":"\ud83d\ude00","payload":[1e60,-1.5e-50,0.000]}]}`,
 		`{"items":[{"queue":"q","payload":"\ud83d\ude00 é"}],"status":"x"}`,
 	}, guardRefuses...)
