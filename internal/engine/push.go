@@ -7,10 +7,12 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/jsonscan"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -45,6 +47,68 @@ type PushResult struct {
 	Queue         string `json:"queue,omitempty"`
 	Partition     string `json:"partition,omitempty"`
 	Error         string `json:"error,omitempty"`
+}
+
+// PushResults is a push's answer. It writes its own JSON text (AppendJSON): json.Marshal's reflection
+// over it was the largest part of the broker's CPU per pushed message.
+type PushResults []PushResult
+
+// AppendJSON writes rs as json.Marshal does; ok=false when one holds a value it does not write itself
+// (the caller then uses json.Marshal).
+func (rs PushResults) AppendJSON(dst []byte) (_ []byte, ok bool) {
+	if rs == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '[')
+	for i := range rs {
+		r := &rs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"index":`...)
+		dst = strconv.AppendInt(dst, int64(r.Index), 10)
+		dst = append(dst, `,"transaction_id":`...)
+		dst = jsonscan.AppendString(dst, r.TransactionID)
+		dst = append(dst, `,"status":`...)
+		dst = jsonscan.AppendString(dst, r.Status)
+		if r.MessageID != "" {
+			dst = append(dst, `,"message_id":`...)
+			dst = jsonscan.AppendString(dst, r.MessageID)
+		}
+		if r.PartitionID != "" {
+			dst = append(dst, `,"partition_id":`...)
+			dst = jsonscan.AppendString(dst, r.PartitionID)
+		}
+		switch tr := r.TraceID.(type) {
+		case nil:
+		case string:
+			dst = append(dst, `,"trace_id":`...)
+			dst = jsonscan.AppendString(dst, tr)
+		case json.RawMessage:
+			if string(tr) != "null" {
+				return nil, false
+			}
+			dst = append(dst, `,"trace_id":null`...)
+		default:
+			return nil, false
+		}
+		dst = append(dst, `,"queueName":`...)
+		dst = jsonscan.AppendString(dst, r.QueueName)
+		if r.Queue != "" {
+			dst = append(dst, `,"queue":`...)
+			dst = jsonscan.AppendString(dst, r.Queue)
+		}
+		if r.Partition != "" {
+			dst = append(dst, `,"partition":`...)
+			dst = jsonscan.AppendString(dst, r.Partition)
+		}
+		if r.Error != "" {
+			dst = append(dst, `,"error":`...)
+			dst = jsonscan.AppendString(dst, r.Error)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), true
 }
 
 // Push statuses.

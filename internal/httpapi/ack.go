@@ -7,7 +7,7 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleAck(q request) ([]engine.AckResult, error) {
+func (s *Server) handleAck(q request) (engine.AckResults, error) {
 	b, err := readBody(q.w, q.Request, q.max)
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (s *Server) handleAck(q request) ([]engine.AckResult, error) {
 	return s.eng.Ack(q.Context(), []engine.AckItem{it})
 }
 
-func (s *Server) handleAckBatch(q request) ([]engine.AckResult, error) {
+func (s *Server) handleAckBatch(q request) (engine.AckResults, error) {
 	b, err := readBody(q.w, q.Request, q.max)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
+func (s *Server) handlePush(q request) (engine.PushResults, error) {
 	b, err := readBody(q.w, q.Request, q.max)
 	if err != nil {
 		return nil, err

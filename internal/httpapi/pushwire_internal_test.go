@@ -57,7 +57,7 @@ func comparePushEncoders(res []engine.PushResult) error {
 	if err != nil {
 		return err
 	}
-	got, ok := appendPushResults(nil, res)
+	got, ok := engine.PushResults(res).AppendJSON(nil)
 	if !ok {
 		return nil
 	}
@@ -185,7 +185,7 @@ func TestPushAnswerWriterMatchesMarshal(t *testing.T) {
 	require.NoError(t, comparePushEncoders([]engine.PushResult{}))
 	// Shapes the writer leaves to json.Marshal.
 	for _, tr := range []any{json.RawMessage(`{"a":1}`), 5, map[string]int{"a": 1}} {
-		_, ok := appendPushResults(nil, []engine.PushResult{{TraceID: tr}})
+		_, ok := engine.PushResults{{TraceID: tr}}.AppendJSON(nil)
 		require.False(t, ok)
 	}
 	// Through writeJSON (and its recycled buffers), twice, and the nil slice json.Marshal writes as null.
@@ -194,7 +194,7 @@ func TestPushAnswerWriterMatchesMarshal(t *testing.T) {
 		want, err := json.Marshal(res)
 		require.NoError(t, err)
 		rec := httptest.NewRecorder()
-		writeJSON(rec, http.StatusCreated, res)
+		writeJSON(rec, http.StatusCreated, engine.PushResults(res))
 		require.Equal(t, http.StatusCreated, rec.Code)
 		require.Equal(t, string(want), rec.Body.String())
 		require.Equal(t, strconv.Itoa(len(want)), rec.Header().Get("Content-Length"))
