@@ -12,10 +12,7 @@ func (s *Server) handleAck(q request) (engine.AckResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, fast := rawAck{}, false
-	if len(b) < reclaimAfter {
-		a, fast = scanAck(b) // ackwire.go; its fields alias b
-	}
+	a, fast := scanAck(b) // ackwire.go; its fields alias b
 	if !fast {
 		if err := parseBody(b, &a); err != nil {
 			return nil, err
@@ -33,10 +30,7 @@ func (s *Server) handleAckBatch(q request) (engine.AckResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, fast := []engine.AckItem(nil), false
-	if len(b) < reclaimAfter {
-		items, fast, err = fastAckBatch(b, s.maxBatchItems()) // ackwire.go; gives up past the cap
-	}
+	items, fast, err := fastAckBatch(b, s.maxBatchItems()) // ackwire.go; gives up past the cap
 	if !fast {
 		if err := checkBatchSize(b, "acknowledgments", "", "acknowledgments", s.maxBatchItems()); err != nil {
 			return nil, err

@@ -12,14 +12,10 @@ func (s *Server) handlePush(q request) (engine.PushResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := len(b)
-	var items []engine.PushItem
-	if size < reclaimAfter {
-		// The items' payloads point into b, which lives as long as they do: for a body this size that
-		// costs less than a copy of each payload. The reader applies guardBody's rules itself, and
-		// gives up past the item cap.
-		items, _ = fastPushItems(b, subject(q.Request), s.maxBatchItems())
-	}
+	// The items' payloads point into b, which lives as long as they do, whatever its size: no payload
+	// is copied, so a push costs its body and the store's one row at a time (docs/decisions.md,
+	// "Memory bound"). The reader applies guardBody's rules itself, and gives up past the item cap.
+	items, _ := fastPushItems(b, subject(q.Request), s.maxBatchItems())
 	if items == nil {
 		if err := checkBatchSize(b, "items", "", "items", s.maxBatchItems()); err != nil {
 			return nil, err
@@ -30,24 +26,13 @@ func (s *Server) handlePush(q request) (engine.PushResults, error) {
 		if items, err = parsePushBody(b, subject(q.Request)); err != nil {
 			return nil, err
 		}
-		b = nil // the items hold their own copies of the payloads
-		reclaim(size)
 	}
 	// Either way the whole body, payloads included, met the input limits: the engine need not scan
 	// the payloads again.
 	for i := range items {
 		items[i].PayloadChecked = true
 	}
-	res, err := s.eng.Push(q.Context(), items)
-	if err != nil {
-		return nil, err
-	}
-	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
-	// while this body still holds its place in the body budget keeps the next large body from
-	// stacking on top of them.
-	items = nil
-	releaseMemory(size)
-	return res, nil
+	return s.eng.Push(q.Context(), items)
 }
 
 // rawPushItem is one pushed message as a body gives it; parsePushItems reads its fields.
