@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/jsonguard"
 	"github.com/queen-go/queen/internal/jsonscan"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -22,14 +23,11 @@ const DefaultPartition = "Default"
 // PushItem is one message to push.
 type PushItem struct {
 	Queue         string
-	Partition     string          // "" = Default
-	Payload       json.RawMessage // nil = JSON null
-	TransactionID string          // "" = generated
+	Partition     string            // "" = Default
+	Payload       jsonguard.Payload // zero = JSON null; checked when it was made
+	TransactionID string            // "" = generated
 	TraceID       *uuid.UUID
 	ProducerSub   string // stamped by the caller from the authenticated subject; "" = none
-	// PayloadChecked: the caller has checked Payload against the input limits (the HTTP push route
-	// checks whole bodies), so validation does not scan it again.
-	PayloadChecked bool
 	// minted: TransactionID was generated for this push (not the client's, not a spool replay), so it
 	// cannot already be stored and the insert skips the duplicate lookup.
 	minted bool
@@ -414,7 +412,7 @@ func (e *Engine) pushRows(ctx context.Context, items []PushItem, pids []uuid.UUI
 			PartitionID:   pids[i],
 			TransactionID: it.TransactionID,
 			ID:            ids[i],
-			Payload:       it.Payload,
+			Payload:       it.Payload.JSON(),
 			ProducerSub:   sub,
 			TraceID:       it.TraceID,
 			Minted:        it.minted,

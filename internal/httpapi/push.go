@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/jsonguard"
 )
 
 func (s *Server) handlePush(q request) (engine.PushResults, error) {
@@ -27,21 +29,26 @@ func (s *Server) handlePush(q request) (engine.PushResults, error) {
 			return nil, err
 		}
 	}
-	// Either way the whole body, payloads included, met the input limits: the engine need not scan
-	// the payloads again.
-	for i := range items {
-		items[i].PayloadChecked = true
-	}
 	return s.eng.Push(q.Context(), items)
+}
+
+// badPayload is the 400 of a payload the input rules refuse.
+func badPayload(err error, i int) error {
+	var ge *jsonguard.Error
+	if errors.As(err, &ge) {
+		return badRequest("bad body: " + ge.Error())
+	}
+	return badRequest(fmt.Sprintf("bad body: items[%d].payload is not valid JSON", i))
 }
 
 // rawPushItem is one pushed message as a body gives it; parsePushItems reads its fields.
 type rawPushItem struct {
-	Queue         json.RawMessage `json:"queue"`
-	Partition     json.RawMessage `json:"partition"`
-	Payload       json.RawMessage `json:"payload"`
-	TransactionID json.RawMessage `json:"transactionId"`
-	TraceID       json.RawMessage `json:"traceId"`
+	Queue         json.RawMessage   `json:"queue"`
+	Partition     json.RawMessage   `json:"partition"`
+	Payload       json.RawMessage   `json:"payload"`
+	TransactionID json.RawMessage   `json:"transactionId"`
+	TraceID       json.RawMessage   `json:"traceId"`
+	payload       jsonguard.Payload // Payload, made by the one-pass reader as it checked it
 }
 
 // parsePushItems validates push items item by item; the first failure refuses the whole request.
@@ -107,7 +114,11 @@ func pushItemsFrom(its []*rawPushItem, producerSub string) ([]engine.PushItem, e
 		if !ok {
 			return nil, badRequest("TraceId must be a string")
 		}
-		item := engine.PushItem{Queue: q, Partition: p, Payload: it.Payload, TransactionID: tx, ProducerSub: producerSub}
+		payload, err := jsonguard.NewPayload(it.Payload, fmt.Sprintf("items[%d].payload", i))
+		if err != nil {
+			return nil, badPayload(err, i)
+		}
+		item := engine.PushItem{Queue: q, Partition: p, Payload: payload, TransactionID: tx, ProducerSub: producerSub}
 		if tr != "" {
 			id, ok := parseUUID(tr)
 			if !ok {

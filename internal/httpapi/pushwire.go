@@ -24,7 +24,7 @@ import (
 // The reader also applies the input limits (jsonguard's rules, which guardBody applies to every other
 // body) in the same pass: it gives up on any body they refuse, and the general path then runs guardBody,
 // which words the refusal. So a push body is scanned once, not once by the guard, once by the reader
-// and once more per payload by the engine (the items it reads carry PayloadChecked).
+// and once more per payload: the payloads it reads are made by jsonguard.AcceptPayload in that pass.
 
 // pushScan reads one push body.
 type pushScan struct {
@@ -35,6 +35,8 @@ type pushScan struct {
 	// limit is the most entries an array of the body may hold (0: any number): the reader gives up
 	// past it, before it has spent memory on the rest, and the general path answers 413 (batchcap.go).
 	limit int
+	// payload is the last value read as user data (jsonguard.Opaque), made a payload as it was checked.
+	payload jsonguard.Payload
 }
 
 // full reports whether an array of n entries may take no more.
@@ -61,9 +63,21 @@ func init() {
 // value reads the value that starts here, at depth and of kind, refusing it when jsonguard's rules do.
 func (s *pushScan) value(depth int, kind jsonguard.Kind) ([]byte, bool) {
 	if s.unguarded {
-		return s.Value()
+		v, ok := s.Value()
+		if ok && kind == jsonguard.Opaque {
+			s.payload, _ = jsonguard.NewPayload(v, "") // the reference reader of the tests only
+		}
+		return v, ok
 	}
 	start := s.I
+	if kind == jsonguard.Opaque {
+		p, end, ok := jsonguard.AcceptPayload(s.B, s.I, depth)
+		if !ok {
+			return nil, false
+		}
+		s.I, s.payload = end, p
+		return s.B[start:end], true
+	}
 	end, ok := jsonguard.Accept(s.B, s.I, depth, jsonguard.API, kind)
 	if !ok {
 		return nil, false
@@ -130,7 +144,12 @@ func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
 // item reads one item object after its opening brace.
 func (s *pushScan) item(it *rawPushItem) bool {
 	// A function literal, not the method value it.field, whose receiver escape analysis sends to the heap.
-	return s.fields(itemMemberDepth, itemFields[:], itemKinds[:], func(i int) *json.RawMessage { return it.field(i) })
+	return s.fields(itemMemberDepth, itemFields[:], itemKinds[:], func(i int) *json.RawMessage {
+		if i == 2 {
+			it.payload = s.payload // the value just read; fields stores its text next
+		}
+		return it.field(i)
+	})
 }
 
 // field is where itemFields[i] goes.
@@ -252,7 +271,7 @@ func fastPushItems(b []byte, producerSub string, limit int) ([]engine.PushItem, 
 			}
 			item.TraceID = &id
 		}
-		item.Payload, item.ProducerSub = it.Payload, producerSub
+		item.Payload, item.ProducerSub = it.payload, producerSub
 	}
 	return items, true
 }

@@ -168,11 +168,11 @@ func TestFastPushReaderSharesTheBody(t *testing.T) {
 	items, ok := fastPushItems(b, "", 0)
 	require.True(t, ok)
 	require.Len(t, items, 2)
-	require.Equal(t, `{"n":1}`, string(items[0].Payload))
+	require.Equal(t, `{"n":1}`, string(items[0].Payload.JSON()))
 	require.Equal(t, "a", items[0].TransactionID)
 	require.Equal(t, "bb", items[1].TransactionID)
 	b[strings.Index(string(b), `{"n"`)+5] = '2'
-	require.Equal(t, `{"n":2}`, string(items[0].Payload), "the payload aliases the body")
+	require.Equal(t, `{"n":2}`, string(items[0].Payload.JSON()), "the payload aliases the body")
 	require.Equal(t, "q", items[1].Queue)
 	require.Nil(t, items[0].TraceID)
 }

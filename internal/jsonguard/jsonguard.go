@@ -466,3 +466,37 @@ func plainLen(intPart, frac, expText []byte) int {
 	}
 	return n
 }
+
+// Payload is a message's payload that met the rules: NewPayload and AcceptPayload are the only ways
+// to a non-empty one, so whoever holds one (the engine) has nothing left to check and no way to skip
+// the check. The zero Payload is no payload (JSON null).
+type Payload struct{ b []byte }
+
+// NewPayload checks b, one JSON value, under the rules of user data (CheckAt with no name rules, at
+// depth 0). It returns nil, an *Error or a *SyntaxError, as Check does; path names b in them. An empty
+// b is no payload.
+func NewPayload(b []byte, path string) (Payload, error) {
+	if len(b) == 0 {
+		return Payload{}, nil
+	}
+	if err := CheckAt(b, Rules{}, path); err != nil {
+		return Payload{}, err
+	}
+	return Payload{b: b}, nil
+}
+
+// AcceptPayload is Accept for a payload inside a larger text: the value at b[i], nested in depth
+// arrays and objects, checked as user data in the same pass that finds where it ends.
+func AcceptPayload(b []byte, i, depth int) (_ Payload, end int, ok bool) {
+	end, ok = Accept(b, i, depth, Rules{}, Opaque)
+	if !ok {
+		return Payload{}, end, false
+	}
+	return Payload{b: b[i:end:end]}, end, true
+}
+
+// JSON is the payload's text; nil for no payload.
+func (p Payload) JSON() json.RawMessage { return p.b }
+
+// MarshalJSON writes the payload as a json.RawMessage holding it is written.
+func (p Payload) MarshalJSON() ([]byte, error) { return p.JSON().MarshalJSON() }
