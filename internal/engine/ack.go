@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/jsonscan"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -41,6 +43,44 @@ type AckResult struct {
 	LeaseReleased bool    `json:"leaseReleased"`
 	DLQ           bool    `json:"dlq"`
 	Noop          bool    `json:"noop"`
+}
+
+// AckResults is an ack's answer, one result per acknowledgment. It writes its own JSON text
+// (AppendJSON): every delivered message is acknowledged, by every consumer group.
+type AckResults []AckResult
+
+// AppendJSON writes rs as json.Marshal does.
+func (rs AckResults) AppendJSON(dst []byte) (_ []byte, ok bool) {
+	if rs == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '[')
+	for i := range rs {
+		r := &rs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"index":`...)
+		dst = strconv.AppendInt(dst, int64(r.Index), 10)
+		dst = append(dst, `,"transactionId":`...)
+		dst = jsonscan.AppendString(dst, r.TransactionID)
+		dst = append(dst, `,"success":`...)
+		dst = strconv.AppendBool(dst, r.Success)
+		dst = append(dst, `,"error":`...)
+		dst = appendOptString(dst, r.Error)
+		dst = append(dst, `,"queueName":`...)
+		dst = appendOptString(dst, r.QueueName)
+		dst = append(dst, `,"partitionName":`...)
+		dst = appendOptString(dst, r.PartitionName)
+		dst = append(dst, `,"leaseReleased":`...)
+		dst = strconv.AppendBool(dst, r.LeaseReleased)
+		dst = append(dst, `,"dlq":`...)
+		dst = strconv.AppendBool(dst, r.DLQ)
+		dst = append(dst, `,"noop":`...)
+		dst = strconv.AppendBool(dst, r.Noop)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), true
 }
 
 // CheckAckStatus refuses a status the engine does not apply ("" is completed). It is the one place

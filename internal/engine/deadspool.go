@@ -95,7 +95,7 @@ func (e *Engine) replayApart(ctx context.Context, items []PushItem) error {
 		if !refusedForGood(err) || ctx.Err() != nil {
 			return err
 		}
-		if err := e.deadSpool(ctx, it, err); err != nil {
+		if err := e.deadSpool(ctx, spooledOf(it), err); err != nil {
 			return err
 		}
 	}
@@ -116,10 +116,9 @@ func refusedForGood(err error) bool {
 	return true
 }
 
-// deadSpool appends an item to the dead-spool file (fsynced), logs it and counts it.
-func (e *Engine) deadSpool(ctx context.Context, it PushItem, cause error) error {
-	item, err := json.Marshal(spooledItem{Queue: it.Queue, Partition: it.Partition, Payload: it.Payload,
-		TransactionID: it.TransactionID, TraceID: it.TraceID, ProducerSub: it.ProducerSub})
+// deadSpool appends an item's record to the dead-spool file (fsynced), logs it and counts it.
+func (e *Engine) deadSpool(ctx context.Context, it spooledItem, cause error) error {
+	item, err := json.Marshal(it)
 	if err != nil {
 		return err
 	}

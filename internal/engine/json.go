@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/jsonscan"
 )
 
 // The API's shapes of instants and nullable values: RFC 3339 in UTC with milliseconds, absent is null.
@@ -25,6 +27,14 @@ func optTime(t *time.Time) *string {
 	}
 	s := isoMillis(*t)
 	return &s
+}
+
+// appendOptString writes a *string field of a hand-written encoder: null when nil.
+func appendOptString(dst []byte, s *string) []byte {
+	if s == nil {
+		return append(dst, "null"...)
+	}
+	return jsonscan.AppendString(dst, *s)
 }
 
 // nonEmpty is s, or nil (NULL) when it is empty.

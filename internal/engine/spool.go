@@ -15,6 +15,12 @@ import (
 
 // spooledItem is a push as the disk spool keeps it: everything needed to insert it later exactly as
 // it would have been inserted now, including the transactionId that makes the replay idempotent.
+// spooledOf is the record of it.
+func spooledOf(it PushItem) spooledItem {
+	return spooledItem{Queue: it.Queue, Partition: it.Partition, Payload: it.Payload.JSON(),
+		TransactionID: it.TransactionID, TraceID: it.TraceID, ProducerSub: it.ProducerSub}
+}
+
 type spooledItem struct {
 	Queue         string          `json:"q"`
 	Partition     string          `json:"p"`
@@ -61,8 +67,7 @@ func unreachable(err error) bool {
 func (e *Engine) spoolPush(ctx context.Context, items []PushItem) ([]PushResult, error) {
 	recs := make([][]byte, len(items))
 	for i, it := range items {
-		b, err := json.Marshal(spooledItem{Queue: it.Queue, Partition: it.Partition, Payload: it.Payload,
-			TransactionID: it.TransactionID, TraceID: it.TraceID, ProducerSub: it.ProducerSub})
+		b, err := json.Marshal(spooledOf(it))
 		if err != nil {
 			return nil, err
 		}
@@ -133,11 +138,15 @@ func (e *Engine) replay(ctx context.Context, recs [][]byte) error {
 			e.log.ErrorContext(ctx, "spool record skipped: undecodable", slog.Any("error", err))
 			continue
 		}
-		it := PushItem{Queue: s.Queue, Partition: s.Partition, Payload: s.Payload,
+		it := PushItem{Queue: s.Queue, Partition: s.Partition,
 			TransactionID: s.TransactionID, TraceID: s.TraceID, ProducerSub: s.ProducerSub}
 		// Spooled by a version with looser rules: PostgreSQL would refuse it, so it never goes there.
-		if err := validatePushItem(&it, "spooled item", -1); err != nil {
-			if err := e.deadSpool(ctx, it, err); err != nil {
+		err := validatePushItem(&it, "spooled item", -1)
+		if err == nil {
+			it.Payload, err = payloadOf(s.Payload, "spooled item")
+		}
+		if err != nil {
+			if err := e.deadSpool(ctx, s, err); err != nil {
 				return fmt.Errorf("replay: %w", err)
 			}
 			continue

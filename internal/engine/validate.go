@@ -45,22 +45,21 @@ func validatePushItem(it *PushItem, array string, i int) error {
 			return invalid("bad body: %s.%s %s", at(), f.name, p)
 		}
 	}
-	if len(it.Payload) == 0 || it.PayloadChecked {
-		return nil
-	}
+	return nil // the payload was checked when it was made (jsonguard.Payload)
+}
+
+// payloadOf makes a payload that comes from outside a request (a spool record) through the one
+// validating constructor; at names it in the error ("spooled item").
+func payloadOf(b []byte, at string) (jsonguard.Payload, error) {
+	p, err := jsonguard.NewPayload(b, at+".payload")
 	var ge *jsonguard.Error
-	switch err := jsonguard.CheckAt(it.Payload, jsonguard.Rules{}, ""); {
+	switch {
 	case errors.As(err, &ge):
-		// Checked again with the path, which CheckAt only uses in its errors.
-		err = jsonguard.CheckAt(it.Payload, jsonguard.Rules{}, at()+".payload")
-		if errors.As(err, &ge) {
-			return invalid("bad body: %s", ge.Error())
-		}
-		return invalid("bad body: %s.payload is not valid JSON", at())
+		return p, invalid("bad body: %s", ge.Error())
 	case err != nil:
-		return invalid("bad body: %s.payload is not valid JSON", at())
+		return p, invalid("bad body: %s.payload is not valid JSON", at)
 	}
-	return nil
+	return p, nil
 }
 
 // validateStreamQuery applies the name limits of every identifier (jsonguard.NameProblem: the same

@@ -7,15 +7,12 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 )
 
-func (s *Server) handleAck(q request) ([]engine.AckResult, error) {
+func (s *Server) handleAck(q request) (engine.AckResults, error) {
 	b, err := readBody(q.w, q.Request, q.max)
 	if err != nil {
 		return nil, err
 	}
-	a, fast := rawAck{}, false
-	if len(b) < reclaimAfter {
-		a, fast = scanAck(b) // ackwire.go; its fields alias b
-	}
+	a, fast := scanAck(b) // ackwire.go; its fields alias b
 	if !fast {
 		if err := parseBody(b, &a); err != nil {
 			return nil, err
@@ -28,15 +25,12 @@ func (s *Server) handleAck(q request) ([]engine.AckResult, error) {
 	return s.eng.Ack(q.Context(), []engine.AckItem{it})
 }
 
-func (s *Server) handleAckBatch(q request) ([]engine.AckResult, error) {
+func (s *Server) handleAckBatch(q request) (engine.AckResults, error) {
 	b, err := readBody(q.w, q.Request, q.max)
 	if err != nil {
 		return nil, err
 	}
-	items, fast := []engine.AckItem(nil), false
-	if len(b) < reclaimAfter {
-		items, fast, err = fastAckBatch(b, s.maxBatchItems()) // ackwire.go; gives up past the cap
-	}
+	items, fast, err := fastAckBatch(b, s.maxBatchItems()) // ackwire.go; gives up past the cap
 	if !fast {
 		if err := checkBatchSize(b, "acknowledgments", "", "acknowledgments", s.maxBatchItems()); err != nil {
 			return nil, err

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"strconv"
 	"sync"
 
 	"github.com/queen-go/queen/internal/engine"
@@ -15,7 +14,7 @@ import (
 // decoder over the body, one more over the acknowledgments array and one per acknowledgment. This
 // file reads an ack body in one pass with the push route's reader (pushwire.go: the same rules, the
 // same giving up on any body it is not sure to read as encoding/json does, the general path then
-// decoding it and wording any error), and writes the ack answer without reflection. Tests compare
+// decoding it and wording any error); the answer writes itself (engine.AckResults). Tests compare
 // both with encoding/json (ackwire_internal_test.go, and FuzzAckBody on every body it sends).
 
 // ackFields are rawAck's fields, in the order ackField stores them, and ackKinds how the rules treat
@@ -158,35 +157,4 @@ func batchAckItems(rawGroup json.RawMessage, n int, element func(i int) (rawAck,
 		items[i] = it
 	}
 	return items, nil
-}
-
-// appendAckResults writes results as json.Marshal does.
-func appendAckResults(dst []byte, res []engine.AckResult) []byte {
-	dst = append(dst, '[')
-	for i := range res {
-		r := &res[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"index":`...)
-		dst = strconv.AppendInt(dst, int64(r.Index), 10)
-		dst = append(dst, `,"transactionId":`...)
-		dst = appendJSONString(dst, r.TransactionID)
-		dst = append(dst, `,"success":`...)
-		dst = strconv.AppendBool(dst, r.Success)
-		dst = append(dst, `,"error":`...)
-		dst = appendOptString(dst, r.Error)
-		dst = append(dst, `,"queueName":`...)
-		dst = appendOptString(dst, r.QueueName)
-		dst = append(dst, `,"partitionName":`...)
-		dst = appendOptString(dst, r.PartitionName)
-		dst = append(dst, `,"leaseReleased":`...)
-		dst = strconv.AppendBool(dst, r.LeaseReleased)
-		dst = append(dst, `,"dlq":`...)
-		dst = strconv.AppendBool(dst, r.DLQ)
-		dst = append(dst, `,"noop":`...)
-		dst = strconv.AppendBool(dst, r.Noop)
-		dst = append(dst, '}')
-	}
-	return append(dst, ']')
 }

@@ -3,8 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"runtime"
-	"runtime/debug"
 	"sync"
 )
 
@@ -66,26 +64,4 @@ func (s *Server) admitBody(r *http.Request) (release func(), err error) {
 		size = s.opt.MaxBodyBytes
 	}
 	return s.bodies.acquire(r.Context(), size)
-}
-
-// reclaimAfter is the body size from which the transport collects garbage as soon as a copy of the body
-// is dropped (the raw bytes after decoding, the raw items after parsing). Without it the collector,
-// pacing itself on twice the live heap, lets the dead copies pile up to several times the body; with
-// it the peak stays near the copies actually alive. The cost, a collection of a heap that holds mostly
-// pointer-free bytes, is small next to reading and storing that much data.
-const reclaimAfter = 8 << 20
-
-func reclaim(size int) {
-	if size >= reclaimAfter {
-		runtime.GC()
-	}
-}
-
-// releaseMemory ends a large body's work: its garbage is collected and the freed pages are returned to the
-// OS at once. The runtime would otherwise keep them mapped for a while, and the next large body, whose
-// buffer needs one contiguous range the freed pages may not offer, adds its size to the resident set.
-func releaseMemory(size int) {
-	if size >= reclaimAfter {
-		debug.FreeOSMemory()
-	}
 }

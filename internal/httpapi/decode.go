@@ -69,9 +69,6 @@ func parseBody(b []byte, v any) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		return badBody(err)
 	}
-	size := len(b)
-	b = nil // v holds what is needed: the raw body may go
-	reclaim(size)
 	return nil
 }
 

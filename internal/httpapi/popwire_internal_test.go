@@ -21,7 +21,7 @@ import (
 // writer wrote it.
 func comparePopEncoders(res *engine.PopResult) (taken bool, err error) {
 	want, werr := json.Marshal(res)
-	got, ok := appendPopResult(nil, res)
+	got, ok := res.AppendJSON(nil)
 	switch {
 	case werr != nil && ok:
 		return true, fmt.Errorf("json.Marshal fails (%v), the writer gives\n%s", werr, got)

@@ -2,24 +2,22 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/jsonguard"
 )
 
-func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
+func (s *Server) handlePush(q request) (engine.PushResults, error) {
 	b, err := readBody(q.w, q.Request, q.max)
 	if err != nil {
 		return nil, err
 	}
-	size := len(b)
-	var items []engine.PushItem
-	if size < reclaimAfter {
-		// The items' payloads point into b, which lives as long as they do: for a body this size that
-		// costs less than a copy of each payload. The reader applies guardBody's rules itself, and
-		// gives up past the item cap.
-		items, _ = fastPushItems(b, subject(q.Request), s.maxBatchItems())
-	}
+	// The items' payloads point into b, which lives as long as they do, whatever its size: no payload
+	// is copied, so a push costs its body and the store's one row at a time (docs/decisions.md,
+	// "Memory bound"). The reader applies guardBody's rules itself, and gives up past the item cap.
+	items, _ := fastPushItems(b, subject(q.Request), s.maxBatchItems())
 	if items == nil {
 		if err := checkBatchSize(b, "items", "", "items", s.maxBatchItems()); err != nil {
 			return nil, err
@@ -30,33 +28,27 @@ func (s *Server) handlePush(q request) ([]engine.PushResult, error) {
 		if items, err = parsePushBody(b, subject(q.Request)); err != nil {
 			return nil, err
 		}
-		b = nil // the items hold their own copies of the payloads
-		reclaim(size)
 	}
-	// Either way the whole body, payloads included, met the input limits: the engine need not scan
-	// the payloads again.
-	for i := range items {
-		items[i].PayloadChecked = true
+	return s.eng.Push(q.Context(), items)
+}
+
+// badPayload is the 400 of a payload the input rules refuse.
+func badPayload(err error, i int) error {
+	var ge *jsonguard.Error
+	if errors.As(err, &ge) {
+		return badRequest("bad body: " + ge.Error())
 	}
-	res, err := s.eng.Push(q.Context(), items)
-	if err != nil {
-		return nil, err
-	}
-	// The stored payloads are garbage now; collecting them, and handing their pages back to the OS,
-	// while this body still holds its place in the body budget keeps the next large body from
-	// stacking on top of them.
-	items = nil
-	releaseMemory(size)
-	return res, nil
+	return badRequest(fmt.Sprintf("bad body: items[%d].payload is not valid JSON", i))
 }
 
 // rawPushItem is one pushed message as a body gives it; parsePushItems reads its fields.
 type rawPushItem struct {
-	Queue         json.RawMessage `json:"queue"`
-	Partition     json.RawMessage `json:"partition"`
-	Payload       json.RawMessage `json:"payload"`
-	TransactionID json.RawMessage `json:"transactionId"`
-	TraceID       json.RawMessage `json:"traceId"`
+	Queue         json.RawMessage   `json:"queue"`
+	Partition     json.RawMessage   `json:"partition"`
+	Payload       json.RawMessage   `json:"payload"`
+	TransactionID json.RawMessage   `json:"transactionId"`
+	TraceID       json.RawMessage   `json:"traceId"`
+	payload       jsonguard.Payload // Payload, made by the one-pass reader as it checked it
 }
 
 // parsePushItems validates push items item by item; the first failure refuses the whole request.
@@ -122,7 +114,11 @@ func pushItemsFrom(its []*rawPushItem, producerSub string) ([]engine.PushItem, e
 		if !ok {
 			return nil, badRequest("TraceId must be a string")
 		}
-		item := engine.PushItem{Queue: q, Partition: p, Payload: it.Payload, TransactionID: tx, ProducerSub: producerSub}
+		payload, err := jsonguard.NewPayload(it.Payload, fmt.Sprintf("items[%d].payload", i))
+		if err != nil {
+			return nil, badPayload(err, i)
+		}
+		item := engine.PushItem{Queue: q, Partition: p, Payload: payload, TransactionID: tx, ProducerSub: producerSub}
 		if tr != "" {
 			id, ok := parseUUID(tr)
 			if !ok {

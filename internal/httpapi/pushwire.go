@@ -3,8 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -17,16 +15,16 @@ import (
 
 // The push route runs once per pushed batch and its JSON work once per pushed message, which made the
 // reflective encoding/json the largest part of the broker's CPU per message. This file holds the push
-// route's own reader of the body and writer of the answer. Both take only what they can read or write
-// exactly as encoding/json does and hand everything else back to it: the reader gives up (ok=false) on
-// any body it is not certain to read the same way, the general path then decodes it and words any
-// error; the writer falls back to json.Marshal for any value it does not write the same way. Tests
-// compare both with encoding/json (pushwire_internal_test.go, and FuzzPushBody on every input).
+// route's own reader of the body (the answer writes itself: engine.PushResults). It takes only what it
+// can read exactly as encoding/json does and hands everything else back to it: the reader gives up
+// (ok=false) on any body it is not certain to read the same way, the general path then decodes it and
+// words any error. Tests compare it with encoding/json (pushwire_internal_test.go, and FuzzPushBody on
+// every input).
 
 // The reader also applies the input limits (jsonguard's rules, which guardBody applies to every other
 // body) in the same pass: it gives up on any body they refuse, and the general path then runs guardBody,
 // which words the refusal. So a push body is scanned once, not once by the guard, once by the reader
-// and once more per payload by the engine (the items it reads carry PayloadChecked).
+// and once more per payload: the payloads it reads are made by jsonguard.AcceptPayload in that pass.
 
 // pushScan reads one push body.
 type pushScan struct {
@@ -37,6 +35,8 @@ type pushScan struct {
 	// limit is the most entries an array of the body may hold (0: any number): the reader gives up
 	// past it, before it has spent memory on the rest, and the general path answers 413 (batchcap.go).
 	limit int
+	// payload is the last value read as user data (jsonguard.Opaque), made a payload as it was checked.
+	payload jsonguard.Payload
 }
 
 // full reports whether an array of n entries may take no more.
@@ -63,9 +63,21 @@ func init() {
 // value reads the value that starts here, at depth and of kind, refusing it when jsonguard's rules do.
 func (s *pushScan) value(depth int, kind jsonguard.Kind) ([]byte, bool) {
 	if s.unguarded {
-		return s.Value()
+		v, ok := s.Value()
+		if ok && kind == jsonguard.Opaque {
+			s.payload, _ = jsonguard.NewPayload(v, "") // the reference reader of the tests only
+		}
+		return v, ok
 	}
 	start := s.I
+	if kind == jsonguard.Opaque {
+		p, end, ok := jsonguard.AcceptPayload(s.B, s.I, depth)
+		if !ok {
+			return nil, false
+		}
+		s.I, s.payload = end, p
+		return s.B[start:end], true
+	}
 	end, ok := jsonguard.Accept(s.B, s.I, depth, jsonguard.API, kind)
 	if !ok {
 		return nil, false
@@ -132,7 +144,12 @@ func (s *pushScan) items(items []rawPushItem) ([]rawPushItem, bool) {
 // item reads one item object after its opening brace.
 func (s *pushScan) item(it *rawPushItem) bool {
 	// A function literal, not the method value it.field, whose receiver escape analysis sends to the heap.
-	return s.fields(itemMemberDepth, itemFields[:], itemKinds[:], func(i int) *json.RawMessage { return it.field(i) })
+	return s.fields(itemMemberDepth, itemFields[:], itemKinds[:], func(i int) *json.RawMessage {
+		if i == 2 {
+			it.payload = s.payload // the value just read; fields stores its text next
+		}
+		return it.field(i)
+	})
 }
 
 // field is where itemFields[i] goes.
@@ -254,7 +271,7 @@ func fastPushItems(b []byte, producerSub string, limit int) ([]engine.PushItem, 
 			}
 			item.TraceID = &id
 		}
-		item.Payload, item.ProducerSub = it.Payload, producerSub
+		item.Payload, item.ProducerSub = it.payload, producerSub
 	}
 	return items, true
 }
@@ -277,93 +294,3 @@ func (c *internedString) of(raw json.RawMessage) (string, bool) {
 	c.raw, c.s, c.set = raw, s, true
 	return s, true
 }
-
-// answers recycles the buffers push answers are written into (net/http copies what it is given).
-var answers = sync.Pool{New: func() any { return new([]byte) }}
-
-// writePushResults answers res as writeJSON would; false: it wrote nothing (json.Marshal must).
-func writePushResults(w http.ResponseWriter, status int, res []engine.PushResult) bool {
-	if res == nil {
-		return false // json.Marshal writes null
-	}
-	return writeAnswer(w, status, func(dst []byte) ([]byte, bool) { return appendPushResults(dst, res) })
-}
-
-// appendPushResults writes results as json.Marshal does; ok=false when one holds a value it does not
-// write itself (the caller then uses json.Marshal).
-func appendPushResults(dst []byte, res []engine.PushResult) ([]byte, bool) {
-	dst = append(dst, '[')
-	for i := range res {
-		r := &res[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"index":`...)
-		dst = strconv.AppendInt(dst, int64(r.Index), 10)
-		dst = append(dst, `,"transaction_id":`...)
-		dst = appendJSONString(dst, r.TransactionID)
-		dst = append(dst, `,"status":`...)
-		dst = appendJSONString(dst, r.Status)
-		if r.MessageID != "" {
-			dst = append(dst, `,"message_id":`...)
-			dst = appendJSONString(dst, r.MessageID)
-		}
-		if r.PartitionID != "" {
-			dst = append(dst, `,"partition_id":`...)
-			dst = appendJSONString(dst, r.PartitionID)
-		}
-		switch tr := r.TraceID.(type) {
-		case nil:
-		case string:
-			dst = append(dst, `,"trace_id":`...)
-			dst = appendJSONString(dst, tr)
-		case json.RawMessage:
-			if string(tr) != "null" {
-				return nil, false
-			}
-			dst = append(dst, `,"trace_id":null`...)
-		default:
-			return nil, false
-		}
-		dst = append(dst, `,"queueName":`...)
-		dst = appendJSONString(dst, r.QueueName)
-		if r.Queue != "" {
-			dst = append(dst, `,"queue":`...)
-			dst = appendJSONString(dst, r.Queue)
-		}
-		if r.Partition != "" {
-			dst = append(dst, `,"partition":`...)
-			dst = appendJSONString(dst, r.Partition)
-		}
-		if r.Error != "" {
-			dst = append(dst, `,"error":`...)
-			dst = appendJSONString(dst, r.Error)
-		}
-		dst = append(dst, '}')
-	}
-	return append(dst, ']'), true
-}
-
-// appendJSONString writes s as a JSON string the way json.Marshal does: printable ASCII other than the
-// quote, the backslash and the three characters it escapes for HTML is copied; any other string is
-// left to json.Marshal itself.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if !copiedAsIs[s[i]] {
-			b, _ := json.Marshal(s) // a string always marshals
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
-
-// copiedAsIs marks the bytes appendJSONString copies as they are (one table look-up per byte: the
-// answer's strings are most of its bytes).
-var copiedAsIs = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()

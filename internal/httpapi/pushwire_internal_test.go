@@ -57,7 +57,7 @@ func comparePushEncoders(res []engine.PushResult) error {
 	if err != nil {
 		return err
 	}
-	got, ok := appendPushResults(nil, res)
+	got, ok := engine.PushResults(res).AppendJSON(nil)
 	if !ok {
 		return nil
 	}
@@ -134,8 +134,8 @@ var guardRefuses = func() []string {
 	return append(bodies,
 		`{"items":[{"queue":"q","status":`+long+`}]}`, `{"items":[{"queue":"q","traceNames":["a",`+long+`]}]}`,
 		`{"queue":`+long+`,"items":[{"queue":"q"}]}`, `{"items":[{"queue":"q"}],"x":{"partition":`+long+`}}`,
-		`{"items":[{"queue":"q","payload":`+strings.Repeat("[", jsonguard.MaxDepth-2)+strings.Repeat("]", jsonguard.MaxDepth-2)+`}]}`,
-		`{"x":`+strings.Repeat("[", jsonguard.MaxDepth)+strings.Repeat("]", jsonguard.MaxDepth)+`,"items":[{"queue":"q"}]}`)
+		`{"items":[{"queue":"q","payload":`+strings.Repeat("[", jsonscan.MaxDepth-2)+strings.Repeat("]", jsonscan.MaxDepth-2)+`}]}`,
+		`{"x":`+strings.Repeat("[", jsonscan.MaxDepth)+strings.Repeat("]", jsonscan.MaxDepth)+`,"items":[{"queue":"q"}]}`)
 }()
 
 // TestSinglePassMatchesGuardAndReader: the reader's single pass takes a body exactly when guardBody
@@ -144,8 +144,8 @@ func TestSinglePassMatchesGuardAndReader(t *testing.T) {
 	long := `"` + strings.Repeat("x", jsonguard.MaxName-2) + `\u00e9"` // longer than MaxName raw, not decoded
 	bodies := append([]string{
 		`{"items":[{"queue":"q","payload":{"queue":"` + strings.Repeat("x", 300) + `"}}]}`,
-		`{"items":[{"queue":"q","payload":` + strings.Repeat("[", jsonguard.MaxDepth-3) + strings.Repeat("]", jsonguard.MaxDepth-3) + `}]}`,
-		`{"x":` + strings.Repeat("[", jsonguard.MaxDepth-1) + strings.Repeat("]", jsonguard.MaxDepth-1) + `,"items":[{"queue":"q"}]}`,
+		`{"items":[{"queue":"q","payload":` + strings.Repeat("[", jsonscan.MaxDepth-3) + strings.Repeat("]", jsonscan.MaxDepth-3) + `}]}`,
+		`{"x":` + strings.Repeat("[", jsonscan.MaxDepth-1) + strings.Repeat("]", jsonscan.MaxDepth-1) + `,"items":[{"queue":"q"}]}`,
 		`{"items":[{"queue":"q","transactionId":` + long + `,"partition":"\ud83d\ude00","payload":[1e60,-1.5e-50,0.000]}]}`,
 		`{"items":[{"queue":"q","payload":"\ud83d\ude00 é"}],"status":"x"}`,
 	}, guardRefuses...)
@@ -168,11 +168,11 @@ func TestFastPushReaderSharesTheBody(t *testing.T) {
 	items, ok := fastPushItems(b, "", 0)
 	require.True(t, ok)
 	require.Len(t, items, 2)
-	require.Equal(t, `{"n":1}`, string(items[0].Payload))
+	require.Equal(t, `{"n":1}`, string(items[0].Payload.JSON()))
 	require.Equal(t, "a", items[0].TransactionID)
 	require.Equal(t, "bb", items[1].TransactionID)
 	b[strings.Index(string(b), `{"n"`)+5] = '2'
-	require.Equal(t, `{"n":2}`, string(items[0].Payload), "the payload aliases the body")
+	require.Equal(t, `{"n":2}`, string(items[0].Payload.JSON()), "the payload aliases the body")
 	require.Equal(t, "q", items[1].Queue)
 	require.Nil(t, items[0].TraceID)
 }
@@ -185,7 +185,7 @@ func TestPushAnswerWriterMatchesMarshal(t *testing.T) {
 	require.NoError(t, comparePushEncoders([]engine.PushResult{}))
 	// Shapes the writer leaves to json.Marshal.
 	for _, tr := range []any{json.RawMessage(`{"a":1}`), 5, map[string]int{"a": 1}} {
-		_, ok := appendPushResults(nil, []engine.PushResult{{TraceID: tr}})
+		_, ok := engine.PushResults{{TraceID: tr}}.AppendJSON(nil)
 		require.False(t, ok)
 	}
 	// Through writeJSON (and its recycled buffers), twice, and the nil slice json.Marshal writes as null.
@@ -194,7 +194,7 @@ func TestPushAnswerWriterMatchesMarshal(t *testing.T) {
 		want, err := json.Marshal(res)
 		require.NoError(t, err)
 		rec := httptest.NewRecorder()
-		writeJSON(rec, http.StatusCreated, res)
+		writeJSON(rec, http.StatusCreated, engine.PushResults(res))
 		require.Equal(t, http.StatusCreated, rec.Code)
 		require.Equal(t, string(want), rec.Body.String())
 		require.Equal(t, strconv.Itoa(len(want)), rec.Header().Get("Content-Length"))

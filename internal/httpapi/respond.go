@@ -5,26 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-
-	"github.com/queen-go/queen/internal/engine"
+	"sync"
 )
 
+// jsonAppender is an answer that writes its own JSON text, byte for byte what json.Marshal writes of
+// it, without reflection: the answers written once per message (push, pop, ack) are, each beside its
+// type in the engine. ok=false: it holds a value it does not write itself, and json.Marshal must.
+type jsonAppender interface {
+	AppendJSON(dst []byte) (_ []byte, ok bool)
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	// The answers of push, pop and ack are written without reflection: they are the ones written once
-	// per message (pushwire.go, popwire.go, ackwire.go).
-	switch res := v.(type) {
-	case []engine.PushResult:
-		if writePushResults(w, status, res) {
-			return
-		}
-	case *engine.PopResult:
-		if res != nil && writeAnswer(w, status, func(dst []byte) ([]byte, bool) { return appendPopResult(dst, res) }) {
-			return
-		}
-	case []engine.AckResult:
-		if res != nil && writeAnswer(w, status, func(dst []byte) ([]byte, bool) { return appendAckResults(dst, res), true }) {
-			return
-		}
+	if a, ok := v.(jsonAppender); ok && writeAnswer(w, status, a) {
+		return
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -32,6 +25,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		b = []byte(`{"error":"encode response failed"}`)
 	}
 	writeBody(w, status, b)
+}
+
+// answers recycles the buffers the answers that write themselves are written into (net/http copies
+// what it is given).
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeAnswer answers status with what a writes into a recycled buffer; false: a gave up and nothing
+// was written.
+func writeAnswer(w http.ResponseWriter, status int, a jsonAppender) bool {
+	buf := answers.Get().(*[]byte)
+	b, ok := a.AppendJSON((*buf)[:0])
+	if !ok {
+		answers.Put(buf)
+		return false
+	}
+	writeBody(w, status, b)
+	if cap(b) <= 1<<20 {
+		*buf = b[:0]
+		answers.Put(buf)
+	}
+	return true
 }
 
 // jsonType is the Content-Type of every JSON answer, shared as the CORS headers are (server.go).

@@ -7,7 +7,7 @@
 //   - a number's source text is at most MaxNumberText characters and its plain decimal form (how jsonb
 //     stores and returns it: 1e3 comes back as 1000) at most MaxNumberPlain characters, so a few bytes
 //     of input never become megabytes of output;
-//   - nesting is at most MaxDepth arrays/objects deep;
+//   - nesting is at most jsonscan.MaxDepth arrays/objects deep;
 //   - identifier fields (Rules.Names, e.g. queue, partition, transactionId) are strings of at most
 //     MaxName bytes, except inside opaque fields (Rules.Opaque, e.g. payload) that hold user data.
 package jsonguard
@@ -20,11 +20,12 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/queen-go/queen/internal/jsonscan"
 )
 
-// Limits of the rules above.
+// Limits of the rules above (the depth is the scanner's own, jsonscan.MaxDepth).
 const (
-	MaxDepth       = 100
 	MaxNumberText  = 64
 	MaxNumberPlain = 64
 	MaxName        = 255
@@ -92,14 +93,13 @@ func Check(b []byte, rules Rules) error {
 
 // CheckAt is Check for a value found at path (used in error texts), e.g. one item's payload.
 func CheckAt(b []byte, rules Rules, path string) error {
-	s := scanner{b: b, rules: rules, root: path}
-	s.ws()
+	s := scanner{Scanner: jsonscan.Scanner{B: b}, rules: rules, root: path}
+	s.WS()
 	if err := s.value(0, false); err != nil {
 		return err
 	}
-	s.ws()
-	if s.i != len(s.b) {
-		return &SyntaxError{Offset: s.i}
+	if !s.End() {
+		return &SyntaxError{Offset: s.I}
 	}
 	return nil
 }
@@ -147,12 +147,12 @@ func Accept(b []byte, i, depth int, rules Rules, kind Kind) (end int, ok bool) {
 			}
 		}
 	}
-	s := scanner{b: b, i: i, rules: rules, quiet: true}
+	s := scanner{Scanner: jsonscan.Scanner{B: b, I: i}, rules: rules, quiet: true}
 	if kind == Opaque {
 		s.rules = Rules{}
 	}
 	err := s.value(depth, kind == Name)
-	return s.i, err == nil
+	return s.I, err == nil
 }
 
 type seg struct {
@@ -160,9 +160,10 @@ type seg struct {
 	idx int
 }
 
+// scanner applies the rules to the text its embedded jsonscan.Scanner reads: the grammar is the
+// jsonscan's, the rules are checked on the pieces it returns.
 type scanner struct {
-	b     []byte
-	i     int
+	jsonscan.Scanner
 	rules Rules
 	root  string
 	path  []seg
@@ -204,22 +205,11 @@ func printable(raw []byte) string {
 	return k
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
 func (s *scanner) syntax() error {
 	if s.quiet {
 		return errRejected
 	}
-	return &SyntaxError{Offset: s.i}
+	return &SyntaxError{Offset: s.I}
 }
 
 // push and pop keep the path of the value being scanned, for the error texts.
@@ -237,77 +227,62 @@ func (s *scanner) pop() {
 
 // value scans one value; name tells that it sits under an identifier key.
 func (s *scanner) value(depth int, name bool) error {
-	if s.i >= len(s.b) {
+	if s.I >= len(s.B) {
 		return s.syntax()
 	}
-	switch c := s.b[s.i]; {
-	case c == '{':
-		if depth >= MaxDepth {
-			return s.fail(fmt.Sprintf("nested deeper than %d levels", MaxDepth))
+	switch c := s.B[s.I]; {
+	case c == '{' || c == '[':
+		if !jsonscan.Opens(depth) {
+			return s.fail(fmt.Sprintf("nested deeper than %d levels", jsonscan.MaxDepth))
 		}
-		return s.object(depth + 1)
-	case c == '[':
-		if depth >= MaxDepth {
-			return s.fail(fmt.Sprintf("nested deeper than %d levels", MaxDepth))
+		if c == '{' {
+			return s.object(depth + 1)
 		}
 		return s.array(depth+1, name)
 	case c == '"':
-		start := s.i
-		if err := s.str(); err != nil {
+		lit, err := s.str()
+		if err != nil {
 			return err
 		}
-		if name && s.i-start-2 > MaxName {
+		if name && len(lit)-2 > MaxName {
 			var v string
-			if json.Unmarshal(s.b[start:s.i], &v) == nil && len(v) > MaxName {
+			if json.Unmarshal(lit, &v) == nil && len(v) > MaxName {
 				return s.fail(fmt.Sprintf("longer than %d bytes", MaxName))
 			}
 		}
 		return nil
 	case c == '-' || c >= '0' && c <= '9':
 		return s.number()
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
 	}
-	return s.syntax()
-}
-
-func (s *scanner) literal(word string) error {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+	// A literal, or not JSON.
+	if _, ok := s.Value(); !ok {
 		return s.syntax()
 	}
-	s.i += len(word)
 	return nil
 }
 
 func (s *scanner) object(depth int) error {
-	s.i++ // {
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	s.I++ // {
+	s.WS()
+	if s.Eat('}') {
 		return nil
 	}
 	for {
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
+		s.WS()
+		if s.I >= len(s.B) || s.B[s.I] != '"' {
 			return s.syntax()
 		}
-		start := s.i
-		if err := s.str(); err != nil {
+		lit, err := s.str()
+		if err != nil {
 			return err
 		}
-		key := s.b[start+1 : s.i-1]
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
+		key := lit[1 : len(lit)-1]
+		s.WS()
+		if !s.Eat(':') {
 			return s.syntax()
 		}
-		s.i++
-		s.ws()
+		s.WS()
 		s.push(seg{key: key})
-		var err error
 		if kind := s.rules.KindOf(key); kind == Opaque {
 			saved := s.rules
 			s.rules = Rules{}
@@ -327,14 +302,13 @@ func (s *scanner) object(depth int) error {
 }
 
 func (s *scanner) array(depth int, name bool) error {
-	s.i++ // [
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
+	s.I++ // [
+	s.WS()
+	if s.Eat(']') {
 		return nil
 	}
 	for n := 0; ; n++ {
-		s.ws()
+		s.WS()
 		s.push(seg{idx: n})
 		if err := s.value(depth, name); err != nil {
 			return err
@@ -349,25 +323,14 @@ func (s *scanner) array(depth int, name bool) error {
 // after reads what follows an element of an array or object: a comma (more to come) or the closing
 // bracket (done).
 func (s *scanner) after(closing byte) (done bool, err error) {
-	s.ws()
-	if s.i >= len(s.b) {
+	done, ok := s.Next(closing)
+	if !ok {
 		return false, s.syntax()
 	}
-	switch s.b[s.i] {
-	case ',':
-		s.i++
-		return false, nil
-	case closing:
-		s.i++
-		return true, nil
-	}
-	return false, s.syntax()
+	return done, nil
 }
 
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
+func hex4(b []byte) rune {
 	var r rune
 	for _, c := range b[:4] {
 		switch {
@@ -375,116 +338,94 @@ func hex4(b []byte) (rune, bool) {
 			r = r<<4 | rune(c-'0')
 		case c >= 'a' && c <= 'f':
 			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
 		default:
-			return 0, false
+			r = r<<4 | rune(c-'A'+10)
 		}
 	}
-	return r, true
+	return r
 }
 
-// str scans a string literal starting at its opening quote.
-func (s *scanner) str() error {
-	s.i++ // "
-	for s.i < len(s.b) {
-		c := s.b[s.i]
+// str scans a string literal starting at its opening quote and returns it with its quotes. The
+// grammar is jsonscan's; the rules are checked on what it read, in text order, so the first problem
+// in the text is the one reported, a rule's or the grammar's.
+func (s *scanner) str() ([]byte, error) {
+	start := s.I
+	lit, plain, ok := s.Quoted()
+	if ok && plain {
+		return lit, nil
+	}
+	end := s.I // the literal's end, or where it stops being one
+	if reason := stringProblem(s.B[start+1 : end]); reason != "" {
+		return nil, s.fail(reason)
+	}
+	if !ok {
+		if end < len(s.B) && s.B[end] == 0 {
+			return nil, s.fail("contains a NUL character")
+		}
+		return nil, s.syntax()
+	}
+	return lit, nil
+}
+
+// stringProblem says what rule the text of a string literal breaks, "" when none: b is the text
+// between its quotes, or the part of it before where the literal stopped being one; its escapes are
+// whole and valid either way.
+func stringProblem(b []byte) string {
+	for i := 0; i < len(b); {
+		c := b[i]
 		switch {
-		case c == '"':
-			s.i++
-			return nil
+		case c == '\\' && b[i+1] == 'u':
+			r := hex4(b[i+2:])
+			i += 6
+			switch {
+			case r == 0:
+				return `contains a NUL character (\u0000)`
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return "contains a lone UTF-16 surrogate escape"
+			case r >= 0xD800 && r <= 0xDBFF:
+				// Anything but a low surrogate's escape next (the text breaking off included) leaves
+				// the high one alone.
+				if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+					return "contains a lone UTF-16 surrogate escape"
+				}
+				if lo := hex4(b[i+2:]); lo < 0xDC00 || lo > 0xDFFF {
+					return "contains a lone UTF-16 surrogate escape"
+				}
+				i += 6
+			}
 		case c == '\\':
-			if s.i+1 >= len(s.b) {
-				return s.syntax()
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				r, ok := hex4(s.b[s.i+2:])
-				if !ok {
-					return s.syntax()
-				}
-				s.i += 6
-				switch {
-				case r == 0:
-					return s.fail(`contains a NUL character (\u0000)`)
-				case r >= 0xDC00 && r <= 0xDFFF:
-					return s.fail("contains a lone UTF-16 surrogate escape")
-				case r >= 0xD800 && r <= 0xDBFF:
-					lo, ok := rune(0), false
-					if s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
-						lo, ok = hex4(s.b[s.i+2:])
-					}
-					if !ok || lo < 0xDC00 || lo > 0xDFFF {
-						return s.fail("contains a lone UTF-16 surrogate escape")
-					}
-					s.i += 6
-				}
-			default:
-				return s.syntax()
-			}
-		case c < 0x20:
-			if c == 0 {
-				return s.fail("contains a NUL character")
-			}
-			return s.syntax()
+			i += 2
 		case c < utf8.RuneSelf:
-			s.i++
+			i++
 		default:
-			r, n := utf8.DecodeRune(s.b[s.i:])
+			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n <= 1 {
-				return s.fail("is not valid UTF-8")
+				return "is not valid UTF-8"
 			}
-			s.i += n
+			i += n
 		}
 	}
-	return s.syntax()
+	return ""
 }
 
 // number scans a number literal and applies the size rules.
 func (s *scanner) number() error {
-	start := s.i
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	intStart := s.i
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	nInt := digits()
-	if nInt == 0 || nInt > 1 && s.b[intStart] == '0' {
+	text, ok := s.Number()
+	if !ok {
 		return s.syntax()
 	}
-	intPart := s.b[intStart:s.i]
-	var frac []byte
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		fs := s.i
-		if digits() == 0 {
-			return s.syntax()
-		}
-		frac = s.b[fs:s.i]
-	}
-	var expText []byte
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		es := s.i
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if digits() == 0 {
-			return s.syntax()
-		}
-		expText = s.b[es:s.i]
-	}
-	if s.i-start > MaxNumberText {
+	if len(text) > MaxNumberText {
 		return s.fail(fmt.Sprintf("number longer than %d characters", MaxNumberText))
+	}
+	// The grammar is met: digits, then maybe a fraction, then maybe an exponent.
+	text = bytes.TrimPrefix(text, []byte{'-'})
+	var intPart, frac, expText []byte
+	intPart = text
+	if i := bytes.IndexAny(text, "eE"); i >= 0 {
+		intPart, expText = text[:i], text[i+1:]
+	}
+	if i := bytes.IndexByte(intPart, '.'); i >= 0 {
+		intPart, frac = intPart[:i], intPart[i+1:]
 	}
 	if plainLen(intPart, frac, expText) > MaxNumberPlain {
 		return s.fail(fmt.Sprintf("number too large: its plain decimal form exceeds %d characters", MaxNumberPlain))
@@ -525,3 +466,37 @@ func plainLen(intPart, frac, expText []byte) int {
 	}
 	return n
 }
+
+// Payload is a message's payload that met the rules: NewPayload and AcceptPayload are the only ways
+// to a non-empty one, so whoever holds one (the engine) has nothing left to check and no way to skip
+// the check. The zero Payload is no payload (JSON null).
+type Payload struct{ b []byte }
+
+// NewPayload checks b, one JSON value, under the rules of user data (CheckAt with no name rules, at
+// depth 0). It returns nil, an *Error or a *SyntaxError, as Check does; path names b in them. An empty
+// b is no payload.
+func NewPayload(b []byte, path string) (Payload, error) {
+	if len(b) == 0 {
+		return Payload{}, nil
+	}
+	if err := CheckAt(b, Rules{}, path); err != nil {
+		return Payload{}, err
+	}
+	return Payload{b: b}, nil
+}
+
+// AcceptPayload is Accept for a payload inside a larger text: the value at b[i], nested in depth
+// arrays and objects, checked as user data in the same pass that finds where it ends.
+func AcceptPayload(b []byte, i, depth int) (_ Payload, end int, ok bool) {
+	end, ok = Accept(b, i, depth, Rules{}, Opaque)
+	if !ok {
+		return Payload{}, end, false
+	}
+	return Payload{b: b[i:end:end]}, end, true
+}
+
+// JSON is the payload's text; nil for no payload.
+func (p Payload) JSON() json.RawMessage { return p.b }
+
+// MarshalJSON writes the payload as a json.RawMessage holding it is written.
+func (p Payload) MarshalJSON() ([]byte, error) { return p.JSON().MarshalJSON() }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/queen-go/queen/internal/jsonscan"
 )
 
 func TestCheck(t *testing.T) {
@@ -31,7 +33,7 @@ func TestCheck(t *testing.T) {
 		{"long transactionId", `{"transactionId":"` + long + `"}`, "transactionId", "longer than 255"},
 		{"long name in array", `{"traceNames":["a","` + long + `"]}`, "traceNames[1]", "longer than 255"},
 		{"long string in payload", `{"payload":{"queue":"` + long + `"}}`, "", ""},
-		{"deep", strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), strings.Repeat("[0]", MaxDepth), "nested deeper"},
+		{"deep", strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1), strings.Repeat("[0]", jsonscan.MaxDepth), "nested deeper"},
 		{"not json", `{"a":}`, "", "syntax"},
 		{"trailing", `{} x`, "", "syntax"},
 		{"leading zero", `[01]`, "", "syntax"},
@@ -90,12 +92,11 @@ func FuzzCheck(f *testing.F) {
 
 // acceptsWhole is Check(b, API) == nil by way of Accept.
 func acceptsWhole(b []byte) bool {
-	s := scanner{b: b}
-	s.ws()
-	end, ok := Accept(b, s.i, 0, API, Plain)
-	s.i = end
-	s.ws()
-	return ok && s.i == len(b)
+	s := jsonscan.Scanner{B: b}
+	s.WS()
+	end, ok := Accept(b, s.I, 0, API, Plain)
+	s.I = end
+	return ok && s.End()
 }
 
 // TestAcceptInContext: Accept applies the rules as Check does at the value's place in a larger text:
@@ -117,10 +118,10 @@ func TestAcceptInContext(t *testing.T) {
 		t.Fatal("a long string under a plain key refused")
 	}
 	deep := []byte(strings.Repeat("[", 10) + strings.Repeat("]", 10))
-	if _, ok := Accept(deep, 0, MaxDepth-10, API, Plain); !ok {
+	if _, ok := Accept(deep, 0, jsonscan.MaxDepth-10, API, Plain); !ok {
 		t.Fatal("refused at the deepest allowed place")
 	}
-	if _, ok := Accept(deep, 0, MaxDepth-9, API, Plain); ok {
+	if _, ok := Accept(deep, 0, jsonscan.MaxDepth-9, API, Plain); ok {
 		t.Fatal("accepted one level too deep")
 	}
 	if API.KindOf([]byte("payload")) != Opaque || API.KindOf([]byte("queue")) != Name || API.KindOf([]byte("x")) != Plain {

@@ -1,13 +1,16 @@
 // Package jsonscan reads JSON text piece by piece with the grammar of RFC 8259 (what encoding/json
-// accepts), keeping nothing but its position. It serves the hand-written readers of hot paths (the
-// push route's body, the load generator's push answers), which pick out a few fields themselves and
-// hand anything they are not sure of to encoding/json.
+// accepts), keeping nothing but its position. It is the one JSON scanner of the broker: the input
+// limits (jsonguard) apply their rules on top of it, and the hand-written readers and writers of hot
+// paths (the push and ack bodies, the answers of push, pop and ack, the load generator's readers) pick
+// out or copy what they need with it and hand anything they are not sure of to encoding/json.
 package jsonscan
 
 import "strings"
 
-// MaxDepth is how deep Value follows nested arrays and objects before it gives up.
-const MaxDepth = 128
+// MaxDepth is how many arrays and objects may be open around a value: the input limit of every body
+// (docs/decisions.md, "Input limits"), and how deep Value and AppendCompact follow a text before they
+// give up. A container opened inside MaxDepth others is refused, empty or not.
+const MaxDepth = 100
 
 // Scanner reads B from I on. A method that fails leaves I somewhere inside the text: callers give up
 // on the whole text then.
@@ -45,43 +48,57 @@ func (s *Scanner) End() bool {
 
 // Str reads a string literal and returns it with its quotes; escaped: it holds a backslash.
 func (s *Scanner) Str() (lit []byte, escaped, ok bool) {
+	lit, escaped, _, ok = s.str()
+	return lit, escaped, ok
+}
+
+// Quoted reads a string literal as Str does; plain: it holds neither a backslash nor a byte outside
+// ASCII, so no rule about escapes or UTF-8 can concern it. On failure I is where the literal stops
+// being one (at a control character, a bad escape, or the end of the text).
+func (s *Scanner) Quoted() (lit []byte, plain, ok bool) {
+	lit, escaped, wide, ok := s.str()
+	return lit, !escaped && !wide, ok
+}
+
+func (s *Scanner) str() (lit []byte, escaped, wide, ok bool) {
 	start := s.I
 	if !s.Eat('"') {
-		return nil, false, false
+		return nil, false, false, false
 	}
 	for s.I < len(s.B) {
 		switch c := s.B[s.I]; {
 		case c == '"':
 			s.I++
-			return s.B[start:s.I], escaped, true
+			return s.B[start:s.I], escaped, wide, true
 		case c == '\\':
 			escaped = true
 			if s.I+1 >= len(s.B) {
-				return nil, false, false
+				return nil, false, false, false
 			}
 			switch s.B[s.I+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.I += 2
 			case 'u':
 				if s.I+6 > len(s.B) {
-					return nil, false, false
+					return nil, false, false, false
 				}
 				for _, h := range s.B[s.I+2 : s.I+6] {
 					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return nil, false, false
+						return nil, false, false, false
 					}
 				}
 				s.I += 6
 			default:
-				return nil, false, false
+				return nil, false, false, false
 			}
 		case c < 0x20:
-			return nil, false, false
+			return nil, false, false, false
 		default:
+			wide = wide || c >= 0x80
 			s.I++ // any other byte, as encoding/json's scanner (invalid UTF-8 included)
 		}
 	}
-	return nil, false, false
+	return nil, false, false, false
 }
 
 func (s *Scanner) digits() int {
@@ -91,6 +108,15 @@ func (s *Scanner) digits() int {
 		n++
 	}
 	return n
+}
+
+// Number reads a number literal and returns its text.
+func (s *Scanner) Number() ([]byte, bool) {
+	start := s.I
+	if !s.number() {
+		return nil, false
+	}
+	return s.B[start:s.I], true
 }
 
 func (s *Scanner) number() bool {
@@ -124,8 +150,11 @@ func (s *Scanner) word(w string) bool {
 // Value reads any value that starts at I and returns its text.
 func (s *Scanner) Value() ([]byte, bool) { return s.value(0) }
 
+// Opens reports whether a container may open at depth (arrays and objects already open around it).
+func Opens(depth int) bool { return depth < MaxDepth }
+
 func (s *Scanner) value(depth int) ([]byte, bool) {
-	if s.I >= len(s.B) || depth > MaxDepth {
+	if s.I >= len(s.B) || (s.B[s.I] == '{' || s.B[s.I] == '[') && !Opens(depth) {
 		return nil, false
 	}
 	start := s.I
