@@ -143,6 +143,10 @@ func (e *Engine) Stop() {
 // Parked reports how many long-poll pops are waiting.
 func (e *Engine) Parked() int { return e.hub.Parked() }
 
+// ParkedByQueue reports the long-poll pops parked per queue now (cross-queue pops under "*"), for the
+// broker samples.
+func (e *Engine) ParkedByQueue() map[string]int { return e.hub.ParkedByQueue() }
+
 // Ping checks the database round-trip.
 func (e *Engine) Ping(ctx context.Context) error {
 	if e.unmigrated.Load() {
