@@ -10,13 +10,6 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// Observer is told about every applied push, pop and ack (the metrics collectors implement it).
-type Observer interface {
-	Pushed(queue string, messages int)
-	Popped(queue string, messages int, lagSeconds []float64)
-	Acked(queue, status string, messages int)
-}
-
 // CheckEncryption is configure's guard: encryption cannot be enabled on a broker without a key.
 func (e *Engine) CheckEncryption(enabled bool) error {
 	if enabled && e.key == nil {
