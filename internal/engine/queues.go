@@ -113,7 +113,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 			return nil, invalid("options.%s must not be negative", name)
 		}
 	}
-	if err := e.CheckEncryption(eff.EncryptionEnabled); err != nil {
+	if err := e.checkEncryption(eff.EncryptionEnabled); err != nil {
 		return nil, err
 	}
 	qid, pid, err := e.st.ConfigureQueue(ctx, queue, eff.stored(namespace, task))
@@ -121,7 +121,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 		return nil, opErr("configure", err)
 	}
 	e.lim.forget(queue)
-	e.ForgetQueueEncryption(queue)
+	e.forgetQueueEncryption(queue)
 	opts, err := json.Marshal(eff)
 	if err != nil {
 		return nil, err
