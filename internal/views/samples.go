@@ -53,9 +53,9 @@ type Replica struct {
 	Buckets            []ReplicaBucket
 }
 
-// ReplicaSeries buckets every broker's samples between from and to (bucketMinutes wide); hostname and
+// replicaSeries buckets every broker's samples between from and to (bucketMinutes wide); hostname and
 // brokerID filter when not empty. Replicas are ordered by hostname, then port.
-func (v *Views) ReplicaSeries(ctx context.Context, from, to time.Time, bucketMinutes int, hostname, brokerID string) ([]Replica, error) {
+func (v *Views) replicaSeries(ctx context.Context, from, to time.Time, bucketMinutes int, hostname, brokerID string) ([]Replica, error) {
 	samples, err := v.st.BrokerSamples(ctx, from, to, hostname, brokerID)
 	if err != nil {
 		return nil, engine.OpFailed("analytics", err)
@@ -107,9 +107,9 @@ type ParkedPoint struct {
 	Parked             int
 }
 
-// ParkedSeries reads the parked long-polls per bucket, queue and broker between from and to; queue ""
+// parkedSeries reads the parked long-polls per bucket, queue and broker between from and to; queue ""
 // = every queue. Newest bucket first.
-func (v *Views) ParkedSeries(ctx context.Context, from, to time.Time, bucketMinutes int, queue string) ([]ParkedPoint, error) {
+func (v *Views) parkedSeries(ctx context.Context, from, to time.Time, bucketMinutes int, queue string) ([]ParkedPoint, error) {
 	samples, err := v.st.BrokerSamples(ctx, from, to, "", "")
 	if err != nil {
 		return nil, engine.OpFailed("analytics", err)
@@ -238,7 +238,7 @@ type WorkerMetricsReport struct {
 func (v *Views) WorkerMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*WorkerMetricsReport, error) {
 	w := window(from, to)
 	bm := w.BucketMinutes
-	reps, err := v.ReplicaSeries(ctx, from, to, bm, hostname, brokerID)
+	reps, err := v.replicaSeries(ctx, from, to, bm, hostname, brokerID)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +374,7 @@ type SystemMetricsReport struct {
 // SystemMetrics gives each broker's CPU, memory, pool and scheduler series.
 func (v *Views) SystemMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*SystemMetricsReport, error) {
 	bm := bucketMinutes(to.Sub(from))
-	reps, err := v.ReplicaSeries(ctx, from, to, bm, hostname, brokerID)
+	reps, err := v.replicaSeries(ctx, from, to, bm, hostname, brokerID)
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +423,7 @@ type ParkedReport struct {
 // ParkedReplicas reports the parked long-polls per bucket, queue and broker.
 func (v *Views) ParkedReplicas(ctx context.Context, from, to time.Time, queue string) (*ParkedReport, error) {
 	w := window(from, to)
-	pts, err := v.ParkedSeries(ctx, from, to, w.BucketMinutes, queue)
+	pts, err := v.parkedSeries(ctx, from, to, w.BucketMinutes, queue)
 	if err != nil {
 		return nil, err
 	}
