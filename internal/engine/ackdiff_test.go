@@ -280,13 +280,13 @@ func (h *ackHistory) step(t *testing.T, s *ackSide, side, op int) string {
 		switch kind {
 		case 0:
 			var r *engine.PartitionSeekResult
-			r, err = s.eng.SeekPartition(ctx, group, h.queue, part)
+			r, err = s.eng.Groups().SeekPartition(ctx, group, h.queue, part)
 			if r != nil {
 				desc = fmt.Sprintf("%+v", *r)
 			}
 		default:
 			var r *engine.SeekResult
-			r, err = s.eng.SeekQueue(ctx, group, h.queue, kind == 1, time.Unix(0, 0))
+			r, err = s.eng.Groups().SeekQueue(ctx, group, h.queue, kind == 1, time.Unix(0, 0))
 			if r != nil {
 				desc = fmt.Sprintf("%v %v %d", r.Success, r.SeekToEnd, r.PartitionsUpdated)
 			}

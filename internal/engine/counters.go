@@ -46,6 +46,13 @@ func (c *queueCounters) putBack(ops []store.QueueOps) {
 	}
 }
 
+// Observer is told about every applied push, pop and ack (the metrics collectors implement it).
+type Observer interface {
+	Pushed(queue string, messages int)
+	Popped(queue string, messages int, lagSeconds []float64)
+	Acked(queue, status string, messages int)
+}
+
 func (e *Engine) observer() Observer { return e.opt.Observer }
 
 // observePush records the queued items of one push request.

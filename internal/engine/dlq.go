@@ -6,8 +6,20 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/notify"
 	"github.com/queen-go/queen/internal/store"
 )
+
+// DeadLetters answers the dead-letter routes: listing, reading, discarding and retrying the messages
+// the ack path set aside. It writes none: dead letters are made by acks (ack.go) and eviction.
+type DeadLetters struct {
+	st      *store.Store
+	hub     *notify.Hub // a retry wakes parked pops
+	decrypt func(stored []byte, encrypted bool) (json.RawMessage, error)
+}
+
+// DeadLetters is the dead-letter side of the engine.
+func (e *Engine) DeadLetters() *DeadLetters { return e.dlq }
 
 // DLQFilter selects dead letters for the listing.
 type DLQFilter = store.DLQFilter
@@ -36,13 +48,13 @@ type DLQPage struct {
 	Pagination map[string]int `json:"pagination"`
 }
 
-func (e *Engine) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
+func (dl *DeadLetters) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
 	out := DeadLetter{ID: d.MessageID.String(), TransactionID: d.TransactionID, PartitionID: d.PartitionID.String(),
 		Queue: d.Queue, Partition: d.Partition, ConsumerGroup: d.Group, RetryCount: d.RetryCount,
 		CreatedAt: isoMillis(d.CreatedAt), FailedAt: isoMillis(d.FailedAt), Data: jsonNull,
 		ErrorMessage: d.Error, ProducerSub: d.ProducerSub, TraceID: optUUID(d.TraceID)}
 	if len(d.Payload) > 0 {
-		data, err := e.DecryptPayload(d.Payload, (d.Encrypted != nil && *d.Encrypted))
+		data, err := dl.decrypt(d.Payload, (d.Encrypted != nil && *d.Encrypted))
 		if err != nil {
 			return DeadLetter{}, err
 		}
@@ -52,18 +64,18 @@ func (e *Engine) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
 }
 
 // ListDLQ lists dead letters, newest failure first, with the filtered total.
-func (e *Engine) ListDLQ(ctx context.Context, f DLQFilter) (*DLQPage, error) {
+func (dl *DeadLetters) ListDLQ(ctx context.Context, f DLQFilter) (*DLQPage, error) {
 	if f.Limit <= 0 {
 		f.Limit = 100
 	}
-	rows, total, err := e.st.ListDeadLetters(ctx, f)
+	rows, total, err := dl.st.ListDeadLetters(ctx, f)
 	if err != nil {
 		return nil, opErr("dlq", err)
 	}
 	page := &DLQPage{Messages: make([]DeadLetter, 0, len(rows)), Total: total,
 		Pagination: map[string]int{"limit": f.Limit, "offset": f.Offset}}
 	for _, r := range rows {
-		d, err := e.deadLetter(r)
+		d, err := dl.deadLetter(r)
 		if err != nil {
 			return nil, opErr("dlq", err)
 		}
@@ -73,15 +85,15 @@ func (e *Engine) ListDLQ(ctx context.Context, f DLQFilter) (*DLQPage, error) {
 }
 
 // GetDLQ returns the dead letter of one message: the given group's, or the most recent failure.
-func (e *Engine) GetDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (*DeadLetter, error) {
-	rows, err := e.st.GetDeadLetters(ctx, partitionID, txID, group)
+func (dl *DeadLetters) GetDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (*DeadLetter, error) {
+	rows, err := dl.st.GetDeadLetters(ctx, partitionID, txID, group)
 	if err != nil {
 		return nil, opErr("dlq", err)
 	}
 	if len(rows) == 0 {
 		return nil, dlqNotFound(partitionID, txID, group)
 	}
-	d, err := e.deadLetter(rows[0])
+	d, err := dl.deadLetter(rows[0])
 	if err != nil {
 		return nil, opErr("dlq", err)
 	}
@@ -89,15 +101,15 @@ func (e *Engine) GetDLQ(ctx context.Context, partitionID uuid.UUID, txID, group 
 }
 
 // DeleteDLQ discards the dead letters of one message (the given group's, or every group's).
-func (e *Engine) DeleteDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	return dlqChange(ctx, "dlq delete", e.st.DeleteDeadLetters, partitionID, txID, group)
+func (dl *DeadLetters) DeleteDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	return dlqChange(ctx, "dlq delete", dl.st.DeleteDeadLetters, partitionID, txID, group)
 }
 
 // RetryDLQ serves a dead-lettered message again to the group(s) it failed for, and only to them.
-func (e *Engine) RetryDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	n, err := dlqChange(ctx, "dlq retry", e.st.RetryDeadLetters, partitionID, txID, group)
+func (dl *DeadLetters) RetryDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	n, err := dlqChange(ctx, "dlq retry", dl.st.RetryDeadLetters, partitionID, txID, group)
 	if err == nil {
-		e.hub.WakeAll()
+		dl.hub.WakeAll()
 	}
 	return n, err
 }

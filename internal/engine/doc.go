@@ -1,7 +1,9 @@
 // Package engine implements the queue semantics on top of the store: push with idempotency and
 // cross-request batching, pop with partition leases and long-polling, acknowledgements with their
-// rejection rules, queue configuration, and the typed read views of queues, messages, traces, status
-// and analytics. It knows nothing about HTTP, and the driver's types stay in the store.
+// rejection rules, queue configuration, consumer groups, dead letters and the maintenance switches.
+// The read models (status, analytics, queue and message browsing, traces) are package views, which
+// uses this package's errors and its payload decryption. It knows nothing about HTTP, and the
+// driver's types stay in the store.
 //
 // # Locks
 //

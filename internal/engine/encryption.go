@@ -10,23 +10,16 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// Observer is told about every applied push, pop and ack (the metrics collectors implement it).
-type Observer interface {
-	Pushed(queue string, messages int)
-	Popped(queue string, messages int, lagSeconds []float64)
-	Acked(queue, status string, messages int)
-}
-
-// CheckEncryption is configure's guard: encryption cannot be enabled on a broker without a key.
-func (e *Engine) CheckEncryption(enabled bool) error {
+// checkEncryption is configure's guard: encryption cannot be enabled on a broker without a key.
+func (e *Engine) checkEncryption(enabled bool) error {
 	if enabled && e.key == nil {
 		return invalid("encryptionEnabled requires %s", crypto.KeyHint)
 	}
 	return nil
 }
 
-// ForgetQueueEncryption drops the cached encryption flag of a queue; configure calls it.
-func (e *Engine) ForgetQueueEncryption(queue string) {
+// forgetQueueEncryption drops the cached encryption flag of a queue; configure calls it.
+func (e *Engine) forgetQueueEncryption(queue string) {
 	e.enc.forget(queue)
 }
 

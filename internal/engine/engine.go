@@ -69,6 +69,8 @@ type Engine struct {
 	subs   *ttlCache[string, struct{}] // recorded (queue, group) subscriptions, for subscriptionTTL
 	lim    *ttlCache[string, int32]    // each queue's maxSize, for limitTTL
 	maint  maintenanceState
+	groups *Groups      // groups.go: the consumer-group routes
+	dlq    *DeadLetters // dlq.go: the dead-letter routes
 
 	spool       *spool.Spool
 	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
@@ -103,6 +105,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	if e.hub == nil {
 		e.hub, e.ownHub = notify.New(st, log), true
 	}
+	e.groups = &Groups{st: st, subs: e.subs, hub: e.hub}
+	e.dlq = &DeadLetters{st: st, hub: e.hub, decrypt: e.DecryptPayload}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
 		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
@@ -142,6 +146,10 @@ func (e *Engine) Stop() {
 
 // Parked reports how many long-poll pops are waiting.
 func (e *Engine) Parked() int { return e.hub.Parked() }
+
+// ParkedByQueue reports the long-poll pops parked per queue now (cross-queue pops under "*"), for the
+// broker samples.
+func (e *Engine) ParkedByQueue() map[string]int { return e.hub.ParkedByQueue() }
 
 // Ping checks the database round-trip.
 func (e *Engine) Ping(ctx context.Context) error {

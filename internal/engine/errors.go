@@ -67,3 +67,16 @@ func (e *NotFoundError) Error() string { return e.Msg }
 func notFound(format string, args ...any) error {
 	return &NotFoundError{Msg: fmt.Sprintf(format, args...)}
 }
+
+// OpFailed wraps a store error of operation op as every engine answer does (the pool's exhaustion
+// passes through unchanged); for the read models, which answer with the engine's errors.
+func OpFailed(op string, err error) error { return opErr(op, err) }
+
+// OpFailedOr is OpFailed, except that the store's ErrNotFound becomes a NotFoundError worded by
+// format and args.
+func OpFailedOr(op string, err error, format string, args ...any) error {
+	return opErrOr(op, err, format, args...)
+}
+
+// Invalid is an InvalidError worded by format and args.
+func Invalid(format string, args ...any) error { return invalid(format, args...) }

@@ -5,8 +5,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queen-go/queen/internal/notify"
 	"github.com/queen-go/queen/internal/store"
 )
+
+// Groups answers the consumer-group routes: the listing and lag of groups, deleting their cursors,
+// moving their subscription point and seeking them. The pop path records first subscriptions itself
+// (Engine.ensureSubscription); both share the cache of recorded subscriptions.
+type Groups struct {
+	st   *store.Store
+	subs *ttlCache[string, struct{}] // the engine's recorded subscriptions: a delete forgets the group's
+	hub  *notify.Hub                 // a seek wakes the queue's parked pops
+}
+
+// Groups is the consumer-group side of the engine.
+func (e *Engine) Groups() *Groups { return e.groups }
 
 // subscriptionTTL bounds how long a recorded subscription is trusted without a round-trip, so that one
 // deleted through another broker is recorded again here soon after.
@@ -94,28 +107,28 @@ const laggingAfter = 300.0
 
 // ConsumerGroups lists every group of every queue (docs/decisions.md: the named groups subscribed to
 // it, and queue mode when it read the queue or no named group did).
-func (e *Engine) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
-	rows, err := e.st.ListConsumerGroups(ctx)
+func (g *Groups) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
+	rows, err := g.st.ListConsumerGroups(ctx)
 	if err != nil {
 		return nil, opErr("list consumer groups", err)
 	}
 	out := make([]GroupQueue, len(rows))
 	for i, r := range rows {
-		g := GroupQueue{Name: r.Group, Topics: []string{r.Queue}, QueueName: r.Queue, QueueMode: r.QueueMode,
+		gq := GroupQueue{Name: r.Group, Topics: []string{r.Queue}, QueueName: r.Queue, QueueMode: r.QueueMode,
 			Members: r.Members, Partitions: r.Partitions, PartitionsWithLag: r.Behind, TotalLag: r.Lag,
 			MaxTimeLag: r.MaxLagSeconds, TotalConsumed: r.Consumed,
 			Messages: GroupCounts{Total: r.Total, Pending: max(r.Lag-r.Processing, 0), Processing: r.Processing,
 				Completed: r.Total - r.Lag - r.DLQConsumed, DeadLetter: r.DeadLetter}}
 		switch {
 		case r.MaxLagSeconds > laggingAfter:
-			g.State = "Lagging"
+			gq.State = "Lagging"
 		case r.Consumed > 0 || r.Behind == 0:
-			g.State = "Stable"
+			gq.State = "Stable"
 		default:
-			g.State = "Dead"
+			gq.State = "Dead"
 		}
-		g.SubscriptionMode, g.SubscriptionTimestamp, g.SubscriptionCreatedAt = r.Mode, optTime(r.SubscriptionTS), optTime(r.SubscribedAt)
-		out[i] = g
+		gq.SubscriptionMode, gq.SubscriptionTimestamp, gq.SubscriptionCreatedAt = r.Mode, optTime(r.SubscriptionTS), optTime(r.SubscribedAt)
+		out[i] = gq
 	}
 	return out, nil
 }
@@ -141,8 +154,8 @@ type GroupDetails map[string]struct {
 
 // ConsumerGroup describes one group's position on every partition of its queues (a never-read one:
 // HasCursor false, lag from the partition's first message).
-func (e *Engine) ConsumerGroup(ctx context.Context, group string) (GroupDetails, error) {
-	rows, err := e.st.GroupPartitions(ctx, group)
+func (g *Groups) ConsumerGroup(ctx context.Context, group string) (GroupDetails, error) {
+	rows, err := g.st.GroupPartitions(ctx, group)
 	if err != nil {
 		return nil, opErr("consumer group", err)
 	}
@@ -178,8 +191,8 @@ type LaggingPartition struct {
 
 // LaggingPartitions lists the (group, partition) pairs whose oldest message after the group's position
 // is older than minLag, worst first; partitions a group never read are among them.
-func (e *Engine) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
-	rows, err := e.st.LaggingPartitions(ctx, minLag)
+func (g *Groups) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
+	rows, err := g.st.LaggingPartitions(ctx, minLag)
 	if err != nil {
 		return nil, opErr("lagging partitions", err)
 	}
@@ -205,12 +218,12 @@ type DeleteGroupResult struct {
 
 // DeleteConsumerGroup removes a group's cursors (on one queue, or all when queue is ""); ErrNotFound
 // when it had none and no subscription either.
-func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*DeleteGroupResult, error) {
-	cursors, meta, err := e.st.DeleteGroup(ctx, group, queue, deleteMetadata)
+func (g *Groups) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*DeleteGroupResult, error) {
+	cursors, meta, err := g.st.DeleteGroup(ctx, group, queue, deleteMetadata)
 	if err != nil {
 		return nil, opErr("delete consumer group", err)
 	}
-	e.subs.forgetIf(func(k string) bool { return strings.HasSuffix(k, "\x00"+group) })
+	g.subs.forgetIf(func(k string) bool { return strings.HasSuffix(k, "\x00"+group) })
 	if cursors == 0 && meta == 0 {
 		if queue != "" {
 			return nil, notFound("consumer group %q has no cursors on queue %q", group, queue)
@@ -230,8 +243,8 @@ type SubscriptionResult struct {
 }
 
 // UpdateSubscription moves a group's subscription point; cursors that have consumed nothing yet move too.
-func (e *Engine) UpdateSubscription(ctx context.Context, group string, ts time.Time) (*SubscriptionResult, error) {
-	n, err := e.st.UpdateSubscription(ctx, group, ts)
+func (g *Groups) UpdateSubscription(ctx context.Context, group string, ts time.Time) (*SubscriptionResult, error) {
+	n, err := g.st.UpdateSubscription(ctx, group, ts)
 	if err != nil {
 		return nil, opErr("update subscription", err)
 	}
@@ -255,11 +268,11 @@ type SeekResult struct {
 // end or at a point in time, ending its leases; partitions created later start at their beginning.
 // Messages after the new position are delivered (again); those before it are skipped. PartitionsUpdated
 // counts the queue's partitions; a NotFoundError for an unknown queue.
-func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (*SeekResult, error) {
+func (g *Groups) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (*SeekResult, error) {
 	if group == "" {
 		group = QueueMode
 	}
-	n, err := e.st.SeekQueue(ctx, group, queue, toEnd, ts)
+	n, err := g.st.SeekQueue(ctx, group, queue, toEnd, ts)
 	if err != nil {
 		return nil, opErrOr("seek", err, "queue %q not found", queue)
 	}
@@ -267,7 +280,7 @@ func (e *Engine) SeekQueue(ctx context.Context, group, queue string, toEnd bool,
 	if !toEnd {
 		target = optTime(&ts)
 	}
-	e.hub.Announce(queue, int(n))
+	g.hub.Announce(queue, int(n))
 	return &SeekResult{Success: true, ConsumerGroup: group, QueueName: queue, SeekToEnd: toEnd, TargetTimestamp: target,
 		PartitionsUpdated: n}, nil
 }
@@ -283,11 +296,11 @@ type PartitionSeekResult struct {
 }
 
 // SeekPartition moves a group's cursor on one partition to its end.
-func (e *Engine) SeekPartition(ctx context.Context, group, queue, partition string) (*PartitionSeekResult, error) {
+func (g *Groups) SeekPartition(ctx context.Context, group, queue, partition string) (*PartitionSeekResult, error) {
 	if group == "" {
 		group = QueueMode
 	}
-	seq, err := e.st.SeekPartition(ctx, group, queue, partition)
+	seq, err := g.st.SeekPartition(ctx, group, queue, partition)
 	if err != nil {
 		if err == store.ErrNotFound {
 			return nil, notFound("partition %q of queue %q not found", partition, queue)

@@ -44,3 +44,12 @@ func nonEmpty(s string) *string {
 	}
 	return &s
 }
+
+// ISOMillis is the API's instant format, for the read models.
+func ISOMillis(t time.Time) string { return isoMillis(t) }
+
+// OptTime is an optional instant in the API's format: nil stays null.
+func OptTime(t *time.Time) *string { return optTime(t) }
+
+// OptUUID is an optional id as text: nil stays null.
+func OptUUID(u *uuid.UUID) *string { return optUUID(u) }

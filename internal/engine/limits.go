@@ -39,7 +39,7 @@ func (e *Engine) limits(ctx context.Context, queues []string) (map[string]int32,
 // or the refusal text. The backlog counts every message not yet consumed by every cursor of the queue;
 // concurrent pushes may overshoot the limit by what they push together.
 func (e *Engine) admit(ctx context.Context, items []PushItem) ([]string, error) {
-	queues := distinct(items, func(it PushItem) string { return it.Queue })
+	queues := Distinct(items, func(it PushItem) string { return it.Queue })
 	lim, err := e.limits(ctx, queues)
 	if err != nil {
 		return nil, err
@@ -77,8 +77,8 @@ func (e *Engine) admit(ctx context.Context, items []PushItem) ([]string, error) 
 	return refused, nil
 }
 
-// distinct lists the keys of xs once each, in the order they first appear.
-func distinct[T any, K comparable](xs []T, key func(T) K) []K {
+// Distinct lists the keys of xs once each, in the order they first appear.
+func Distinct[T any, K comparable](xs []T, key func(T) K) []K {
 	var out []K
 	seen := map[K]bool{}
 	for _, x := range xs {

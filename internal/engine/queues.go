@@ -39,7 +39,8 @@ type ConfigureResult struct {
 	Options     json.RawMessage `json:"options"`
 }
 
-type effectiveOptions struct {
+// EffectiveOptions are a queue's options with every default filled in, under their wire names.
+type EffectiveOptions struct {
 	Priority                  int32 `json:"priority"`
 	LeaseTime                 int32 `json:"leaseTime"`
 	RetryLimit                int32 `json:"retryLimit"`
@@ -57,18 +58,18 @@ type effectiveOptions struct {
 	MaxWaitTimeSeconds        int32 `json:"maxWaitTimeSeconds"`
 }
 
-// effectiveOf is a stored configuration under its wire names: what configure answers, and what the
+// EffectiveOf is a stored configuration under its wire names: what configure answers, and what the
 // status read returns, so that the read configures the queue again unchanged.
-func effectiveOf(o store.QueueOptions) effectiveOptions {
-	return effectiveOptions{Priority: o.Priority, LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
+func EffectiveOf(o store.QueueOptions) EffectiveOptions {
+	return EffectiveOptions{Priority: o.Priority, LeaseTime: o.LeaseTime, RetryLimit: o.RetryLimit, RetryDelay: o.RetryDelay,
 		MaxSize: o.MaxSize, TTL: o.TTL, DeadLetterQueue: o.DeadLetterQueue, DLQAfterMaxRetries: o.DLQAfterMaxRetries,
 		DelayedProcessing: o.DelayedProcessing, WindowBuffer: o.WindowBuffer, RetentionSeconds: o.RetentionSeconds,
 		CompletedRetentionSeconds: o.CompletedRetentionSeconds, RetentionEnabled: o.RetentionEnabled,
 		EncryptionEnabled: o.EncryptionEnabled, MaxWaitTimeSeconds: o.MaxWaitTimeSeconds}
 }
 
-// stored is the configuration to store, effectiveOf's inverse.
-func (eff effectiveOptions) stored(namespace, task string) store.QueueOptions {
+// stored is the configuration to store, EffectiveOf's inverse.
+func (eff EffectiveOptions) stored(namespace, task string) store.QueueOptions {
 	return store.QueueOptions{
 		Namespace: namespace, Task: task, Priority: eff.Priority, LeaseTime: eff.LeaseTime,
 		RetryLimit: eff.RetryLimit, RetryDelay: eff.RetryDelay, MaxSize: eff.MaxSize, TTL: eff.TTL,
@@ -93,7 +94,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 	if len(queue) > 255 {
 		return nil, invalid("queue names are limited to 255 bytes")
 	}
-	eff := effectiveOptions{
+	eff := EffectiveOptions{
 		Priority: or(o.Priority, 0), LeaseTime: or(o.LeaseTime, 300), RetryLimit: or(o.RetryLimit, 3),
 		RetryDelay: or(o.RetryDelay, 1000), MaxSize: or(o.MaxSize, 0), TTL: or(o.TTL, 3600),
 		DeadLetterQueue: or(o.DeadLetterQueue, false), DLQAfterMaxRetries: or(o.DLQAfterMaxRetries, false),
@@ -112,7 +113,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 			return nil, invalid("options.%s must not be negative", name)
 		}
 	}
-	if err := e.CheckEncryption(eff.EncryptionEnabled); err != nil {
+	if err := e.checkEncryption(eff.EncryptionEnabled); err != nil {
 		return nil, err
 	}
 	qid, pid, err := e.st.ConfigureQueue(ctx, queue, eff.stored(namespace, task))
@@ -120,7 +121,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 		return nil, opErr("configure", err)
 	}
 	e.lim.forget(queue)
-	e.ForgetQueueEncryption(queue)
+	e.forgetQueueEncryption(queue)
 	opts, err := json.Marshal(eff)
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func (s *Server) handleDLQList(q request) (*engine.DLQPage, error) {
 		return nil, err
 	}
 	f.Limit, f.Offset = pg.Limit, pg.Offset
-	return s.eng.ListDLQ(q.Context(), f)
+	return s.eng.DeadLetters().ListDLQ(q.Context(), f)
 }
 
 // dlqAddress reads the (partitionId, transactionId) a DLQ row route names; a non-UUID partition id
@@ -43,18 +43,18 @@ func (s *Server) handleDLQGet(q request) (*engine.DeadLetter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.eng.GetDLQ(q.Context(), a.PartitionID, a.TransactionID, a.Group)
+	return s.eng.DeadLetters().GetDLQ(q.Context(), a.PartitionID, a.TransactionID, a.Group)
 }
 
 // dlqAction is a route that acts on one dead letter (delete, retry): it answers with the address and
 // the count of rows touched under the name done.
-func dlqAction(done string, act func(e *engine.Engine, ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error)) call[map[string]any] {
+func dlqAction(done string, act func(d *engine.DeadLetters, ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error)) call[map[string]any] {
 	return func(s *Server, q request) (map[string]any, error) {
 		a, err := dlqAddress(q)
 		if err != nil {
 			return nil, err
 		}
-		n, err := act(s.eng, q.Context(), a.PartitionID, a.TransactionID, a.Group)
+		n, err := act(s.eng.DeadLetters(), q.Context(), a.PartitionID, a.TransactionID, a.Group)
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 )
 
 func (s *Server) handleGroups(q request) ([]engine.GroupQueue, error) {
-	return s.eng.ConsumerGroups(q.Context())
+	return s.eng.Groups().ConsumerGroups(q.Context())
 }
 
 func (s *Server) handleLagging(q request) ([]engine.LaggingPartition, error) {
@@ -16,11 +16,11 @@ func (s *Server) handleLagging(q request) ([]engine.LaggingPartition, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.eng.LaggingPartitions(q.Context(), time.Duration(secs)*time.Second)
+	return s.eng.Groups().LaggingPartitions(q.Context(), time.Duration(secs)*time.Second)
 }
 
 func (s *Server) handleGroup(q request) (engine.GroupDetails, error) {
-	return s.eng.ConsumerGroup(q.Context(), q.PathValue("group"))
+	return s.eng.Groups().ConsumerGroup(q.Context(), q.PathValue("group"))
 }
 
 func (s *Server) handleGroupDelete(q request) (*engine.DeleteGroupResult, error) {
@@ -28,7 +28,7 @@ func (s *Server) handleGroupDelete(q request) (*engine.DeleteGroupResult, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.eng.DeleteConsumerGroup(q.Context(), q.PathValue("group"), q.PathValue("queue"), meta)
+	return s.eng.Groups().DeleteConsumerGroup(q.Context(), q.PathValue("group"), q.PathValue("queue"), meta)
 }
 
 func (s *Server) handleSubscription(q request) (*engine.SubscriptionResult, error) {
@@ -46,7 +46,7 @@ func (s *Server) handleSubscription(q request) (*engine.SubscriptionResult, erro
 	if err != nil {
 		return nil, badRequest("subscriptionTimestamp must be an ISO-8601 timestamp")
 	}
-	return s.eng.UpdateSubscription(q.Context(), q.PathValue("group"), ts)
+	return s.eng.Groups().UpdateSubscription(q.Context(), q.PathValue("group"), ts)
 }
 
 func (s *Server) handleSeek(q request) (*engine.SeekResult, error) {
@@ -75,9 +75,9 @@ func (s *Server) handleSeek(q request) (*engine.SeekResult, error) {
 	default:
 		return nil, badRequest("Must specify either 'toEnd': true or 'timestamp'")
 	}
-	return s.eng.SeekQueue(q.Context(), q.PathValue("group"), q.PathValue("queue"), toEnd, ts)
+	return s.eng.Groups().SeekQueue(q.Context(), q.PathValue("group"), q.PathValue("queue"), toEnd, ts)
 }
 
 func (s *Server) handleSeekPartition(q request) (*engine.PartitionSeekResult, error) {
-	return s.eng.SeekPartition(q.Context(), q.PathValue("group"), q.PathValue("queue"), q.PathValue("partition"))
+	return s.eng.Groups().SeekPartition(q.Context(), q.PathValue("group"), q.PathValue("queue"), q.PathValue("partition"))
 }

@@ -2,14 +2,13 @@ package httpapi
 
 import (
 	"github.com/google/uuid"
-
-	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/views"
 )
 
 // messageListing parses the filters shared by /messages and /status/queues/{queue}/messages.
-func messageListing(q request, queue string, defLimit int) (engine.MessageFilter, error) {
+func messageListing(q request, queue string, defLimit int) (views.MessageFilter, error) {
 	f := filterOf(q.Request)
-	p := engine.MessageFilter{Queue: queue, Partition: f.Partition, Namespace: q.URL.Query().Get("ns"),
+	p := views.MessageFilter{Queue: queue, Partition: f.Partition, Namespace: q.URL.Query().Get("ns"),
 		Task: f.Task, Group: f.Group, Status: q.URL.Query().Get("status")}
 	if p.Namespace == "" {
 		p.Namespace = f.Namespace
@@ -32,7 +31,7 @@ func (s *Server) handleListMessages(q request) (messagePage, error) {
 	if err != nil {
 		return messagePage{}, err
 	}
-	l, err := s.eng.Messages(q.Context(), p)
+	l, err := s.views.Messages(q.Context(), p)
 	if err != nil {
 		return messagePage{}, err
 	}
@@ -48,12 +47,12 @@ func messageAddress(q request) (uuid.UUID, string, error) {
 	return pid, q.PathValue("transactionId"), nil
 }
 
-func (s *Server) handleGetMessage(q request) (*engine.MessageView, error) {
+func (s *Server) handleGetMessage(q request) (*views.MessageView, error) {
 	pid, tx, err := messageAddress(q)
 	if err != nil {
 		return nil, err
 	}
-	return s.eng.Message(q.Context(), pid, tx)
+	return s.views.Message(q.Context(), pid, tx)
 }
 
 func (s *Server) handleDeleteMessage(q request) (map[string]any, error) {
@@ -61,7 +60,7 @@ func (s *Server) handleDeleteMessage(q request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.eng.DeleteMessage(q.Context(), pid, tx); err != nil {
+	if err := s.views.DeleteMessage(q.Context(), pid, tx); err != nil {
 		return nil, err
 	}
 	return map[string]any{"success": true, "partitionId": pid.String(), "transactionId": tx,
@@ -73,7 +72,7 @@ func (s *Server) handleStatusQueueMessages(q request) ([]queueMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.eng.QueueMessages(q.Context(), p)
+	l, err := s.views.QueueMessages(q.Context(), p)
 	if err != nil {
 		return nil, err
 	}

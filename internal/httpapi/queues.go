@@ -4,27 +4,28 @@ import (
 	"encoding/json"
 
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/views"
 )
 
 func (s *Server) handleResourceQueues(q request) (queueList, error) {
-	l, err := s.eng.Queues(q.Context(), engine.QueueFilter{})
+	l, err := s.views.Queues(q.Context(), views.QueueFilter{})
 	if err != nil {
 		return queueList{}, err
 	}
 	return queueList{Queues: l.Queues, StatsAge: l.StatsAge}, nil
 }
 
-func (s *Server) handleResourceQueue(q request) (*engine.QueueDetail, error) {
-	return s.eng.Queue(q.Context(), q.PathValue("queue"))
+func (s *Server) handleResourceQueue(q request) (*views.QueueDetail, error) {
+	return s.views.Queue(q.Context(), q.PathValue("queue"))
 }
 
 func (s *Server) handleNamespaces(q request) (namespaceList, error) {
-	ns, err := s.eng.Namespaces(q.Context())
+	ns, err := s.views.Namespaces(q.Context())
 	return namespaceList{ns}, err
 }
 
 func (s *Server) handleTasks(q request) (taskList, error) {
-	ts, err := s.eng.Tasks(q.Context())
+	ts, err := s.views.Tasks(q.Context())
 	return taskList{ts}, err
 }
 
@@ -34,7 +35,7 @@ func (s *Server) handleStatusQueues(q request) (queueList, error) {
 		return queueList{}, err
 	}
 	f := filterOf(q.Request)
-	l, err := s.eng.Queues(q.Context(), engine.QueueFilter{Namespace: f.Namespace, Task: f.Task, Limit: p.Limit, Offset: p.Offset})
+	l, err := s.views.Queues(q.Context(), views.QueueFilter{Namespace: f.Namespace, Task: f.Task, Limit: p.Limit, Offset: p.Offset})
 	if err != nil {
 		return queueList{}, err
 	}
@@ -42,7 +43,7 @@ func (s *Server) handleStatusQueues(q request) (queueList, error) {
 }
 
 func (s *Server) handleStatusQueue(q request) (statusQueue, error) {
-	d, err := s.eng.Queue(q.Context(), q.PathValue("queue"))
+	d, err := s.views.Queue(q.Context(), q.PathValue("queue"))
 	if err != nil {
 		return statusQueue{}, err
 	}

@@ -63,8 +63,8 @@ var Routes = []Route{
 	// Dead letters.
 	{"GET", "/api/v1/dlq", Read, "list dead letters (queue, consumerGroup, partition, from, to, limit, offset) with total", ok((*Server).handleDLQList)},
 	{"GET", "/api/v1/dlq/{partitionId}/{transactionId}", Read, "one dead letter", ok((*Server).handleDLQGet)},
-	{"DELETE", "/api/v1/dlq/{partitionId}/{transactionId}", Admin, "discard a dead letter", ok(dlqAction("deleted", (*engine.Engine).DeleteDLQ))},
-	{"POST", "/api/v1/dlq/{partitionId}/{transactionId}/retry", Admin, "serve a dead letter again to its consumer group", ok(dlqAction("retried", (*engine.Engine).RetryDLQ))},
+	{"DELETE", "/api/v1/dlq/{partitionId}/{transactionId}", Admin, "discard a dead letter", ok(dlqAction("deleted", (*engine.DeadLetters).DeleteDLQ))},
+	{"POST", "/api/v1/dlq/{partitionId}/{transactionId}/retry", Admin, "serve a dead letter again to its consumer group", ok(dlqAction("retried", (*engine.DeadLetters).RetryDLQ))},
 
 	// Consumer groups.
 	{"GET", "/api/v1/consumer-groups", Read, "consumer groups per queue with lag and state", ok((*Server).handleGroups)},

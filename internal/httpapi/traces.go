@@ -3,7 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 
-	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/views"
 )
 
 func (s *Server) handleRecordTrace(q request) (map[string]any, error) {
@@ -39,7 +39,7 @@ func (s *Server) handleRecordTrace(q request) (map[string]any, error) {
 			return nil, badRequest("traceNames must be a string or an array of strings")
 		}
 	}
-	id, err := s.eng.RecordTrace(q.Context(), engine.TraceRecord{PartitionID: pid, TransactionID: tx, EventType: ev,
+	id, err := s.views.RecordTrace(q.Context(), views.TraceRecord{PartitionID: pid, TransactionID: tx, EventType: ev,
 		Data: b.Data, ConsumerGroup: group, WorkerID: worker, Names: names})
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (s *Server) handleMessageTraces(q request) (traceList, error) {
 	if err != nil {
 		return traceList{}, err
 	}
-	ts, err := s.eng.MessageTraces(q.Context(), pid, tx)
+	ts, err := s.views.MessageTraces(q.Context(), pid, tx)
 	return traceList{ts}, err
 }
 
@@ -70,7 +70,7 @@ func (s *Server) handleTracesByName(q request) (namedTracePage, error) {
 	if err != nil {
 		return namedTracePage{}, err
 	}
-	ts, total, err := s.eng.TracesByName(q.Context(), q.PathValue("traceName"), p.capped(), p.Offset)
+	ts, total, err := s.views.TracesByName(q.Context(), q.PathValue("traceName"), p.capped(), p.Offset)
 	return namedTracePage{ts, total, p}, err
 }
 
@@ -79,6 +79,6 @@ func (s *Server) handleTraceNames(q request) (traceNamePage, error) {
 	if err != nil {
 		return traceNamePage{}, err
 	}
-	ns, total, err := s.eng.TraceNames(q.Context(), p.capped(), p.Offset)
+	ns, total, err := s.views.TraceNames(q.Context(), p.capped(), p.Offset)
 	return traceNamePage{ns, total, p}, err
 }

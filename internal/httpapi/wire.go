@@ -1,8 +1,6 @@
 package httpapi
 
-import (
-	"github.com/queen-go/queen/internal/engine"
-)
+import "github.com/queen-go/queen/internal/views"
 
 // The transport's own response shapes: envelopes around the engine's views (pagination) and the
 // second shape some data has on the status routes. The engine computes; these only arrange.
@@ -15,51 +13,51 @@ type page struct {
 
 // queueList is /resources/queues and, with pagination, /status/queues.
 type queueList struct {
-	Queues     []engine.QueueItem `json:"queues"`
-	Pagination *page              `json:"pagination,omitempty"`
-	StatsAge   int64              `json:"statsAge"`
+	Queues     []views.QueueItem `json:"queues"`
+	Pagination *page             `json:"pagination,omitempty"`
+	StatsAge   int64             `json:"statsAge"`
 }
 
 // namespaceList is /resources/namespaces.
 type namespaceList struct {
-	Namespaces []engine.NamespaceTotals `json:"namespaces"`
+	Namespaces []views.NamespaceTotals `json:"namespaces"`
 }
 
 // taskList is /resources/tasks.
 type taskList struct {
-	Tasks []engine.TaskTotals `json:"tasks"`
+	Tasks []views.TaskTotals `json:"tasks"`
 }
 
 // traceList is /traces/{partitionId}/{transactionId}.
 type traceList struct {
-	Traces []engine.TraceEvent `json:"traces"`
+	Traces []views.TraceEvent `json:"traces"`
 }
 
 // namedTracePage is /traces/by-name/{traceName}.
 type namedTracePage struct {
-	Traces     []engine.NamedTraceEvent `json:"traces"`
-	Total      int64                    `json:"total"`
-	Pagination page                     `json:"pagination"`
-}
-
-// traceNamePage is /traces/names.
-type traceNamePage struct {
-	TraceNames []engine.TraceNameUsage `json:"trace_names"`
+	Traces     []views.NamedTraceEvent `json:"traces"`
 	Total      int64                   `json:"total"`
 	Pagination page                    `json:"pagination"`
 }
 
+// traceNamePage is /traces/names.
+type traceNamePage struct {
+	TraceNames []views.TraceNameUsage `json:"trace_names"`
+	Total      int64                  `json:"total"`
+	Pagination page                   `json:"pagination"`
+}
+
 // messagePage is /messages; mode is present when the listing names a queue.
 type messagePage struct {
-	Messages      []engine.MessageItem    `json:"messages"`
-	ConsumerGroup string                  `json:"consumerGroup"`
-	Pagination    page                    `json:"pagination"`
-	Mode          *engine.ConsumptionMode `json:"mode,omitempty"`
+	Messages      []views.MessageItem    `json:"messages"`
+	ConsumerGroup string                 `json:"consumerGroup"`
+	Pagination    page                   `json:"pagination"`
+	Mode          *views.ConsumptionMode `json:"mode,omitempty"`
 }
 
 // queueMessage is one message of /status/queues/{queue}/messages.
 type queueMessage struct {
-	engine.MessageRef
+	views.MessageRef
 	Status    string `json:"status"`
 	CreatedAt string `json:"createdAt"`
 }
@@ -68,35 +66,35 @@ type queueMessage struct {
 // under both names the dashboard reads.
 type statusQueue struct {
 	Queue struct {
-		engine.QueueRef
-		Priority  int32              `json:"priority"`
-		CreatedAt string             `json:"createdAt"`
-		Config    engine.QueueConfig `json:"config"`
+		views.QueueRef
+		Priority  int32             `json:"priority"`
+		CreatedAt string            `json:"createdAt"`
+		Config    views.QueueConfig `json:"config"`
 	} `json:"queue"`
 	Partitions []statusPartition `json:"partitions"`
 	Totals     struct {
-		Messages engine.Counts `json:"messages"`
-		engine.Counts
+		Messages views.Counts `json:"messages"`
+		views.Counts
 	} `json:"totals"`
-	ConsumerGroups []engine.QueueGroup `json:"consumerGroups"`
+	ConsumerGroups []views.QueueGroup `json:"consumerGroups"`
 }
 
 type statusPartition struct {
-	ID        string        `json:"id"`
-	Name      string        `json:"name"`
-	CreatedAt string        `json:"createdAt"`
-	Messages  engine.Counts `json:"messages"`
-	Stats     engine.Counts `json:"stats"`
+	ID        string       `json:"id"`
+	Name      string       `json:"name"`
+	CreatedAt string       `json:"createdAt"`
+	Messages  views.Counts `json:"messages"`
+	Stats     views.Counts `json:"stats"`
 	Cursor    struct {
 		TotalConsumed int64 `json:"totalConsumed"`
 	} `json:"cursor"`
-	LastActivity   *string                 `json:"lastActivity"`
-	OldestMessage  *string                 `json:"oldestMessage"`
-	NewestMessage  *string                 `json:"newestMessage"`
-	ConsumerGroups []engine.PartitionGroup `json:"consumerGroups"`
+	LastActivity   *string                `json:"lastActivity"`
+	OldestMessage  *string                `json:"oldestMessage"`
+	NewestMessage  *string                `json:"newestMessage"`
+	ConsumerGroups []views.PartitionGroup `json:"consumerGroups"`
 }
 
-func statusQueueOf(q *engine.QueueDetail) statusQueue {
+func statusQueueOf(q *views.QueueDetail) statusQueue {
 	var out statusQueue
 	out.Queue.QueueRef = q.QueueRef
 	out.Queue.Priority, out.Queue.CreatedAt, out.Queue.Config = q.Priority, q.CreatedAt, q.Config

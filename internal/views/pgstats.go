@@ -1,9 +1,11 @@
-package engine
+package views
 
 import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
 // PostgresStatsReport is /api/v1/analytics/postgres-stats: the database's health for the dashboard's
@@ -25,10 +27,10 @@ type PostgresStatsReport struct {
 }
 
 // PostgresStats reads pg_stat_* for the broker's schema.
-func (e *Engine) PostgresStats(ctx context.Context) (*PostgresStatsReport, error) {
-	m, err := e.st.PostgresStats(ctx)
+func (v *Views) PostgresStats(ctx context.Context) (*PostgresStatsReport, error) {
+	m, err := v.st.PostgresStats(ctx)
 	if err != nil {
-		return nil, opErr("postgres stats", err)
+		return nil, engine.OpFailed("postgres stats", err)
 	}
 	var tables, tableCache, indexCache []map[string]any
 	for _, x := range []struct {
@@ -36,7 +38,7 @@ func (e *Engine) PostgresStats(ctx context.Context) (*PostgresStatsReport, error
 		dst *[]map[string]any
 	}{{"tables", &tables}, {"tableCache", &tableCache}, {"indexCache", &indexCache}} {
 		if err := json.Unmarshal(m[x.key], x.dst); err != nil {
-			return nil, opErr("postgres stats", err)
+			return nil, engine.OpFailed("postgres stats", err)
 		}
 	}
 	pick := func(cols ...string) []map[string]any {
@@ -60,7 +62,7 @@ func (e *Engine) PostgresStats(ctx context.Context) (*PostgresStatsReport, error
 	if hit+read > 0 {
 		hitRatio = round2(100 * hit / (hit + read))
 	}
-	return &PostgresStatsReport{Timestamp: isoMillis(time.Now()), Database: m["database"], DatabaseCache: m["database"],
+	return &PostgresStatsReport{Timestamp: engine.ISOMillis(time.Now()), Database: m["database"], DatabaseCache: m["database"],
 		TableCache: tableCache, IndexCache: indexCache,
 		CacheSummary:     map[string]any{"heapHit": hit, "heapRead": read, "heapHitRatio": hitRatio},
 		DeadTuples:       pick("liveTuples", "deadTuples", "deadRatio"),

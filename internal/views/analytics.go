@@ -1,10 +1,11 @@
-package engine
+package views
 
 import (
 	"context"
 	"sort"
 	"time"
 
+	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -18,7 +19,7 @@ type TimeRange struct {
 }
 
 func timeRange(from, to time.Time) TimeRange {
-	return TimeRange{From: isoMillis(from), To: isoMillis(to)}
+	return TimeRange{From: engine.ISOMillis(from), To: engine.ISOMillis(to)}
 }
 
 // Window heads every bucketed report: the range asked for and the bucket width that range gets, so the
@@ -55,9 +56,9 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
-func (e *Engine) queueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]store.QueueOpsPoint, error) {
-	out, err := e.st.QueueOpsSeries(ctx, from, to, queue, bucketMinutes)
-	return out, opErr("queue ops", err)
+func (v *Views) queueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]store.QueueOpsPoint, error) {
+	out, err := v.st.QueueOpsSeries(ctx, from, to, queue, bucketMinutes)
+	return out, engine.OpFailed("queue ops", err)
 }
 
 // collapse sums the per-queue points of each bucket.
@@ -93,22 +94,22 @@ type IngestReport struct {
 }
 
 // Ingest sums pushes, pops and acks of every queue (or one) per interval: minute, hour (the default) or day.
-func (e *Engine) Ingest(ctx context.Context, from, to time.Time, queue, interval string) (*IngestReport, error) {
+func (v *Views) Ingest(ctx context.Context, from, to time.Time, queue, interval string) (*IngestReport, error) {
 	m, ok := map[string]int{"": 60, "minute": 1, "hour": 60, "day": 1440}[interval]
 	if !ok {
-		return nil, invalid("interval must be minute, hour or day")
+		return nil, engine.Invalid("interval must be minute, hour or day")
 	}
 	if interval == "" {
 		interval = "hour"
 	}
-	series, err := e.queueOpsSeries(ctx, from, to, queue, m)
+	series, err := v.queueOpsSeries(ctx, from, to, queue, m)
 	if err != nil {
 		return nil, err
 	}
 	pts := collapse(series)
-	out := &IngestReport{DataPoints: make([]IngestPoint, len(pts)), Interval: interval, From: isoMillis(from), To: isoMillis(to)}
+	out := &IngestReport{DataPoints: make([]IngestPoint, len(pts)), Interval: interval, From: engine.ISOMillis(from), To: engine.ISOMillis(to)}
 	for i, p := range pts {
-		out.DataPoints[i] = IngestPoint{Timestamp: isoMillis(p.Bucket), Messages: p.PushMessages, Popped: p.PopMessages,
+		out.DataPoints[i] = IngestPoint{Timestamp: engine.ISOMillis(p.Bucket), Messages: p.PushMessages, Popped: p.PopMessages,
 			Acked: p.AckSuccess + p.AckFailed}
 	}
 	return out, nil
@@ -124,8 +125,8 @@ type LagPoint struct {
 }
 
 // QueueLag lists the pop lag per queue and minute, skipping minutes without pops.
-func (e *Engine) QueueLag(ctx context.Context, from, to time.Time, queue string) ([]LagPoint, error) {
-	series, err := e.queueOpsSeries(ctx, from, to, queue, 1)
+func (v *Views) QueueLag(ctx context.Context, from, to time.Time, queue string) ([]LagPoint, error) {
+	series, err := v.queueOpsSeries(ctx, from, to, queue, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (e *Engine) QueueLag(ctx context.Context, from, to time.Time, queue string)
 			continue
 		}
 		out = append(out, LagPoint{QueueName: p.Queue, PopCount: p.PopMessages, AvgLagMs: ratio(p.LagSumMs, p.LagCount),
-			MaxLagMs: p.LagMaxMs, BucketTime: isoMillis(p.Bucket)})
+			MaxLagMs: p.LagMaxMs, BucketTime: engine.ISOMillis(p.Bucket)})
 	}
 	return out, nil
 }
@@ -168,24 +169,24 @@ type QueueOpsReport struct {
 }
 
 // QueueOps reads the operation counters of every queue (or one), bucketed by the window's width.
-func (e *Engine) QueueOps(ctx context.Context, from, to time.Time, queue string) (*QueueOpsReport, error) {
+func (v *Views) QueueOps(ctx context.Context, from, to time.Time, queue string) (*QueueOpsReport, error) {
 	w := window(from, to)
 	bm := w.BucketMinutes
-	series, err := e.queueOpsSeries(ctx, from, to, queue, bm)
+	series, err := v.queueOpsSeries(ctx, from, to, queue, bm)
 	if err != nil {
 		return nil, err
 	}
 	secs := float64(bm * 60)
 	out := &QueueOpsReport{Window: w, Series: make([]QueueOpsPoint, len(series))}
 	for i, p := range series {
-		out.Series[i] = QueueOpsPoint{Bucket: isoMillis(p.Bucket), QueueName: p.Queue, PushRequests: p.PushRequests,
+		out.Series[i] = QueueOpsPoint{Bucket: engine.ISOMillis(p.Bucket), QueueName: p.Queue, PushRequests: p.PushRequests,
 			PushMessages: p.PushMessages, PopRequests: p.PopRequests, PopMessages: p.PopMessages, PopEmpty: p.PopEmpty,
 			AckSuccess: p.AckSuccess, AckFailed: p.AckFailed, DLQ: p.DLQ,
 			AvgLagMs: ratio(p.LagSumMs, p.LagCount), MaxLagMs: p.LagMaxMs,
 			PushPerSecond: float64(p.PushMessages) / secs, PopPerSecond: float64(p.PopMessages) / secs,
 			AckPerSecond: float64(p.AckSuccess+p.AckFailed) / secs, EmptyPerSecond: float64(p.PopEmpty) / secs}
 	}
-	out.Queues = distinct(series, func(p store.QueueOpsPoint) string { return p.Queue })
+	out.Queues = engine.Distinct(series, func(p store.QueueOpsPoint) string { return p.Queue })
 	sort.Strings(out.Queues)
 	return out, nil
 }
@@ -206,16 +207,16 @@ type RetentionReport struct {
 }
 
 // Retention reads the retention history, bucketed by the window's width.
-func (e *Engine) Retention(ctx context.Context, from, to time.Time) (*RetentionReport, error) {
+func (v *Views) Retention(ctx context.Context, from, to time.Time) (*RetentionReport, error) {
 	w := window(from, to)
-	pts, err := e.st.RetentionSeries(ctx, from, to, w.BucketMinutes)
+	pts, err := v.st.RetentionSeries(ctx, from, to, w.BucketMinutes)
 	if err != nil {
-		return nil, opErr("retention history", err)
+		return nil, engine.OpFailed("retention history", err)
 	}
 	out := &RetentionReport{Window: w, Series: make([]RetentionPoint, len(pts)),
 		Totals: map[string]int64{}}
 	for i, p := range pts {
-		out.Series[i] = RetentionPoint{Bucket: isoMillis(p.Bucket), QueueName: p.Queue, Type: p.Kind, Deleted: p.Deleted}
+		out.Series[i] = RetentionPoint{Bucket: engine.ISOMillis(p.Bucket), QueueName: p.Queue, Type: p.Kind, Deleted: p.Deleted}
 		out.Totals[p.Kind] += p.Deleted
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package engine
+package views
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -13,9 +14,9 @@ import (
 type TraceRecord = store.TraceParams
 
 // RecordTrace stores a trace event; a NotFoundError when the message does not exist.
-func (e *Engine) RecordTrace(ctx context.Context, t TraceRecord) (uuid.UUID, error) {
-	id, err := e.st.RecordTrace(ctx, t)
-	return id, opErrOr("record trace", err, "Message not found: %s/%s", t.PartitionID, t.TransactionID)
+func (v *Views) RecordTrace(ctx context.Context, t TraceRecord) (uuid.UUID, error) {
+	id, err := v.st.RecordTrace(ctx, t)
+	return id, engine.OpFailedOr("record trace", err, "Message not found: %s/%s", t.PartitionID, t.TransactionID)
 }
 
 // TraceEvent is one recorded trace event.
@@ -45,14 +46,14 @@ func traceEvent(t store.Trace) TraceEvent {
 		names = []string{}
 	}
 	return TraceEvent{ID: t.ID.String(), EventType: t.EventType, Data: json.RawMessage(t.Data), ConsumerGroup: t.ConsumerGroup,
-		WorkerID: t.WorkerID, CreatedAt: isoMillis(t.CreatedAt), TraceNames: names}
+		WorkerID: t.WorkerID, CreatedAt: engine.ISOMillis(t.CreatedAt), TraceNames: names}
 }
 
 // MessageTraces lists a message's trace events, oldest first.
-func (e *Engine) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx string) ([]TraceEvent, error) {
-	ts, err := e.st.MessageTraces(ctx, partitionID, tx)
+func (v *Views) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx string) ([]TraceEvent, error) {
+	ts, err := v.st.MessageTraces(ctx, partitionID, tx)
 	if err != nil {
-		return nil, opErr("traces", err)
+		return nil, engine.OpFailed("traces", err)
 	}
 	out := make([]TraceEvent, len(ts))
 	for i, t := range ts {
@@ -62,16 +63,16 @@ func (e *Engine) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx st
 }
 
 // TracesByName lists the events carrying a trace name, with their messages' payloads decrypted.
-func (e *Engine) TracesByName(ctx context.Context, name string, limit, offset int) ([]NamedTraceEvent, int64, error) {
-	ts, total, err := e.st.TracesByName(ctx, name, limit, offset)
+func (v *Views) TracesByName(ctx context.Context, name string, limit, offset int) ([]NamedTraceEvent, int64, error) {
+	ts, total, err := v.st.TracesByName(ctx, name, limit, offset)
 	if err != nil {
-		return nil, 0, opErr("traces", err)
+		return nil, 0, engine.OpFailed("traces", err)
 	}
 	out := make([]NamedTraceEvent, len(ts))
 	for i, t := range ts {
-		p, err := e.DecryptPayload(t.Payload, true)
+		p, err := v.payloads.DecryptPayload(t.Payload, true)
 		if err != nil {
-			return nil, 0, opErr("traces", err)
+			return nil, 0, engine.OpFailed("traces", err)
 		}
 		out[i] = NamedTraceEvent{TraceEvent: traceEvent(t), TransactionID: t.TransactionID, PartitionID: t.PartitionID.String(),
 			QueueName: t.Queue, PartitionName: t.Partition, MessagePayload: p}
@@ -88,14 +89,14 @@ type TraceNameUsage struct {
 }
 
 // TraceNames lists trace names with their usage.
-func (e *Engine) TraceNames(ctx context.Context, limit, offset int) ([]TraceNameUsage, int64, error) {
-	ns, total, err := e.st.TraceNames(ctx, limit, offset)
+func (v *Views) TraceNames(ctx context.Context, limit, offset int) ([]TraceNameUsage, int64, error) {
+	ns, total, err := v.st.TraceNames(ctx, limit, offset)
 	if err != nil {
-		return nil, 0, opErr("trace names", err)
+		return nil, 0, engine.OpFailed("trace names", err)
 	}
 	out := make([]TraceNameUsage, len(ns))
 	for i, n := range ns {
-		out[i] = TraceNameUsage{Name: n.Name, TraceCount: n.Traces, MessageCount: n.Messages, LastSeen: isoMillis(n.LastSeen)}
+		out[i] = TraceNameUsage{Name: n.Name, TraceCount: n.Traces, MessageCount: n.Messages, LastSeen: engine.ISOMillis(n.LastSeen)}
 	}
 	return out, total, nil
 }

@@ -1,9 +1,11 @@
-package engine
+package views
 
 import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/queen-go/queen/internal/engine"
 )
 
 // StatusFilter narrows /status to a window and to queues by name, namespace or task ("" = any).
@@ -85,20 +87,20 @@ type StatusReport struct {
 }
 
 // Status builds the dashboard summary: throughput series, totals, leases and dead letters.
-func (e *Engine) Status(ctx context.Context, f StatusFilter) (*StatusReport, error) {
-	qs, err := e.listQueues(ctx, QueueFilter{Namespace: f.Namespace, Task: f.Task, Limit: allRows})
+func (v *Views) Status(ctx context.Context, f StatusFilter) (*StatusReport, error) {
+	qs, err := v.listQueues(ctx, QueueFilter{Namespace: f.Namespace, Task: f.Task, Limit: allRows})
 	if err != nil {
 		return nil, err
 	}
 	w := window(f.From, f.To)
 	bm := w.BucketMinutes
-	series, err := e.queueOpsSeries(ctx, f.From, f.To, f.Queue, bm)
+	series, err := v.queueOpsSeries(ctx, f.From, f.To, f.Queue, bm)
 	if err != nil {
 		return nil, err
 	}
-	leases, dlq, err := e.st.Overview(ctx)
+	leases, dlq, err := v.st.Overview(ctx)
 	if err != nil {
-		return nil, opErr("overview", err)
+		return nil, engine.OpFailed("overview", err)
 	}
 	r := &StatusReport{Window: w, StatsAge: statsAge(qs),
 		Queues: make([]StatusQueue, 0, len(qs)),
@@ -130,7 +132,7 @@ func (e *Engine) Status(ctx context.Context, f StatusFilter) (*StatusReport, err
 	pts := collapse(series)
 	r.Throughput = make([]ThroughputPoint, len(pts))
 	for i, p := range pts {
-		r.Throughput[i] = ThroughputPoint{Timestamp: isoMillis(p.Bucket), Ingested: p.PushMessages,
+		r.Throughput[i] = ThroughputPoint{Timestamp: engine.ISOMillis(p.Bucket), Ingested: p.PushMessages,
 			Processed: p.AckSuccess + p.AckFailed, PopMessages: p.PopMessages, IngestedPerSecond: float64(p.PushMessages) / secs,
 			ProcessedPerSecond: float64(p.AckSuccess+p.AckFailed) / secs, PopPerSecond: float64(p.PopMessages) / secs,
 			AvgLagMs: ratio(p.LagSumMs, p.LagCount), MaxLagMs: p.LagMaxMs, AckFailed: p.AckFailed, DLQCount: p.DLQ}
@@ -184,8 +186,8 @@ type Overview struct {
 }
 
 // Overview summarises every queue; throughput is averaged over the last five minutes.
-func (e *Engine) Overview(ctx context.Context) (*Overview, error) {
-	qs, err := e.listQueues(ctx, QueueFilter{Limit: allRows})
+func (v *Views) Overview(ctx context.Context) (*Overview, error) {
+	qs, err := v.listQueues(ctx, QueueFilter{Limit: allRows})
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +213,7 @@ func (e *Engine) Overview(ctx context.Context) (*Overview, error) {
 	}
 	o.Namespaces, o.Tasks = len(ns), len(tasks)
 	o.Lag.Time, o.Lag.Offset = lagStats(timeLag), lagStats(offLag)
-	ops, err := e.queueOpsSeries(ctx, now.Add(-5*time.Minute), now, "", 5)
+	ops, err := v.queueOpsSeries(ctx, now.Add(-5*time.Minute), now, "", 5)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +223,7 @@ func (e *Engine) Overview(ctx context.Context) (*Overview, error) {
 		acked += p.AckSuccess + p.AckFailed
 	}
 	o.Throughput.IngestedPerSecond, o.Throughput.ProcessedPerSecond = float64(pushed)/300, float64(acked)/300
-	o.Timestamp = isoMillis(now)
+	o.Timestamp = engine.ISOMillis(now)
 	return o, nil
 }
 
@@ -234,10 +236,10 @@ type BufferStatus struct {
 }
 
 // Buffers reports the disk spool and whether PostgreSQL answers right now.
-func (e *Engine) Buffers(ctx context.Context) BufferStatus {
-	b := BufferStatus{DBHealthy: e.st.Ping(ctx) == nil, SpoolEnabled: e.spool != nil}
-	if e.spool != nil {
-		b.Pending, b.Failed = e.spool.Pending(), e.spool.Failed()
+func (v *Views) Buffers(ctx context.Context) BufferStatus {
+	b := BufferStatus{DBHealthy: v.st.Ping(ctx) == nil, SpoolEnabled: v.spool != nil}
+	if v.spool != nil {
+		b.Pending, b.Failed = v.spool.Pending(), v.spool.Failed()
 	}
 	return b
 }

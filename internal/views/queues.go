@@ -1,4 +1,4 @@
-package engine
+package views
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -104,27 +105,27 @@ func statsAge(qs []store.QueueSummary) int64 {
 	return int64(time.Since(oldest).Seconds())
 }
 
-func (e *Engine) listQueues(ctx context.Context, f QueueFilter) ([]store.QueueSummary, error) {
-	out, err := e.st.ListQueues(ctx, store.ListQueuesParams(f))
-	return out, opErr("list queues", err)
+func (v *Views) listQueues(ctx context.Context, f QueueFilter) ([]store.QueueSummary, error) {
+	out, err := v.st.ListQueues(ctx, store.ListQueuesParams(f))
+	return out, engine.OpFailed("list queues", err)
 }
 
 // Queues lists queues newest first with their rolled-up counts; a zero Limit lists them all.
-func (e *Engine) Queues(ctx context.Context, f QueueFilter) (*QueueList, error) {
+func (v *Views) Queues(ctx context.Context, f QueueFilter) (*QueueList, error) {
 	if f.Limit == 0 {
 		f.Limit = allRows
 	}
-	qs, err := e.listQueues(ctx, f)
+	qs, err := v.listQueues(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]QueueItem, len(qs))
 	for i, q := range qs {
 		out[i] = QueueItem{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), Priority: q.Priority,
-			CreatedAt: isoMillis(q.CreatedAt), Partitions: q.Partitions,
+			CreatedAt: engine.ISOMillis(q.CreatedAt), Partitions: q.Partitions,
 			Messages: ShortCounts{Total: q.Total, Pending: q.Pending, Processing: q.Processing, Completed: q.Completed,
 				DeadLetter: q.DeadLetter},
-			StatsAt: optTime(q.StatsAt)}
+			StatsAt: engine.OptTime(q.StatsAt)}
 	}
 	return &QueueList{Queues: out, StatsAge: statsAge(qs)}, nil
 }
@@ -152,8 +153,8 @@ type TaskTotals struct {
 }
 
 // rollUp groups every queue by key and makes one row of each group, in key order.
-func rollUp[T any](ctx context.Context, e *Engine, key func(store.QueueSummary) string, row func(string, GroupTotals) T) ([]T, error) {
-	qs, err := e.listQueues(ctx, QueueFilter{Limit: allRows})
+func rollUp[T any](ctx context.Context, v *Views, key func(store.QueueSummary) string, row func(string, GroupTotals) T) ([]T, error) {
+	qs, err := v.listQueues(ctx, QueueFilter{Limit: allRows})
 	if err != nil {
 		return nil, err
 	}
@@ -181,14 +182,14 @@ func rollUp[T any](ctx context.Context, e *Engine, key func(store.QueueSummary) 
 }
 
 // Namespaces rolls the queues up by namespace.
-func (e *Engine) Namespaces(ctx context.Context) ([]NamespaceTotals, error) {
-	return rollUp(ctx, e, func(q store.QueueSummary) string { return q.Namespace },
+func (v *Views) Namespaces(ctx context.Context) ([]NamespaceTotals, error) {
+	return rollUp(ctx, v, func(q store.QueueSummary) string { return q.Namespace },
 		func(k string, g GroupTotals) NamespaceTotals { return NamespaceTotals{Namespace: k, GroupTotals: g} })
 }
 
 // Tasks rolls the queues up by task.
-func (e *Engine) Tasks(ctx context.Context) ([]TaskTotals, error) {
-	return rollUp(ctx, e, func(q store.QueueSummary) string { return q.Task },
+func (v *Views) Tasks(ctx context.Context) ([]TaskTotals, error) {
+	return rollUp(ctx, v, func(q store.QueueSummary) string { return q.Task },
 		func(k string, g GroupTotals) TaskTotals { return TaskTotals{Task: k, GroupTotals: g} })
 }
 
@@ -196,7 +197,7 @@ func (e *Engine) Tasks(ctx context.Context) ([]TaskTotals, error) {
 // accepts, under its name there, so that sending it back as configure's options changes nothing; and
 // maxQueueSize, the original's name for maxSize (configure ignores it).
 type QueueConfig struct {
-	effectiveOptions
+	engine.EffectiveOptions
 	MaxQueueSize int32 `json:"maxQueueSize"`
 }
 
@@ -227,20 +228,20 @@ type GroupLag struct {
 // PartitionGroup is one group's view of one partition: Cursor is null where the group never read it
 // (it is then positioned before the first message).
 type PartitionGroup struct {
-	ConsumerGroup string      `json:"consumerGroup"`
-	QueueMode     bool        `json:"queueMode"`
-	Cursor        *int64      `json:"cursor"`
-	Messages      GroupCounts `json:"messages"`
-	Lag           GroupLag    `json:"lag"`
+	ConsumerGroup string             `json:"consumerGroup"`
+	QueueMode     bool               `json:"queueMode"`
+	Cursor        *int64             `json:"cursor"`
+	Messages      engine.GroupCounts `json:"messages"`
+	Lag           GroupLag           `json:"lag"`
 }
 
 // QueueGroup is one group's view of a whole queue: its partitions' figures summed, the lag's age the
 // oldest.
 type QueueGroup struct {
-	ConsumerGroup string      `json:"consumerGroup"`
-	QueueMode     bool        `json:"queueMode"`
-	Messages      GroupCounts `json:"messages"`
-	Lag           GroupLag    `json:"lag"`
+	ConsumerGroup string             `json:"consumerGroup"`
+	QueueMode     bool               `json:"queueMode"`
+	Messages      engine.GroupCounts `json:"messages"`
+	Lag           GroupLag           `json:"lag"`
 }
 
 // QueueDetail is one queue with exact per-partition counts (the shape of /resources/queues/{queue}).
@@ -257,24 +258,24 @@ type QueueDetail struct {
 }
 
 // queueInfo reads one queue; a NotFoundError naming it when missing.
-func (e *Engine) queueInfo(ctx context.Context, name string) (*store.QueueInfo, error) {
-	q, err := e.st.QueueByName(ctx, name)
-	return q, opErrOr("queue", err, "Queue not found: %s", name)
+func (v *Views) queueInfo(ctx context.Context, name string) (*store.QueueInfo, error) {
+	q, err := v.st.QueueByName(ctx, name)
+	return q, engine.OpFailedOr("queue", err, "Queue not found: %s", name)
 }
 
 // Queue reads a queue and counts its partitions exactly; a NotFoundError naming it when missing.
-func (e *Engine) Queue(ctx context.Context, name string) (*QueueDetail, error) {
-	q, err := e.queueInfo(ctx, name)
+func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
+	q, err := v.queueInfo(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	ps, err := e.st.PartitionCounts(ctx, q.ID)
+	ps, err := v.st.PartitionCounts(ctx, q.ID)
 	if err != nil {
-		return nil, opErr("partition counts", err)
+		return nil, engine.OpFailed("partition counts", err)
 	}
-	d := &QueueDetail{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), CreatedAt: isoMillis(q.CreatedAt),
+	d := &QueueDetail{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), CreatedAt: engine.ISOMillis(q.CreatedAt),
 		Priority: q.Priority, Partitions: make([]PartitionDetail, len(ps)),
-		Config: QueueConfig{effectiveOptions: effectiveOf(q.QueueOptions), MaxQueueSize: q.MaxSize}}
+		Config: QueueConfig{EffectiveOptions: engine.EffectiveOf(q.QueueOptions), MaxQueueSize: q.MaxSize}}
 	for i, p := range ps {
 		c := partitionCounts(p)
 		d.Totals.add(c)
@@ -282,13 +283,13 @@ func (e *Engine) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 		if p.LastConsumedAt != nil && (last == nil || p.LastConsumedAt.After(*last)) {
 			last = p.LastConsumedAt
 		}
-		d.Partitions[i] = PartitionDetail{ID: p.ID.String(), Name: p.Name, CreatedAt: isoMillis(p.CreatedAt), Stats: c,
-			OldestMessage: optTime(p.Oldest), NewestMessage: optTime(p.Newest), LastActivity: optTime(last),
-			TotalConsumed: p.TotalConsumed, LastConsumedAt: optTime(p.LastConsumedAt), ConsumerGroups: []PartitionGroup{}}
+		d.Partitions[i] = PartitionDetail{ID: p.ID.String(), Name: p.Name, CreatedAt: engine.ISOMillis(p.CreatedAt), Stats: c,
+			OldestMessage: engine.OptTime(p.Oldest), NewestMessage: engine.OptTime(p.Newest), LastActivity: engine.OptTime(last),
+			TotalConsumed: p.TotalConsumed, LastConsumedAt: engine.OptTime(p.LastConsumedAt), ConsumerGroups: []PartitionGroup{}}
 	}
-	gs, err := e.st.PartitionGroupCounts(ctx, q.ID)
+	gs, err := v.st.PartitionGroupCounts(ctx, q.ID)
 	if err != nil {
-		return nil, opErr("consumer group counts", err)
+		return nil, engine.OpFailed("consumer group counts", err)
 	}
 	d.ConsumerGroups = groupCounts(d.Partitions, gs)
 	return d, nil
@@ -308,7 +309,7 @@ func groupCounts(parts []PartitionDetail, rows []store.PartitionGroupCounts) []Q
 			break // a partition created between the two reads
 		}
 		pg := PartitionGroup{ConsumerGroup: r.Group, QueueMode: r.QueueMode, Cursor: r.Cursor,
-			Messages: GroupCounts{Total: r.Total, Pending: r.Unconsumed - r.Processing, Processing: r.Processing,
+			Messages: engine.GroupCounts{Total: r.Total, Pending: r.Unconsumed - r.Processing, Processing: r.Processing,
 				Completed: r.Total - r.Unconsumed - r.DLQConsumed, DeadLetter: r.DeadLetter},
 			Lag: GroupLag{Messages: r.Unconsumed, Seconds: max(r.LagSeconds, 0)}}
 		parts[i].ConsumerGroups = append(parts[i].ConsumerGroups, pg)

@@ -1,4 +1,4 @@
-package engine
+package views
 
 import (
 	"context"
@@ -7,12 +7,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/store"
 )
-
-// ParkedByQueue reports the long-poll pops parked per queue now (cross-queue pops under "*"), for the
-// broker samples.
-func (e *Engine) ParkedByQueue() map[string]int { return e.hub.ParkedByQueue() }
 
 // Agg is one metric over a bucket: mean, extremes and the last sample.
 type Agg struct {
@@ -56,12 +53,12 @@ type Replica struct {
 	Buckets            []ReplicaBucket
 }
 
-// ReplicaSeries buckets every broker's samples between from and to (bucketMinutes wide); hostname and
+// replicaSeries buckets every broker's samples between from and to (bucketMinutes wide); hostname and
 // brokerID filter when not empty. Replicas are ordered by hostname, then port.
-func (e *Engine) ReplicaSeries(ctx context.Context, from, to time.Time, bucketMinutes int, hostname, brokerID string) ([]Replica, error) {
-	samples, err := e.st.BrokerSamples(ctx, from, to, hostname, brokerID)
+func (v *Views) replicaSeries(ctx context.Context, from, to time.Time, bucketMinutes int, hostname, brokerID string) ([]Replica, error) {
+	samples, err := v.st.BrokerSamples(ctx, from, to, hostname, brokerID)
 	if err != nil {
-		return nil, opErr("analytics", err)
+		return nil, engine.OpFailed("analytics", err)
 	}
 	width := time.Duration(bucketMinutes) * time.Minute
 	idx := map[string]int{}
@@ -110,12 +107,12 @@ type ParkedPoint struct {
 	Parked             int
 }
 
-// ParkedSeries reads the parked long-polls per bucket, queue and broker between from and to; queue ""
+// parkedSeries reads the parked long-polls per bucket, queue and broker between from and to; queue ""
 // = every queue. Newest bucket first.
-func (e *Engine) ParkedSeries(ctx context.Context, from, to time.Time, bucketMinutes int, queue string) ([]ParkedPoint, error) {
-	samples, err := e.st.BrokerSamples(ctx, from, to, "", "")
+func (v *Views) parkedSeries(ctx context.Context, from, to time.Time, bucketMinutes int, queue string) ([]ParkedPoint, error) {
+	samples, err := v.st.BrokerSamples(ctx, from, to, "", "")
 	if err != nil {
-		return nil, opErr("analytics", err)
+		return nil, engine.OpFailed("analytics", err)
 	}
 	width := time.Duration(bucketMinutes) * time.Minute
 	type key struct {
@@ -238,14 +235,14 @@ type WorkerMetricsReport struct {
 
 // WorkerMetrics joins the operation counters with the brokers' samples per bucket; hostname and
 // brokerID restrict the samples (the counters are always the cluster's).
-func (e *Engine) WorkerMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*WorkerMetricsReport, error) {
+func (v *Views) WorkerMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*WorkerMetricsReport, error) {
 	w := window(from, to)
 	bm := w.BucketMinutes
-	reps, err := e.ReplicaSeries(ctx, from, to, bm, hostname, brokerID)
+	reps, err := v.replicaSeries(ctx, from, to, bm, hostname, brokerID)
 	if err != nil {
 		return nil, err
 	}
-	series, err := e.queueOpsSeries(ctx, from, to, "", bm)
+	series, err := v.queueOpsSeries(ctx, from, to, "", bm)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +301,7 @@ func (e *Engine) WorkerMetrics(ctx context.Context, from, to time.Time, hostname
 				AvgEventLoopLagMs: round2(l.SchedLagAvg.Avg), MaxEventLoopLagMs: round2(l.SchedLagMax.Max),
 				FreeSlots: l.PoolSize.Last - l.PoolActive.Last, DBConnections: l.PoolActive.Last + l.PoolIdle.Last,
 				JobQueueSize: l.PoolWaiting.Last, CPUUserPct: round2(l.CPUUser.Last), CPUSysPct: round2(l.CPUSys.Last),
-				RSSMB: round2(l.RSS.Last), Goroutines: l.Goroutines.Last, Parked: l.Parked.Last, LastSeen: isoMillis(rp.LastSeen)})
+				RSSMB: round2(l.RSS.Last), Goroutines: l.Goroutines.Last, Parked: l.Parked.Last, LastSeen: engine.ISOMillis(rp.LastSeen)})
 		}
 	}
 	keys := make([]time.Time, 0, len(pts))
@@ -318,7 +315,7 @@ func (e *Engine) WorkerMetrics(ctx context.Context, from, to time.Time, hostname
 	for i, k := range keys {
 		p, o := pts[k], pts[k].ops
 		acks := o.AckSuccess + o.AckFailed
-		w := WorkerPoint{Timestamp: isoMillis(k), PushMessages: o.PushMessages, PopMessages: o.PopMessages, AckMessages: acks,
+		w := WorkerPoint{Timestamp: engine.ISOMillis(k), PushMessages: o.PushMessages, PopMessages: o.PopMessages, AckMessages: acks,
 			PushRequests: o.PushRequests, PopRequests: o.PopRequests, AckRequests: acks, JobsDone: o.PushRequests + o.PopRequests + acks,
 			PushPerSecond: float64(o.PushMessages) / secs, PopPerSecond: float64(o.PopMessages) / secs, AckPerSecond: float64(acks) / secs,
 			AvgLagMs: ratio(o.LagSumMs, o.LagCount), MaxLagMs: o.LagMaxMs, LagCount: o.LagCount,
@@ -375,19 +372,19 @@ type SystemMetricsReport struct {
 }
 
 // SystemMetrics gives each broker's CPU, memory, pool and scheduler series.
-func (e *Engine) SystemMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*SystemMetricsReport, error) {
+func (v *Views) SystemMetrics(ctx context.Context, from, to time.Time, hostname, brokerID string) (*SystemMetricsReport, error) {
 	bm := bucketMinutes(to.Sub(from))
-	reps, err := e.ReplicaSeries(ctx, from, to, bm, hostname, brokerID)
+	reps, err := v.replicaSeries(ctx, from, to, bm, hostname, brokerID)
 	if err != nil {
 		return nil, err
 	}
 	out := &SystemMetricsReport{TimeRange: timeRange(from, to), BucketMinutes: bm, Replicas: make([]SystemReplica, len(reps)),
 		ReplicaCount: len(reps)}
 	for i, rp := range reps {
-		r := SystemReplica{Hostname: rp.Hostname, Port: rp.Port, WorkerID: rp.BrokerID, PID: rp.PID, LastSeen: isoMillis(rp.LastSeen),
+		r := SystemReplica{Hostname: rp.Hostname, Port: rp.Port, WorkerID: rp.BrokerID, PID: rp.PID, LastSeen: engine.ISOMillis(rp.LastSeen),
 			TimeSeries: make([]SystemPoint, len(rp.Buckets))}
 		for j, b := range rp.Buckets {
-			r.TimeSeries[j] = SystemPoint{Timestamp: isoMillis(b.Bucket), SampleCount: b.Samples, Metrics: map[string]map[string]Agg{
+			r.TimeSeries[j] = SystemPoint{Timestamp: engine.ISOMillis(b.Bucket), SampleCount: b.Samples, Metrics: map[string]map[string]Agg{
 				"cpu":        {"user_pct": b.CPUUser, "system_pct": b.CPUSys},
 				"memory":     {"rss_mb": b.RSS},
 				"database":   {"pool_size": b.PoolSize, "pool_idle": b.PoolIdle, "pool_active": b.PoolActive},
@@ -424,16 +421,16 @@ type ParkedReport struct {
 }
 
 // ParkedReplicas reports the parked long-polls per bucket, queue and broker.
-func (e *Engine) ParkedReplicas(ctx context.Context, from, to time.Time, queue string) (*ParkedReport, error) {
+func (v *Views) ParkedReplicas(ctx context.Context, from, to time.Time, queue string) (*ParkedReport, error) {
 	w := window(from, to)
-	pts, err := e.ParkedSeries(ctx, from, to, w.BucketMinutes, queue)
+	pts, err := v.parkedSeries(ctx, from, to, w.BucketMinutes, queue)
 	if err != nil {
 		return nil, err
 	}
 	out := &ParkedReport{Window: w, Series: make([]ParkedRow, len(pts)), Replicas: []ReplicaID{}}
 	seen := map[string]bool{}
 	for i, p := range pts {
-		out.Series[i] = ParkedRow{Bucket: isoMillis(p.Bucket), QueueName: p.Queue, Hostname: p.Hostname, WorkerID: p.BrokerID, ParkedCount: p.Parked}
+		out.Series[i] = ParkedRow{Bucket: engine.ISOMillis(p.Bucket), QueueName: p.Queue, Hostname: p.Hostname, WorkerID: p.BrokerID, ParkedCount: p.Parked}
 		if !seen[p.BrokerID] {
 			seen[p.BrokerID] = true
 			out.Replicas = append(out.Replicas, ReplicaID{Hostname: p.Hostname, WorkerID: p.BrokerID})

@@ -1,4 +1,4 @@
-package engine
+package views
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -58,7 +59,7 @@ type ConsumptionMode struct {
 }
 
 func modeOf(groups []string) ConsumptionMode {
-	hasQ := slices.Contains(groups, QueueMode)
+	hasQ := slices.Contains(groups, engine.QueueMode)
 	bus := len(groups)
 	if hasQ {
 		bus--
@@ -83,24 +84,24 @@ type MessageList struct {
 }
 
 // Messages lists messages newest first, with their status for one consumer group.
-func (e *Engine) Messages(ctx context.Context, f MessageFilter) (*MessageList, error) {
+func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, error) {
 	if f.Group == "" {
-		f.Group = QueueMode
+		f.Group = engine.QueueMode
 	}
-	rows, err := e.st.ListMessages(ctx, store.ListMessagesParams(f))
+	rows, err := v.st.ListMessages(ctx, store.ListMessagesParams(f))
 	if err != nil {
-		return nil, opErr("list messages", err)
+		return nil, engine.OpFailed("list messages", err)
 	}
 	out := &MessageList{Messages: make([]MessageItem, len(rows)), ConsumerGroup: f.Group}
 	for i, m := range rows {
 		out.Messages[i] = MessageItem{MessageRef: messageRef(m.ID, m.PartitionID, m.TransactionID, m.Queue, m.Partition),
-			Namespace: m.Namespace, Task: m.Task, Status: m.Status, ConsumerGroup: f.Group, TraceID: optUUID(m.TraceID), ProducerSub: m.ProducerSub,
-			QueuePriority: m.Priority, CreatedAt: isoMillis(m.CreatedAt), LeaseExpiresAt: optTime(m.LeaseExpiresAt)}
+			Namespace: m.Namespace, Task: m.Task, Status: m.Status, ConsumerGroup: f.Group, TraceID: engine.OptUUID(m.TraceID), ProducerSub: m.ProducerSub,
+			QueuePriority: m.Priority, CreatedAt: engine.ISOMillis(m.CreatedAt), LeaseExpiresAt: engine.OptTime(m.LeaseExpiresAt)}
 	}
 	if f.Queue != "" {
-		groups, err := e.st.QueueGroups(ctx, f.Queue)
+		groups, err := v.st.QueueGroups(ctx, f.Queue)
 		if err != nil {
-			return nil, opErr("queue groups", err)
+			return nil, engine.OpFailed("queue groups", err)
 		}
 		mode := modeOf(groups)
 		out.Mode = &mode
@@ -109,11 +110,11 @@ func (e *Engine) Messages(ctx context.Context, f MessageFilter) (*MessageList, e
 }
 
 // QueueMessages lists a queue's messages like [Engine.Messages]; a NotFoundError when the queue does not exist.
-func (e *Engine) QueueMessages(ctx context.Context, f MessageFilter) (*MessageList, error) {
-	if _, err := e.queueInfo(ctx, f.Queue); err != nil {
+func (v *Views) QueueMessages(ctx context.Context, f MessageFilter) (*MessageList, error) {
+	if _, err := v.queueInfo(ctx, f.Queue); err != nil {
 		return nil, err
 	}
-	return e.Messages(ctx, f)
+	return v.Messages(ctx, f)
 }
 
 // MessageGroup is one consumer group's view of a message.
@@ -155,18 +156,18 @@ type MessageView struct {
 }
 
 // Message reads one message (payload decrypted) and every group's view of it; a NotFoundError when missing.
-func (e *Engine) Message(ctx context.Context, partitionID uuid.UUID, tx string) (*MessageView, error) {
-	m, cs, err := e.st.GetMessage(ctx, partitionID, tx)
+func (v *Views) Message(ctx context.Context, partitionID uuid.UUID, tx string) (*MessageView, error) {
+	m, cs, err := v.st.GetMessage(ctx, partitionID, tx)
 	if err != nil {
-		return nil, opErrOr("get message", err, "Message not found: %s/%s", partitionID, tx)
+		return nil, engine.OpFailedOr("get message", err, "Message not found: %s/%s", partitionID, tx)
 	}
-	payload, err := e.DecryptPayload(m.Payload, m.Encrypted)
+	payload, err := v.payloads.DecryptPayload(m.Payload, m.Encrypted)
 	if err != nil {
-		return nil, opErr("get message", err)
+		return nil, engine.OpFailed("get message", err)
 	}
-	v := &MessageView{MessageRef: messageRef(m.ID, m.PartitionID, m.TransactionID, m.Queue, m.Partition),
-		Namespace: m.Namespace, Task: m.Task, Status: "pending", Payload: payload, IsEncrypted: m.Encrypted, TraceID: optUUID(m.TraceID),
-		ProducerSub: m.ProducerSub, CreatedAt: isoMillis(m.CreatedAt),
+	view := &MessageView{MessageRef: messageRef(m.ID, m.PartitionID, m.TransactionID, m.Queue, m.Partition),
+		Namespace: m.Namespace, Task: m.Task, Status: "pending", Payload: payload, IsEncrypted: m.Encrypted, TraceID: engine.OptUUID(m.TraceID),
+		ProducerSub: m.ProducerSub, CreatedAt: engine.ISOMillis(m.CreatedAt),
 		QueueConfig: MessageQueueConfig{LeaseTime: m.LeaseTime, RetryLimit: m.RetryLimit, RetryDelay: m.RetryDelay,
 			TTL: m.TTL, Priority: m.Priority},
 		ConsumerGroups: make([]MessageGroup, len(cs))}
@@ -179,7 +180,7 @@ func (e *Engine) Message(ctx context.Context, partitionID uuid.UUID, tx string) 
 		}
 		if c.LeaseExpiresAt != nil {
 			processing = true
-			v.LeaseExpiresAt = optTime(c.LeaseExpiresAt)
+			view.LeaseExpiresAt = engine.OptTime(c.LeaseExpiresAt)
 		}
 		deadHere := c.DLQError != nil || c.DLQRetries != nil
 		if deadHere {
@@ -188,25 +189,25 @@ func (e *Engine) Message(ctx context.Context, partitionID uuid.UUID, tx string) 
 			if c.DLQRetries != nil {
 				retries = *c.DLQRetries
 			}
-			v.ErrorMessage, v.RetryCount = c.DLQError, &retries
+			view.ErrorMessage, view.RetryCount = c.DLQError, &retries
 		}
-		v.ConsumerGroups[i] = MessageGroup{Name: c.Group, Consumed: c.Consumed, RetryCount: c.Retries,
-			LeaseExpiresAt: optTime(c.LeaseExpiresAt), DeadLetter: deadHere}
+		view.ConsumerGroups[i] = MessageGroup{Name: c.Group, Consumed: c.Consumed, RetryCount: c.Retries,
+			LeaseExpiresAt: engine.OptTime(c.LeaseExpiresAt), DeadLetter: deadHere}
 	}
 	switch {
 	case dead:
-		v.Status = "dead_letter"
+		view.Status = "dead_letter"
 	case len(cs) > 0 && consumedBy == len(cs):
-		v.Status = "completed"
+		view.Status = "completed"
 	case processing:
-		v.Status = "processing"
+		view.Status = "processing"
 	}
-	v.Mode = modeOf(names)
-	v.Mode.ConsumedByGroups = &consumedBy
-	return v, nil
+	view.Mode = modeOf(names)
+	view.Mode.ConsumedByGroups = &consumedBy
+	return view, nil
 }
 
 // DeleteMessage deletes one message; a NotFoundError when missing.
-func (e *Engine) DeleteMessage(ctx context.Context, partitionID uuid.UUID, tx string) error {
-	return opErrOr("delete message", e.st.DeleteMessage(ctx, partitionID, tx), "Message not found: %s/%s", partitionID, tx)
+func (v *Views) DeleteMessage(ctx context.Context, partitionID uuid.UUID, tx string) error {
+	return engine.OpFailedOr("delete message", v.st.DeleteMessage(ctx, partitionID, tx), "Message not found: %s/%s", partitionID, tx)
 }
