@@ -36,11 +36,11 @@ var rules = []struct {
 }
 
 // pgxImporters are the only packages whose non-test files may import the driver: the broker's store, the
-// migration runner it shares with the proxy, the proxy's store, the test harness and the load generator
-// (its plain-INSERT baseline). docs/architecture.md says so.
+// migration runner it shares with the proxy, the proxy's store, the test harness, the private-cluster
+// starter (it waits for a promoted standby to take writes) and the load generator (its plain-INSERT baseline). docs/architecture.md says so.
 var pgxImporters = map[string]bool{
 	"internal/store": true, "internal/pgschema": true, "internal/proxy/proxystore": true,
-	"internal/testenv": true, "bench": true,
+	"internal/testenv": true, "internal/pgcluster": true, "bench": true,
 }
 
 func TestPgxImporters(t *testing.T) {
