@@ -34,7 +34,7 @@ func varsOf(c *Config) []Var {
 		{"DB_POOL_SIZE", "20", "maximum PostgreSQL connections of this broker (half for pops and acks, half for everything else: docs/architecture.md \"Connections\")", false, intVar(&c.PoolSize)},
 		{"PUSH_WORKERS", "2", "push transactions this broker runs at once (pushes that arrive meanwhile are merged into the next ones; capped at half of DB_POOL_SIZE, the general pool they share with the API's other statements and the jobs): fewer, larger transactions cost PostgreSQL less CPU per message, more commit in parallel on a database with cores to spare (docs/decisions.md \"Two push workers\")", false, intVar(&c.PushWorkers)},
 		{"ACK_WORKERS", "1", "ack transactions this broker runs at once (acks that arrive meanwhile are merged into the next one; capped at half of DB_POOL_SIZE, the pool of pops and acks): each ack transaction waits for its commit to reach disk, so one worker that merges every waiting ack commits less often for the same acks than two (docs/decisions.md \"One ack worker\")", false, intVar(&c.AckWorkers)},
-		{"DB_CONNECTION_TIMEOUT", "2000", "ms a request waits for a free connection before answering 500 pool", false, msVar(&c.AcquireTimeout)},
+		{"DB_CONNECTION_TIMEOUT", "2000", "ms a request waits for a connection: then 500 pool when every connection is busy, 503 database unavailable when one could not be opened in time", false, msVar(&c.AcquireTimeout)},
 		{"DB_STATEMENT_TIMEOUT", "30000", "ms statement timeout of every broker query", false, msVar(&c.StatementTimeout)},
 		{"DEFAULT_TIMEOUT", "30000", "ms long-poll timeout of a pop that gives none", false, msVar(&c.DefaultTimeout)},
 		{"DEFAULT_BATCH_SIZE", "1", "messages per pop when the request gives no batch", false, intVar(&c.DefaultBatchSize)},
