@@ -199,20 +199,11 @@ func startPrivateCluster() (*pgcluster.Cluster, string, error) {
 		}
 		return nil, "", fmt.Errorf("testenv: database tests need PostgreSQL; run `apt-get install -y postgresql` or set %s: %w", EnvDatabaseURL, err)
 	}
-	removeAbandonedDirs()
-	dir, err := os.MkdirTemp("", dirPrefix)
+	// 0711: when running as root the cluster runs as the postgres user, which must be able to
+	// traverse into the dir.
+	dir, err := OwnedTempDir(dirPrefix, 0o711)
 	if err != nil {
-		return nil, "", fmt.Errorf("testenv: create cluster dir: %w", err)
-	}
-	// MkdirTemp makes the dir 0700; when running as root the cluster runs as
-	// the postgres user, which must be able to traverse into it.
-	if err := os.Chmod(dir, 0o711); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, "", fmt.Errorf("testenv: chmod cluster dir: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, "", fmt.Errorf("testenv: write owner.pid: %w", err)
+		return nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -224,12 +215,30 @@ func startPrivateCluster() (*pgcluster.Cluster, string, error) {
 	return c, dir, nil
 }
 
-// removeAbandonedDirs deletes cluster dirs of test binaries that died without
-// reaching Main's teardown (e.g. killed by -timeout). Deleting the data dir is
-// enough to stop an orphaned postmaster: it notices its lock file is gone
-// within about a minute and shuts itself down.
-func removeAbandonedDirs() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+// OwnedTempDir makes a temp dir named prefix* with mode perm, holding owner.pid (this process), after
+// deleting the prefix* dirs of test binaries that died without reaching their teardown (e.g. killed
+// by -timeout). Deleting a data dir is enough to stop an orphaned postmaster: it notices its lock file
+// is gone within about a minute and shuts itself down.
+func OwnedTempDir(prefix string, perm os.FileMode) (string, error) {
+	removeAbandonedDirs(prefix)
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", fmt.Errorf("testenv: create temp dir: %w", err)
+	}
+	// MkdirTemp makes the dir 0700.
+	if err := os.Chmod(dir, perm); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("testenv: chmod temp dir: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("testenv: write owner.pid: %w", err)
+	}
+	return dir, nil
+}
+
+func removeAbandonedDirs(prefix string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 	for _, dir := range dirs {
 		b, err := os.ReadFile(filepath.Join(dir, "owner.pid"))
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/pgcluster"
+	"github.com/queen-go/queen/internal/testenv"
 )
 
 // The Patroni harness: one etcd and two Patroni nodes from the machine's packages (Debian's patroni and
@@ -81,11 +82,8 @@ func startPatroni(t *testing.T) *patroniCluster {
 	require.NoError(t, err)
 	cred := postgresUser(t)
 
-	removeAbandonedPatroniDirs()
-	dir, err := os.MkdirTemp("", patroniDirPrefix)
+	dir, err := testenv.OwnedTempDir(patroniDirPrefix, 0o755) // the postgres user reaches its node dirs through it
 	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755)) // the postgres user reaches its node dirs through it
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644))
 	pc := &patroniCluster{dir: dir, scope: "queen-" + filepath.Base(dir)[len(patroniDirPrefix):]}
 	t.Cleanup(func() {
 		pc.stop(t)
@@ -402,25 +400,6 @@ func envWithoutPG() []string {
 		}
 	}
 	return env
-}
-
-// removeAbandonedPatroniDirs deletes the dirs of test binaries that died before their cleanup (their
-// Patroni and etcd got SIGTERM through Pdeathsig, but the files stay).
-func removeAbandonedPatroniDirs() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), patroniDirPrefix+"*"))
-	for _, dir := range dirs {
-		b, err := os.ReadFile(filepath.Join(dir, "owner.pid"))
-		if err != nil {
-			if fi, statErr := os.Stat(dir); statErr == nil && time.Since(fi.ModTime()) > 10*time.Minute {
-				_ = os.RemoveAll(dir)
-			}
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(dir)
-		}
-	}
 }
 
 func tail(s string, n int) string {
