@@ -297,6 +297,17 @@ type txRows struct {
 	err     error
 }
 
+// Next ends the transaction as soon as the rows are exhausted: pgx closes rows by itself at that point,
+// so callers that read to the end commonly never call Close, and the statement's effects must not wait
+// for it (a connection released inside a transaction is discarded, which rolls them back).
+func (r *txRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
 func (r *txRows) Close() {
 	if r.closed {
 		return
