@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,6 +186,28 @@ func TestTransactionPooling(t *testing.T) {
 			require.Equal(t, []string{`"$user", public`, "0"}, []string{path, timeout})
 			require.Zero(t, prepared)
 		}
+	})
+
+	// A statement's transaction commits once its rows are read to the end, whether or not the caller
+	// closes them (pgx callers commonly do not): a connection released inside it would be discarded
+	// and the statement rolled back.
+	t.Run("RowsReadToTheEnd", func(t *testing.T) {
+		table := strings.ReplaceAll(uniq("readtoend"), "-", "_")
+		exec(t, st, `CREATE TABLE public.`+table+` (n int)`)
+		for _, hot := range []bool{false, true} {
+			rows, err := store.StatementsOf(st, hot).Query(ctx, `INSERT INTO public.`+table+` SELECT 1 RETURNING n`)
+			require.NoError(t, err)
+			for rows.Next() {
+			}
+			require.NoError(t, rows.Err())
+		}
+		// On a connection of its own: one the store leaked would hold its pool's.
+		c, err := pgx.Connect(ctx, url)
+		require.NoError(t, err)
+		defer c.Close(ctx)
+		var n int64
+		require.NoError(t, c.QueryRow(ctx, `SELECT count(*) FROM public.`+table).Scan(&n))
+		require.Equal(t, int64(2), n)
 	})
 
 	// Without a ListenURL the store does not LISTEN (a LISTEN through a transaction pooler hears nothing

@@ -187,6 +187,7 @@ func TxConn(tx *Tx) pgx.Tx { return tx.tx }
 // Statements is what the store's own code runs autocommitted statements on: its pools as the store
 // wraps them (under transaction pooling, each statement with the pool's settings), for the tests.
 type Statements interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
