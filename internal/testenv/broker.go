@@ -67,7 +67,7 @@ func StartBrokerWith(t testing.TB, env map[string]string, opt broker.Options) *R
 
 // EnvPoolerURL names a transaction-mode pooler (PgBouncer) in front of the test server: brokers started
 // on a database of their own then reach it through the pooler (DATABASE_POOL_MODE=transaction) and
-// LISTEN on it directly (test/faults TestThroughPgbouncer runs the client suite so).
+// LISTEN on it directly (test/faults TestClientSuiteThroughPgbouncer runs the client suite so).
 const EnvPoolerURL = "QUEEN_TEST_POOLER_URL"
 
 // throughPooler points the broker's DATABASE_URL at the same database through the pooler.

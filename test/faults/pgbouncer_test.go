@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -180,4 +181,23 @@ func TestThroughPgbouncer(t *testing.T) {
 		code, _, body := get(t, b.base+"/api/v1/pop/queue/durable?batch=10&autoAck=true")
 		return code == http.StatusOK && strings.Contains(body, `"during"`)
 	})
+}
+
+// TestClientSuiteThroughPgbouncer runs the Go SDK's broker-level suite (client, TestBroker*: configure,
+// push, pop, ack, redelivery, groups, transactions, leases, dead letters, 10 000 messages exactly once)
+// with every broker it starts reaching PostgreSQL through PgBouncer in transaction mode (testenv's
+// QUEEN_TEST_POOLER_URL), LISTEN on a direct session. The suite runs as a go test of its own, since
+// its harness reads the server to use from the environment.
+func TestClientSuiteThroughPgbouncer(t *testing.T) {
+	c := ownCluster(t)
+	bouncer := startPgbouncer(t, c, "postgres")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.CommandContext(t.Context(), goBin, "test", "-count=1", "-run", "^TestBroker", "./client")
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "QUEEN_TEST_DATABASE_URL="+c.URL("postgres"), "QUEEN_TEST_POOLER_URL="+bouncer)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the client suite through PgBouncer:\n%s", out)
 }
