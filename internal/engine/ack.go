@@ -90,7 +90,7 @@ func CheckAckStatus(s string) error {
 	case "", AckCompleted, AckSuccess, AckFailed, AckDLQ, AckRetry:
 		return nil
 	}
-	return invalid("status must be one of completed, success, failed, dlq, retry (got %q)", s)
+	return Invalid("status must be one of completed, success, failed, dlq, retry (got %q)", s)
 }
 
 // normalizeAck fills an item's defaults (the queue-mode group, completed) and checks its status.
@@ -112,7 +112,7 @@ func (e *Engine) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 	}
 	res, err := e.ack.do(ctx, items)
 	if err != nil {
-		return nil, opErr("ack", err)
+		return nil, OpFailed("ack", err)
 	}
 	e.leaseAcked(items, res)
 	e.observeAck(items, res)

@@ -51,8 +51,8 @@ type DLQPage struct {
 func (dl *DeadLetters) deadLetter(d store.DeadLetterRow) (DeadLetter, error) {
 	out := DeadLetter{ID: d.MessageID.String(), TransactionID: d.TransactionID, PartitionID: d.PartitionID.String(),
 		Queue: d.Queue, Partition: d.Partition, ConsumerGroup: d.Group, RetryCount: d.RetryCount,
-		CreatedAt: isoMillis(d.CreatedAt), FailedAt: isoMillis(d.FailedAt), Data: jsonNull,
-		ErrorMessage: d.Error, ProducerSub: d.ProducerSub, TraceID: optUUID(d.TraceID)}
+		CreatedAt: ISOMillis(d.CreatedAt), FailedAt: ISOMillis(d.FailedAt), Data: jsonNull,
+		ErrorMessage: d.Error, ProducerSub: d.ProducerSub, TraceID: OptUUID(d.TraceID)}
 	if len(d.Payload) > 0 {
 		data, err := dl.decrypt(d.Payload, (d.Encrypted != nil && *d.Encrypted))
 		if err != nil {
@@ -70,14 +70,14 @@ func (dl *DeadLetters) ListDLQ(ctx context.Context, f DLQFilter) (*DLQPage, erro
 	}
 	rows, total, err := dl.st.ListDeadLetters(ctx, f)
 	if err != nil {
-		return nil, opErr("dlq", err)
+		return nil, OpFailed("dlq", err)
 	}
 	page := &DLQPage{Messages: make([]DeadLetter, 0, len(rows)), Total: total,
 		Pagination: map[string]int{"limit": f.Limit, "offset": f.Offset}}
 	for _, r := range rows {
 		d, err := dl.deadLetter(r)
 		if err != nil {
-			return nil, opErr("dlq", err)
+			return nil, OpFailed("dlq", err)
 		}
 		page.Messages = append(page.Messages, d)
 	}
@@ -88,14 +88,14 @@ func (dl *DeadLetters) ListDLQ(ctx context.Context, f DLQFilter) (*DLQPage, erro
 func (dl *DeadLetters) GetDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (*DeadLetter, error) {
 	rows, err := dl.st.GetDeadLetters(ctx, partitionID, txID, group)
 	if err != nil {
-		return nil, opErr("dlq", err)
+		return nil, OpFailed("dlq", err)
 	}
 	if len(rows) == 0 {
 		return nil, dlqNotFound(partitionID, txID, group)
 	}
 	d, err := dl.deadLetter(rows[0])
 	if err != nil {
-		return nil, opErr("dlq", err)
+		return nil, OpFailed("dlq", err)
 	}
 	return &d, nil
 }
@@ -119,7 +119,7 @@ func dlqChange(ctx context.Context, op string, change func(context.Context, uuid
 	partitionID uuid.UUID, txID, group string) (int64, error) {
 	n, err := change(ctx, partitionID, txID, group)
 	if err != nil {
-		return 0, opErr(op, err)
+		return 0, OpFailed(op, err)
 	}
 	if n == 0 {
 		return 0, dlqNotFound(partitionID, txID, group)

@@ -13,7 +13,7 @@ import (
 // checkEncryption is configure's guard: encryption cannot be enabled on a broker without a key.
 func (e *Engine) checkEncryption(enabled bool) error {
 	if enabled && e.key == nil {
-		return invalid("encryptionEnabled requires %s", crypto.KeyHint)
+		return Invalid("encryptionEnabled requires %s", crypto.KeyHint)
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func (s *rowSealer) seal(ctx context.Context, queue string, r *store.PushRow) er
 	}
 	key := s.e.key
 	if key == nil {
-		return invalid("queue %q has encryptionEnabled but %s is not set", queue, crypto.KeyHint)
+		return Invalid("queue %q has encryptionEnabled but %s is not set", queue, crypto.KeyHint)
 	}
 	sealed, err := key.Encrypt(r.Payload)
 	if err != nil {

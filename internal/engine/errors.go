@@ -12,7 +12,8 @@ type InvalidError struct{ Msg string }
 
 func (e *InvalidError) Error() string { return e.Msg }
 
-func invalid(format string, args ...any) error {
+// Invalid is an InvalidError worded by format and args.
+func Invalid(format string, args ...any) error {
 	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -33,16 +34,18 @@ var (
 	ErrNotFound    = store.ErrNotFound
 )
 
-// opErrOr is opErr, except that the store's ErrNotFound becomes a NotFoundError with the contract's
-// text for the thing addressed.
-func opErrOr(op string, err error, format string, args ...any) error {
+// OpFailedOr is OpFailed, except that the store's ErrNotFound becomes a NotFoundError with the
+// contract's text for the thing addressed.
+func OpFailedOr(op string, err error, format string, args ...any) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound(format, args...)
 	}
-	return opErr(op, err)
+	return OpFailed(op, err)
 }
 
-func opErr(op string, err error) error {
+// OpFailed wraps a store error of operation op as every engine answer does (the read models' too);
+// the pool's exhaustion passes through unchanged.
+func OpFailed(op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -67,16 +70,3 @@ func (e *NotFoundError) Error() string { return e.Msg }
 func notFound(format string, args ...any) error {
 	return &NotFoundError{Msg: fmt.Sprintf(format, args...)}
 }
-
-// OpFailed wraps a store error of operation op as every engine answer does (the pool's exhaustion
-// passes through unchanged); for the read models, which answer with the engine's errors.
-func OpFailed(op string, err error) error { return opErr(op, err) }
-
-// OpFailedOr is OpFailed, except that the store's ErrNotFound becomes a NotFoundError worded by
-// format and args.
-func OpFailedOr(op string, err error, format string, args ...any) error {
-	return opErrOr(op, err, format, args...)
-}
-
-// Invalid is an InvalidError worded by format and args.
-func Invalid(format string, args ...any) error { return invalid(format, args...) }

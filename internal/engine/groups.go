@@ -36,7 +36,7 @@ func (e *Engine) subscription(mode, from string) (string, time.Time, error) {
 	default:
 		ts, err := time.Parse(time.RFC3339Nano, from)
 		if err != nil {
-			return "", time.Time{}, invalid("subscriptionFrom must be an ISO-8601 timestamp or now, got %q", from)
+			return "", time.Time{}, Invalid("subscriptionFrom must be an ISO-8601 timestamp or now, got %q", from)
 		}
 		return store.SubscribeTimestamp, ts, nil
 	}
@@ -51,7 +51,7 @@ func (e *Engine) subscription(mode, from string) (string, time.Time, error) {
 	case "new", "new-only":
 		return store.SubscribeNew, time.Time{}, nil
 	}
-	return "", time.Time{}, invalid("subscriptionMode must be all, from_beginning, new or new-only, got %q", mode)
+	return "", time.Time{}, Invalid("subscriptionMode must be all, from_beginning, new or new-only, got %q", mode)
 }
 
 // ensureSubscription records a named group's first subscription on a queue (the first one wins).
@@ -110,7 +110,7 @@ const laggingAfter = 300.0
 func (g *Groups) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
 	rows, err := g.st.ListConsumerGroups(ctx)
 	if err != nil {
-		return nil, opErr("list consumer groups", err)
+		return nil, OpFailed("list consumer groups", err)
 	}
 	out := make([]GroupQueue, len(rows))
 	for i, r := range rows {
@@ -127,7 +127,7 @@ func (g *Groups) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
 		default:
 			gq.State = "Dead"
 		}
-		gq.SubscriptionMode, gq.SubscriptionTimestamp, gq.SubscriptionCreatedAt = r.Mode, optTime(r.SubscriptionTS), optTime(r.SubscribedAt)
+		gq.SubscriptionMode, gq.SubscriptionTimestamp, gq.SubscriptionCreatedAt = r.Mode, OptTime(r.SubscriptionTS), OptTime(r.SubscribedAt)
 		out[i] = gq
 	}
 	return out, nil
@@ -157,7 +157,7 @@ type GroupDetails map[string]struct {
 func (g *Groups) ConsumerGroup(ctx context.Context, group string) (GroupDetails, error) {
 	rows, err := g.st.GroupPartitions(ctx, group)
 	if err != nil {
-		return nil, opErr("consumer group", err)
+		return nil, OpFailed("consumer group", err)
 	}
 	if len(rows) == 0 {
 		return nil, notFound("consumer group %q not found", group)
@@ -166,7 +166,7 @@ func (g *Groups) ConsumerGroup(ctx context.Context, group string) (GroupDetails,
 	for _, r := range rows {
 		p := GroupPartition{Partition: r.Partition, PartitionID: r.PartitionID.String(), TotalConsumed: r.TotalConsumed,
 			OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds, LeaseActive: r.LeaseActive, HasCursor: r.HasCursor,
-			WorkerID: optUUID(r.LeaseID), LastConsumedAt: optTime(r.LastConsumedAt)}
+			WorkerID: OptUUID(r.LeaseID), LastConsumedAt: OptTime(r.LastConsumedAt)}
 		q := out[r.Queue]
 		q.Partitions = append(q.Partitions, p)
 		out[r.Queue] = q
@@ -194,14 +194,14 @@ type LaggingPartition struct {
 func (g *Groups) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
 	rows, err := g.st.LaggingPartitions(ctx, minLag)
 	if err != nil {
-		return nil, opErr("lagging partitions", err)
+		return nil, OpFailed("lagging partitions", err)
 	}
 	out := make([]LaggingPartition, len(rows))
 	for i, r := range rows {
 		l := LaggingPartition{ConsumerGroup: r.Group, QueueName: r.Queue, PartitionName: r.Partition,
 			PartitionID: r.PartitionID.String(), OffsetLag: r.OffsetLag, TimeLagSeconds: r.TimeLagSeconds,
-			LagHours: r.TimeLagSeconds / 3600, OldestUnconsumedAt: isoMillis(r.OldestUnconsumedAt),
-			WorkerID: optUUID(r.LeaseID), LastConsumedAt: optTime(r.LastConsumedAt), HasCursor: r.HasCursor}
+			LagHours: r.TimeLagSeconds / 3600, OldestUnconsumedAt: ISOMillis(r.OldestUnconsumedAt),
+			WorkerID: OptUUID(r.LeaseID), LastConsumedAt: OptTime(r.LastConsumedAt), HasCursor: r.HasCursor}
 		out[i] = l
 	}
 	return out, nil
@@ -221,7 +221,7 @@ type DeleteGroupResult struct {
 func (g *Groups) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*DeleteGroupResult, error) {
 	cursors, meta, err := g.st.DeleteGroup(ctx, group, queue, deleteMetadata)
 	if err != nil {
-		return nil, opErr("delete consumer group", err)
+		return nil, OpFailed("delete consumer group", err)
 	}
 	g.subs.forgetIf(func(k string) bool { return strings.HasSuffix(k, "\x00"+group) })
 	if cursors == 0 && meta == 0 {
@@ -246,12 +246,12 @@ type SubscriptionResult struct {
 func (g *Groups) UpdateSubscription(ctx context.Context, group string, ts time.Time) (*SubscriptionResult, error) {
 	n, err := g.st.UpdateSubscription(ctx, group, ts)
 	if err != nil {
-		return nil, opErr("update subscription", err)
+		return nil, OpFailed("update subscription", err)
 	}
 	if n == 0 {
 		return nil, notFound("consumer group %q has no recorded subscription", group)
 	}
-	return &SubscriptionResult{Success: true, ConsumerGroup: group, NewTimestamp: isoMillis(ts), RowsUpdated: n}, nil
+	return &SubscriptionResult{Success: true, ConsumerGroup: group, NewTimestamp: ISOMillis(ts), RowsUpdated: n}, nil
 }
 
 // SeekResult is the answer to seeking a group on a queue; TargetTimestamp is null for a seek to the end.
@@ -274,11 +274,11 @@ func (g *Groups) SeekQueue(ctx context.Context, group, queue string, toEnd bool,
 	}
 	n, err := g.st.SeekQueue(ctx, group, queue, toEnd, ts)
 	if err != nil {
-		return nil, opErrOr("seek", err, "queue %q not found", queue)
+		return nil, OpFailedOr("seek", err, "queue %q not found", queue)
 	}
 	var target *string
 	if !toEnd {
-		target = optTime(&ts)
+		target = OptTime(&ts)
 	}
 	g.hub.Announce(queue, int(n))
 	return &SeekResult{Success: true, ConsumerGroup: group, QueueName: queue, SeekToEnd: toEnd, TargetTimestamp: target,
@@ -305,7 +305,7 @@ func (g *Groups) SeekPartition(ctx context.Context, group, queue, partition stri
 		if err == store.ErrNotFound {
 			return nil, notFound("partition %q of queue %q not found", partition, queue)
 		}
-		return nil, opErr("seek", err)
+		return nil, OpFailed("seek", err)
 	}
 	return &PartitionSeekResult{Success: true, ConsumerGroup: group, QueueName: queue, PartitionName: partition,
 		Updated: true, CursorMovedTo: seq}, nil

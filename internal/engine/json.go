@@ -10,10 +10,11 @@ import (
 
 // The API's shapes of instants and nullable values: RFC 3339 in UTC with milliseconds, absent is null.
 
-// isoMillis is the API's instant format.
-func isoMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// ISOMillis is the API's instant format.
+func ISOMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-func optUUID(u *uuid.UUID) *string {
+// OptUUID is an optional id as text: nil stays null.
+func OptUUID(u *uuid.UUID) *string {
 	if u == nil {
 		return nil
 	}
@@ -21,11 +22,12 @@ func optUUID(u *uuid.UUID) *string {
 	return &s
 }
 
-func optTime(t *time.Time) *string {
+// OptTime is an optional instant in the API's format: nil stays null.
+func OptTime(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := isoMillis(*t)
+	s := ISOMillis(*t)
 	return &s
 }
 
@@ -44,12 +46,3 @@ func nonEmpty(s string) *string {
 	}
 	return &s
 }
-
-// ISOMillis is the API's instant format, for the read models.
-func ISOMillis(t time.Time) string { return isoMillis(t) }
-
-// OptTime is an optional instant in the API's format: nil stays null.
-func OptTime(t *time.Time) *string { return optTime(t) }
-
-// OptUUID is an optional id as text: nil stays null.
-func OptUUID(u *uuid.UUID) *string { return optUUID(u) }

@@ -21,7 +21,7 @@ type LeaseResult struct {
 func (e *Engine) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Duration) ([]LeaseResult, error) {
 	rows, err := e.st.ExtendLease(ctx, leaseID, d)
 	if err != nil {
-		return nil, opErr("lease extend", err)
+		return nil, OpFailed("lease extend", err)
 	}
 	if len(rows) == 0 {
 		return nil, notFound("lease %s not found", leaseID)
@@ -43,7 +43,7 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Dura
 		}
 	}
 	if r.Success {
-		s := isoMillis(earliest)
+		s := ISOMillis(earliest)
 		r.ExpiresAt = &s
 		e.hub.Postpone(leaseID.String(), earliest) // its expiry announcement, if this broker handed it out
 	}

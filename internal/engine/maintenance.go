@@ -51,7 +51,7 @@ func (e *Engine) Maintenance(ctx context.Context) (push, pop bool) {
 // SetMaintenance switches one maintenance flag for every broker on the database.
 func (e *Engine) SetMaintenance(ctx context.Context, key string, on bool) error {
 	if err := e.st.SetState(ctx, key, on); err != nil {
-		return opErr("maintenance", err)
+		return OpFailed("maintenance", err)
 	}
 	e.maint.mu.Lock()
 	e.maint.loadedAt = time.Time{}

@@ -160,7 +160,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		}
 		try = func(ctx context.Context) (*PopResult, error) {
 			if err := e.ensureSubscription(ctx, r.Queue, r.Group, mode, ts); err != nil {
-				return nil, opErr("pop", err)
+				return nil, OpFailed("pop", err)
 			}
 			return e.popOnce(ctx, r, &tried)
 		}
@@ -173,7 +173,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		try = func(ctx context.Context) (*PopResult, error) {
 			queues, err := e.st.QueuesByNamespaceTask(ctx, r.Namespace, r.Task)
 			if err != nil {
-				return nil, opErr("pop", err)
+				return nil, OpFailed("pop", err)
 			}
 			for _, q := range queues {
 				r.Queue = q
@@ -247,7 +247,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 	defer cancel()
 	rows, err := e.st.Pop(sctx, p)
 	if err != nil {
-		return nil, opErr("pop", err)
+		return nil, OpFailed("pop", err)
 	}
 	if len(rows) == 0 {
 		if !slices.Contains(*tried, r.Queue) {
@@ -279,12 +279,12 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 			PartitionID: lastID, Partition: m.Partition, LeaseID: leaseID,
 			ConsumerGroup: r.Group, Queue: r.Queue, RetryCount: m.Retries,
 		}
-		msg.TraceID, msg.ProducerSub = optUUID(m.TraceID), m.ProducerSub
+		msg.TraceID, msg.ProducerSub = OptUUID(m.TraceID), m.ProducerSub
 		if len(msg.Data) == 0 {
 			msg.Data = jsonNull
 		}
 		if msg.Data, err = e.DecryptPayload(msg.Data, m.Encrypted); err != nil {
-			return nil, opErr("pop", err)
+			return nil, OpFailed("pop", err)
 		}
 		res.Messages[i], created[i] = msg, m.CreatedAt
 	}

@@ -132,13 +132,13 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 	}
 	for i := range items {
 		if items[i].Queue == "" {
-			return nil, invalid("queue is required")
+			return nil, Invalid("queue is required")
 		}
 		if items[i].Partition == "" {
 			items[i].Partition = DefaultPartition
 		}
 		if len(items[i].Queue) > 255 || len(items[i].Partition) > 255 {
-			return nil, invalid("queue and partition names are limited to 255 bytes")
+			return nil, Invalid("queue and partition names are limited to 255 bytes")
 		}
 		if items[i].TransactionID == "" {
 			items[i].TransactionID = uuid.Must(uuid.NewV7()).String()
@@ -272,7 +272,7 @@ func (e *Engine) pushFailed(ctx context.Context, items []PushItem, err error) ([
 		e.dbDown.Store(true)
 		return e.spoolPush(ctx, items)
 	}
-	return nil, opErr("push", err)
+	return nil, OpFailed("push", err)
 }
 
 // pushStored inserts items (with their transactionIds assigned), retrying when a cached partition

@@ -92,7 +92,7 @@ func or[T any](p *T, def T) T {
 // empty name is a queue like any other here, as in the original (its clients configure one).
 func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o QueueOptions) (*ConfigureResult, error) {
 	if len(queue) > 255 {
-		return nil, invalid("queue names are limited to 255 bytes")
+		return nil, Invalid("queue names are limited to 255 bytes")
 	}
 	eff := EffectiveOptions{
 		Priority: or(o.Priority, 0), LeaseTime: or(o.LeaseTime, 300), RetryLimit: or(o.RetryLimit, 3),
@@ -110,7 +110,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 		"maxWaitTimeSeconds": eff.MaxWaitTimeSeconds,
 	} {
 		if v < 0 {
-			return nil, invalid("options.%s must not be negative", name)
+			return nil, Invalid("options.%s must not be negative", name)
 		}
 	}
 	if err := e.checkEncryption(eff.EncryptionEnabled); err != nil {
@@ -118,7 +118,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 	}
 	qid, pid, err := e.st.ConfigureQueue(ctx, queue, eff.stored(namespace, task))
 	if err != nil {
-		return nil, opErr("configure", err)
+		return nil, OpFailed("configure", err)
 	}
 	e.lim.forget(queue)
 	e.forgetQueueEncryption(queue)
@@ -134,7 +134,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 	ok, err := e.st.DeleteQueue(ctx, name)
 	if err != nil {
-		return opErr("delete queue", err)
+		return OpFailed("delete queue", err)
 	}
 	if !ok {
 		return notFound("queue %q not found", name)

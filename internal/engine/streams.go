@@ -44,7 +44,7 @@ func (e *Engine) RegisterStreamQuery(ctx context.Context, q StreamQuery) (*Strea
 	}
 	r, err := e.st.RegisterStreamQuery(ctx, q)
 	if err != nil {
-		return nil, opErr("register stream query", err)
+		return nil, OpFailed("register stream query", err)
 	}
 	out := &StreamRegistration{Success: !r.Mismatch, QueryID: r.ID.String(), Name: q.Name, Fresh: r.Fresh, Reset: r.Reset}
 	if r.Mismatch {
@@ -74,7 +74,7 @@ type StateRow struct {
 func (e *Engine) StreamState(ctx context.Context, f StateQuery) ([]StateRow, error) {
 	rows, err := e.st.StreamState(ctx, f)
 	if err != nil {
-		return nil, opErr("state get", err)
+		return nil, OpFailed("state get", err)
 	}
 	out := make([]StateRow, len(rows))
 	for i, r := range rows {
@@ -206,7 +206,7 @@ func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, err
 			}
 			return failed(res, "a value was refused by the database"), nil
 		}
-		return nil, opErr("cycle", err)
+		return nil, OpFailed("cycle", err)
 	}
 }
 

@@ -63,13 +63,13 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 		case op.Ack != nil:
 			a := *op.Ack
 			if err := normalizeAck(&a); err != nil {
-				return nil, invalid("operations[%d]: %s", i, err)
+				return nil, Invalid("operations[%d]: %s", i, err)
 			}
 			acks = append(acks, a)
 		case op.Push != nil:
 			p := *op.Push
 			if p.Queue == "" {
-				return nil, invalid("operations[%d]: queue is required", i)
+				return nil, Invalid("operations[%d]: queue is required", i)
 			}
 			p.Partition = cmp.Or(p.Partition, DefaultPartition)
 			p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
@@ -78,7 +78,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 			}
 			pushes = append(pushes, p)
 		default:
-			return nil, invalid("operations[%d]: empty operation", i)
+			return nil, Invalid("operations[%d]: empty operation", i)
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -90,7 +90,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 			continue
 		}
 		if err != nil {
-			return nil, opErr("transaction", err)
+			return nil, OpFailed("transaction", err)
 		}
 		return res, nil
 	}

@@ -42,7 +42,7 @@ func validatePushItem(it *PushItem, array string, i int) error {
 	}
 	for _, f := range [...]struct{ name, v string }{{"queue", it.Queue}, {"partition", it.Partition}, {"transactionId", it.TransactionID}} {
 		if p := jsonguard.NameProblem(f.v); p != "" {
-			return invalid("bad body: %s.%s %s", at(), f.name, p)
+			return Invalid("bad body: %s.%s %s", at(), f.name, p)
 		}
 	}
 	return nil // the payload was checked when it was made (jsonguard.Payload)
@@ -55,9 +55,9 @@ func payloadOf(b []byte, at string) (jsonguard.Payload, error) {
 	var ge *jsonguard.Error
 	switch {
 	case errors.As(err, &ge):
-		return p, invalid("bad body: %s", ge.Error())
+		return p, Invalid("bad body: %s", ge.Error())
 	case err != nil:
-		return p, invalid("bad body: %s.payload is not valid JSON", at)
+		return p, Invalid("bad body: %s.payload is not valid JSON", at)
 	}
 	return p, nil
 }
@@ -68,7 +68,7 @@ func payloadOf(b []byte, at string) (jsonguard.Payload, error) {
 func validateStreamQuery(q StreamQuery) error {
 	for _, f := range [...]struct{ name, v string }{{"name", q.Name}, {"source_queue", q.SourceQueue}, {"sink_queue", q.SinkQueue}} {
 		if p := jsonguard.NameProblem(f.v); p != "" {
-			return invalid("bad body: %s %s", f.name, p)
+			return Invalid("bad body: %s %s", f.name, p)
 		}
 	}
 	return nil
