@@ -128,7 +128,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	mx := metrics.New(reg, metrics.Sources{
 		Pool:        b.st.PoolStats,
 		Buffers:     func() (int64, int64) { p, f, _ := b.eng.SpoolStats(); return p, f },
-		Maintenance: func() (bool, bool) { return b.eng.Maintenance(context.WithoutCancel(ctx)) },
+		Maintenance: func() (bool, bool) { return b.eng.Modes().Flags(context.WithoutCancel(ctx)) },
 		Spool:       func() (int64, bool) { h := b.eng.SpoolHealth(); return h.DeadSpooled, h.Stalled },
 	})
 	mx.LimitQueues(cfg.Jobs.MetricsMaxQueues)

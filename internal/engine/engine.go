@@ -68,9 +68,9 @@ type Engine struct {
 	parts  *partitionCache             // partition ids by (queue, partition); never stale: ids are forgotten on delete
 	subs   *ttlCache[string, struct{}] // recorded (queue, group) subscriptions, for subscriptionTTL
 	lim    *ttlCache[string, int32]    // each queue's maxSize, for limitTTL
-	maint  maintenanceState
-	groups *Groups      // groups.go: the consumer-group routes
-	dlq    *DeadLetters // dlq.go: the dead-letter routes
+	modes  *Modes                      // maintenance.go: the shared maintenance flags and their routes
+	groups *Groups                     // groups.go: the consumer-group routes
+	dlq    *DeadLetters                // dlq.go: the dead-letter routes
 
 	spool       *spool.Spool
 	dbDown      atomic.Bool   // set when a push found PostgreSQL unreachable; cleared once the spool drains
@@ -106,6 +106,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 		e.hub, e.ownHub = notify.New(st, log), true
 	}
 	e.groups = &Groups{st: st, subs: e.subs, hub: e.hub}
+	e.modes = &Modes{st: st, dbDown: &e.dbDown, health: e.SpoolHealth, spool: opt.Spool, deadSpoolPath: opt.DeadSpoolPath,
+		log: log, replayKick: e.replayKick}
 	e.dlq = &DeadLetters{st: st, hub: e.hub, decrypt: e.DecryptPayload}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
 		sharded(opt.PushWorkers, pushShard)

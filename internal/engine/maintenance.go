@@ -5,14 +5,28 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/queen-go/queen/internal/spool"
+	"github.com/queen-go/queen/internal/store"
 )
 
-// maintenanceState caches the shared maintenance flags of system_state for a moment, so that a push
-// does not cost a read of them, while a change on any broker is seen everywhere within maintenanceTTL.
-type maintenanceState struct {
+// Modes are the maintenance flags every broker on the database shares (system_state): a cached read
+// for the hot paths, so that a push does not cost a read of them while a change on any broker is seen
+// everywhere within maintenanceTTL, and the maintenance routes' fresh reads and switches.
+type Modes struct {
+	st            *store.Store
+	dbDown        *atomic.Bool       // the engine's: while set, the last known flags stand
+	health        func() SpoolHealth // the engine's SpoolHealth
+	spool         *spool.Spool       // nil without a spool
+	deadSpoolPath string
+	log           *slog.Logger
+	replayKick    chan struct{} // the engine's: push maintenance ended, replay the spool now
+
 	mu       sync.Mutex // protects the fields below
 	push     bool
 	pop      bool
@@ -27,37 +41,39 @@ const (
 	MaintenancePop  = "pop_maintenance_mode"
 )
 
-// Maintenance reports the push and pop maintenance flags shared by every broker on the database. When
-// the database cannot be read, the last known values stand.
-func (e *Engine) Maintenance(ctx context.Context) (push, pop bool) {
-	m := &e.maint
+// Modes are the shared maintenance flags and the maintenance routes.
+func (e *Engine) Modes() *Modes { return e.modes }
+
+// Flags reports the push and pop maintenance flags. When the database cannot be read, the last known
+// values stand.
+func (m *Modes) Flags(ctx context.Context) (push, pop bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if time.Since(m.loadedAt) < maintenanceTTL {
 		return m.push, m.pop
 	}
-	if e.dbDown.Load() && !m.loadedAt.IsZero() {
+	if m.dbDown.Load() && !m.loadedAt.IsZero() {
 		return m.push, m.pop // do not spend a connect timeout on every push during an outage
 	}
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	if flags, err := e.st.States(rctx, MaintenancePush, MaintenancePop); err == nil {
+	if flags, err := m.st.States(rctx, MaintenancePush, MaintenancePop); err == nil {
 		m.push, m.pop = flags[MaintenancePush], flags[MaintenancePop]
 	}
 	m.loadedAt = time.Now()
 	return m.push, m.pop
 }
 
-// SetMaintenance switches one maintenance flag for every broker on the database.
-func (e *Engine) SetMaintenance(ctx context.Context, key string, on bool) error {
-	if err := e.st.SetState(ctx, key, on); err != nil {
+// Set switches one maintenance flag for every broker on the database.
+func (m *Modes) Set(ctx context.Context, key string, on bool) error {
+	if err := m.st.SetState(ctx, key, on); err != nil {
 		return OpFailed("maintenance", err)
 	}
-	e.maint.mu.Lock()
-	e.maint.loadedAt = time.Time{}
-	e.maint.mu.Unlock()
+	m.mu.Lock()
+	m.loadedAt = time.Time{}
+	m.mu.Unlock()
 	if !on {
-		signal(e.replayKick)
+		signal(m.replayKick)
 	}
 	return nil
 }
@@ -109,22 +125,22 @@ type PopMaintenanceStatus struct {
 	Message            string `json:"message"`
 }
 
-// MaintenanceStatus reads both flags fresh from the database (the last known ones while it is
+// Status reads both flags fresh from the database (the last known ones while it is
 // unreachable) and the spool's state.
-func (e *Engine) MaintenanceStatus(ctx context.Context) MaintenanceStatus {
-	push, pop := e.freshMaintenance(ctx)
-	b := e.bufferStats()
+func (m *Modes) Status(ctx context.Context) MaintenanceStatus {
+	push, pop := m.fresh(ctx)
+	b := m.bufferStats()
 	v := MaintenanceStatus{MaintenanceMode: push, PopMaintenanceMode: pop, BufferedMessages: b.PendingCount,
-		BufferHealthy: !e.SpoolHealth().Stalled, BufferStats: b}
-	if e.spool != nil {
-		v.FailedReplays = e.spool.Failed()
+		BufferHealthy: !m.health().Stalled, BufferStats: b}
+	if m.spool != nil {
+		v.FailedReplays = m.spool.Failed()
 	}
 	return v
 }
 
-// SwitchMaintenance turns push maintenance on or off for every broker.
-func (e *Engine) SwitchMaintenance(ctx context.Context, on bool) (MaintenanceSwitched, error) {
-	push, _, err := e.switchMaintenance(ctx, MaintenancePush, on)
+// Switch turns push maintenance on or off for every broker.
+func (m *Modes) Switch(ctx context.Context, on bool) (MaintenanceSwitched, error) {
+	push, _, err := m.switchFlag(ctx, MaintenancePush, on)
 	if err != nil {
 		return MaintenanceSwitched{}, err
 	}
@@ -132,21 +148,21 @@ func (e *Engine) SwitchMaintenance(ctx context.Context, on bool) (MaintenanceSwi
 	if push {
 		msg = "Maintenance mode ENABLED. All PUSHes routing to file buffer."
 	}
-	h := e.SpoolHealth()
+	h := m.health()
 	return MaintenanceSwitched{MaintenanceMode: push, BufferedMessages: h.Pending, BufferHealthy: !h.Stalled,
 		Message: msg}, nil
 }
 
-// PopMaintenanceStatus reads the pop maintenance flag fresh.
-func (e *Engine) PopMaintenanceStatus(ctx context.Context) PopMaintenanceStatus {
-	_, pop := e.freshMaintenance(ctx)
+// PopStatus reads the pop maintenance flag fresh.
+func (m *Modes) PopStatus(ctx context.Context) PopMaintenanceStatus {
+	_, pop := m.fresh(ctx)
 	return popMaintenance(pop, "Pop maintenance mode is ON. All POP operations return empty arrays.",
 		"Pop maintenance mode is OFF. Normal operation.")
 }
 
-// SwitchPopMaintenance turns pop maintenance on or off for every broker.
-func (e *Engine) SwitchPopMaintenance(ctx context.Context, on bool) (PopMaintenanceStatus, error) {
-	_, pop, err := e.switchMaintenance(ctx, MaintenancePop, on)
+// SwitchPop turns pop maintenance on or off for every broker.
+func (m *Modes) SwitchPop(ctx context.Context, on bool) (PopMaintenanceStatus, error) {
+	_, pop, err := m.switchFlag(ctx, MaintenancePop, on)
 	if err != nil {
 		return PopMaintenanceStatus{}, err
 	}
@@ -154,13 +170,13 @@ func (e *Engine) SwitchPopMaintenance(ctx context.Context, on bool) (PopMaintena
 		"Pop maintenance mode DISABLED. Normal operation resumed."), nil
 }
 
-// switchMaintenance sets one flag and answers with both as the database now holds them, so that a
+// switchFlag sets one flag and answers with both as the database now holds them, so that a
 // concurrent switch by another broker shows in the answer.
-func (e *Engine) switchMaintenance(ctx context.Context, flag string, on bool) (push, pop bool, err error) {
-	if err := e.SetMaintenance(ctx, flag, on); err != nil {
+func (m *Modes) switchFlag(ctx context.Context, flag string, on bool) (push, pop bool, err error) {
+	if err := m.Set(ctx, flag, on); err != nil {
 		return false, false, err
 	}
-	push, pop = e.freshMaintenance(ctx)
+	push, pop = m.fresh(ctx)
 	return push, pop, nil
 }
 
@@ -172,29 +188,29 @@ func popMaintenance(on bool, ifOn, ifOff string) PopMaintenanceStatus {
 	return PopMaintenanceStatus{Message: ifOff}
 }
 
-// freshMaintenance drops the cached flags first: an operator asking sees another broker's switch at once.
-func (e *Engine) freshMaintenance(ctx context.Context) (push, pop bool) {
-	e.maint.mu.Lock()
-	if !e.dbDown.Load() {
-		e.maint.loadedAt = time.Time{} // while the database is down the last known flags stand
+// fresh drops the cached flags first: an operator asking sees another broker's switch at once.
+func (m *Modes) fresh(ctx context.Context) (push, pop bool) {
+	m.mu.Lock()
+	if !m.dbDown.Load() {
+		m.loadedAt = time.Time{} // while the database is down the last known flags stand
 	}
-	e.maint.mu.Unlock()
-	return e.Maintenance(ctx)
+	m.mu.Unlock()
+	return m.Flags(ctx)
 }
 
 // bufferStats maps the spool onto the contract's buffer numbers. The dead-spool file is counted from
 // disk, so the numbers survive a restart and drop when an operator empties the file.
-func (e *Engine) bufferStats() BufferStats {
-	h := e.SpoolHealth()
-	b := BufferStats{PendingCount: h.Pending, FailedCount: h.DeadSpooled, DBHealthy: !e.dbDown.Load()}
-	if e.opt.DeadSpoolPath == "" {
+func (m *Modes) bufferStats() BufferStats {
+	h := m.health()
+	b := BufferStats{PendingCount: h.Pending, FailedCount: h.DeadSpooled, DBHealthy: !m.dbDown.Load()}
+	if m.deadSpoolPath == "" {
 		b.FailedFiles.FailoverCount = b.FailedCount
 		return b
 	}
-	lines, size, err := countLines(e.opt.DeadSpoolPath)
+	lines, size, err := countLines(m.deadSpoolPath)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			e.log.Warn("maintenance: cannot read the dead-spool file", "file", e.opt.DeadSpoolPath, "error", err)
+			m.log.Warn("maintenance: cannot read the dead-spool file", "file", m.deadSpoolPath, "error", err)
 		}
 		b.FailedFiles.FailoverCount = b.FailedCount
 		return b

@@ -145,7 +145,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 	if r.Partition != "" {
 		r.Partitions = 1
 	}
-	if _, popPaused := e.Maintenance(ctx); popPaused {
+	if _, popPaused := e.modes.Flags(ctx); popPaused {
 		return nil, nil // pop maintenance: every pop answers empty
 	}
 	// tried lists the queues a try found empty; a long-poll's re-tries (after a wake-up or at the

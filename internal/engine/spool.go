@@ -53,7 +53,7 @@ func (e *Engine) divert(ctx context.Context) bool {
 	if e.dbDown.Load() || e.unmigrated.Load() || !e.spool.Empty() {
 		return true
 	}
-	push, _ := e.Maintenance(ctx)
+	push, _ := e.modes.Flags(ctx)
 	return push
 }
 
@@ -106,7 +106,7 @@ func (e *Engine) ReplaySpool(ctx context.Context) error {
 		e.dbDown.Store(false)
 		return nil
 	}
-	if push, _ := e.Maintenance(ctx); push {
+	if push, _ := e.modes.Flags(ctx); push {
 		return nil
 	}
 	n, err := e.spool.Replay(ctx, e.opt.SpoolReplayBatch, e.replay)

@@ -32,7 +32,7 @@ func TestSpoolWriteFailureFailsEveryItem(t *testing.T) {
 	eng := engine.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), engine.Options{Spool: sp})
 	eng.Start(ctx)
 	defer eng.Stop()
-	require.NoError(t, eng.SetMaintenance(ctx, engine.MaintenancePush, true))
+	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, true))
 
 	res, err := eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}, {Queue: "q", Partition: "p", TransactionID: "b"}})
 	require.Nil(t, res)

@@ -115,8 +115,8 @@ var Routes = []Route{
 	{"GET", "/metrics/prometheus", Public, "Prometheus text exposition of the broker's registry", (*Server).handleMetricsPrometheus},
 
 	// System.
-	{"GET", "/api/v1/system/maintenance", Admin, "push maintenance flag (pushes diverted to the disk spool)", ok(maintenanceStatus((*engine.Engine).MaintenanceStatus))},
-	{"POST", "/api/v1/system/maintenance", Admin, "switch push maintenance for every broker: {\"enabled\":bool}", ok(maintenanceSwitch((*engine.Engine).SwitchMaintenance))},
-	{"GET", "/api/v1/system/maintenance/pop", Admin, "pop maintenance flag (pops answer 204)", ok(maintenanceStatus((*engine.Engine).PopMaintenanceStatus))},
-	{"POST", "/api/v1/system/maintenance/pop", Admin, "switch pop maintenance for every broker: {\"enabled\":bool}", ok(maintenanceSwitch((*engine.Engine).SwitchPopMaintenance))},
+	{"GET", "/api/v1/system/maintenance", Admin, "push maintenance flag (pushes diverted to the disk spool)", ok(maintenanceStatus((*engine.Modes).Status))},
+	{"POST", "/api/v1/system/maintenance", Admin, "switch push maintenance for every broker: {\"enabled\":bool}", ok(maintenanceSwitch((*engine.Modes).Switch))},
+	{"GET", "/api/v1/system/maintenance/pop", Admin, "pop maintenance flag (pops answer 204)", ok(maintenanceStatus((*engine.Modes).PopStatus))},
+	{"POST", "/api/v1/system/maintenance/pop", Admin, "switch pop maintenance for every broker: {\"enabled\":bool}", ok(maintenanceSwitch((*engine.Modes).SwitchPop))},
 }

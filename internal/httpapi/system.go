@@ -8,15 +8,15 @@ import (
 )
 
 // Push and pop maintenance have the same two routes each, a read of the flag and a switch; they
-// differ only in the engine methods the route table hands these.
+// differ only in the Modes methods the route table hands these.
 
-func maintenanceStatus[T any](read func(e *engine.Engine, ctx context.Context) T) call[T] {
-	return func(s *Server, q request) (T, error) { return read(s.eng, q.Context()), nil }
+func maintenanceStatus[T any](read func(m *engine.Modes, ctx context.Context) T) call[T] {
+	return func(s *Server, q request) (T, error) { return read(s.eng.Modes(), q.Context()), nil }
 }
 
 // maintenanceSwitch reads the {"enabled":bool} body both switches take; a missing or non-boolean
 // enabled gets the contract's one text.
-func maintenanceSwitch[T any](flip func(e *engine.Engine, ctx context.Context, on bool) (T, error)) call[T] {
+func maintenanceSwitch[T any](flip func(m *engine.Modes, ctx context.Context, on bool) (T, error)) call[T] {
 	return func(s *Server, q request) (T, error) {
 		var body struct {
 			Enabled json.RawMessage `json:"enabled"`
@@ -30,6 +30,6 @@ func maintenanceSwitch[T any](flip func(e *engine.Engine, ctx context.Context, o
 			var zero T
 			return zero, badRequest("enabled (boolean) is required")
 		}
-		return flip(s.eng, q.Context(), on)
+		return flip(s.eng.Modes(), q.Context(), on)
 	}
 }
