@@ -317,6 +317,18 @@ func (e *Engine) announceReleased(released map[string][]string) {
 	}
 }
 
+// delivered is the ack rule for a message ahead of the cursor (docs/decisions.md, "Ack rule"): an ack
+// may only settle what was delivered. Under the live lease that is (ClaimCursor, DeliveredSeq], what
+// the lease's pop handed out; without a leaseId, anything up to DeliveredSeq, the last message any pop
+// of the group delivered from the partition (an expired lease's messages included). An ack past that
+// would move the cursor over messages nobody received.
+func delivered(st *store.ConsumerState, seq int64, withLease bool) bool {
+	if withLease {
+		return st.ClaimCursor < seq && seq <= st.DeliveredSeq
+	}
+	return seq <= st.DeliveredSeq
+}
+
 // ackDecider applies ack items in order to the in-memory state of the locked consumer rows.
 type ackDecider struct {
 	states   map[store.ConsumerKey]*store.ConsumerState

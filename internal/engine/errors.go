@@ -60,6 +60,9 @@ const (
 	RejectLease        = "invalid or expired lease"
 	RejectCommitted    = "already committed: the cursor moved past this message before this ack"
 	RejectUnresolvable = "unresolvable: transaction not in the ack window (hash purged or never pushed); if leased, the message redelivers"
+	// RejectNotDelivered answers an ack for a message ahead of the group's cursor that was never delivered
+	// to it: under a lease, beyond what that lease delivered; without one, beyond anything popped.
+	RejectNotDelivered = "not delivered: this message was not delivered under this lease; only delivered messages can be acknowledged"
 )
 
 // NotFoundError names something addressed that does not exist (HTTP 404).
