@@ -26,6 +26,8 @@ var rules = []struct {
 		"the read models and the streams runtime sit beside the engine and call it; it never calls them"},
 	{"internal/views", []string{module + "internal/httpapi", "net/http", "github.com/jackc/"},
 		"the read models answer in typed values over the store; the transport maps them to HTTP"},
+	{"internal/streams", []string{module + "internal/httpapi", module + "internal/views", "net/http", "github.com/jackc/"},
+		"the streams service answers in typed values over the store and the engine; the transport maps them to HTTP"},
 	{"internal/auth", []string{module + "internal/config"},
 		"auth takes its own Options; the broker converts the configuration"},
 	{"internal/maintenance", []string{module + "internal/engine", module + "internal/httpapi", "net/http"},

@@ -30,6 +30,7 @@ import (
 	"github.com/queen-go/queen/internal/pgcluster"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/streams"
 	"github.com/queen-go/queen/internal/version"
 	"github.com/queen-go/queen/internal/views"
 	"github.com/queen-go/queen/internal/webui"
@@ -190,7 +191,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	api := httpapi.New(b.eng, views.New(b.st, b.spool, b.eng), log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
+	api := httpapi.New(b.eng, views.New(b.st, b.spool, b.eng), streams.New(b.st, b.eng), log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, MaxBatchItems: cfg.MaxBatchItems, DefaultTimeout: cfg.DefaultTimeout,
 		DefaultBatchSize: cfg.DefaultBatchSize, Version: version.Release, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
 	})

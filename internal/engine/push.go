@@ -221,30 +221,33 @@ func (e *Engine) pushOnce(ctx context.Context, items []PushItem) ([]PushResult, 
 	var pidOf uuid.UUID
 	for i, o := range outs {
 		it := &items[i]
-		r := PushResult{Index: i, TransactionID: it.TransactionID, QueueName: it.Queue}
 		switch {
-		case o.Inserted:
-			r.Status = StatusQueued
-			r.MessageID = idText(ids, i)
-			if pidText == "" || pids[i] != pidOf {
-				pidText, pidOf = pids[i].String(), pids[i]
-			}
-			r.PartitionID = pidText
-			r.TraceID = nullTraceID
-			if it.TraceID != nil {
-				r.TraceID = it.TraceID.String()
-			}
-		case o.ExistingID != uuid.Nil:
-			r.Status = StatusDuplicate
-			r.MessageID = o.ExistingID.String()
-		default:
+		case o.Inserted && (pidText == "" || pids[i] != pidOf):
+			pidText, pidOf = pids[i].String(), pids[i]
+		case !o.Inserted && o.ExistingID == uuid.Nil:
 			stale = append(stale, store.PartitionKey{Queue: it.Queue, Partition: it.Partition})
 		}
-		res[i] = r
+		res[i] = pushResult(i, it, o, idText(ids, i), pidText)
 	}
 	e.announcePushed(items, pids)
 	e.observePush(res)
 	return res, stale, nil
+}
+
+// pushResult answers item i of a push from its stored outcome: queued with the new message's id and
+// partition, or a duplicate naming the message already stored.
+func pushResult(i int, it *PushItem, o store.PushOutcome, id, partitionID string) PushResult {
+	r := PushResult{Index: i, TransactionID: it.TransactionID, QueueName: it.Queue}
+	switch {
+	case o.Inserted:
+		r.Status, r.MessageID, r.PartitionID, r.TraceID = StatusQueued, id, partitionID, nullTraceID
+		if it.TraceID != nil {
+			r.TraceID = it.TraceID.String()
+		}
+	case o.ExistingID != uuid.Nil:
+		r.Status, r.MessageID = StatusDuplicate, o.ExistingID.String()
+	}
+	return r
 }
 
 // announcePushed wakes, per queue, as many parked pops as the push filled partitions, and those parked

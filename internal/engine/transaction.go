@@ -7,8 +7,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-
-	"github.com/queen-go/queen/internal/store"
 )
 
 // TxOp is one operation of an atomic transaction: an acknowledgement or a push of one item.
@@ -48,9 +46,6 @@ type TxPushResult struct {
 	QueueName     string `json:"queueName"`
 }
 
-// errTxStale means a pushed-to partition vanished between lookup and insert (its queue was deleted).
-var errTxStale = errors.New("partition vanished")
-
 // Transaction applies every operation in one PostgreSQL transaction: all take effect or none do. A
 // duplicate push (QDUP), a rejected ack (QTXN) or a push into a full queue (QFULL, maxSize) rolls
 // everything back and is reported with Success false; a failed ack spends the same retry budget as
@@ -81,95 +76,51 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 			return nil, Invalid("operations[%d]: empty operation", i)
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		res, err := e.transactionOnce(ctx, ops, acks, pushes)
-		if errors.Is(err, errTxStale) && attempt < 2 {
-			for _, p := range pushes {
-				e.parts.forget(store.PartitionKey{Queue: p.Queue, Partition: p.Partition})
-			}
-			continue
-		}
-		if err != nil {
-			return nil, OpFailed("transaction", err)
-		}
-		return res, nil
-	}
-}
-
-func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem, pushes []PushItem) (*TxResult, error) {
 	res := &TxResult{TransactionID: uuid.Must(uuid.NewV7()).String(), Results: []any{}}
-	refused, err := e.admit(ctx, pushes)
-	if err != nil {
-		return nil, err
-	}
-	for _, why := range refused {
-		if why != "" {
-			res.Error = "QFULL " + why
-			return res, nil
-		}
-	}
-	pids, err := e.partitionIDs(ctx, pushes)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := e.st.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	rollback := func(msg string) (*TxResult, error) {
-		res.Success, res.Error = false, msg
-		return res, nil
-	}
-
+	var plan *ackRun
 	var ackRes []AckResult
-	plan := ackPlan(acks, true)
-	if len(acks) > 0 {
-		err := tx.Ack(ctx, plan.targets, plan.decide)
-		ackRes = plan.results
-		if errors.Is(err, errAckRejected) {
-			for _, r := range ackRes {
-				if r.Error != nil && !r.Success {
-					return rollback("QTXN ack rejected: " + *r.Error)
+	var pushRes []PushResult
+	err := e.InPushTx(ctx, pushes, func(tx *PushTx) error {
+		plan, ackRes = ackPlan(acks, true), nil
+		if len(acks) > 0 {
+			err := tx.Ack(ctx, plan.targets, plan.decide)
+			ackRes = plan.results
+			if errors.Is(err, errAckRejected) {
+				for _, r := range ackRes {
+					if r.Error != nil && !r.Success {
+						return &txRolledBack{"QTXN ack rejected: " + *r.Error}
+					}
 				}
 			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-
-	rows := make([]store.PushRow, len(pushes))
-	if err := e.pushRows(ctx, pushes, pids, rows); err != nil {
-		return nil, err
-	}
-	if len(rows) > 0 {
-		outs, err := tx.Push(ctx, rows)
-		if err != nil {
-			return nil, err
-		}
-		for i, o := range outs {
-			switch {
-			case o.Inserted:
-			case o.ExistingID != uuid.Nil:
-				return rollback(fmt.Sprintf("QDUP duplicate transactionId %s in %s/%s", pushes[i].TransactionID, pushes[i].Queue, pushes[i].Partition))
-			default:
-				return nil, errTxStale
+			if err != nil {
+				return err
 			}
 		}
+		var err error
+		if pushRes, err = tx.InsertPushes(ctx); err != nil {
+			return err
+		}
+		for i, r := range pushRes {
+			if r.Status == StatusDuplicate {
+				return &txRolledBack{fmt.Sprintf("QDUP duplicate transactionId %s in %s/%s", pushes[i].TransactionID, pushes[i].Queue, pushes[i].Partition)}
+			}
+		}
+		return nil
+	})
+	var refused *PushRefused
+	var rolledBack *txRolledBack
+	switch {
+	case errors.As(err, &refused):
+		res.Error = "QFULL " + refused.Why
+		return res, nil
+	case errors.As(err, &rolledBack):
+		res.Error = rolledBack.msg
+		return res, nil
+	case err != nil:
+		return nil, OpFailed("transaction", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, err
-	}
-	committed = true
 	e.announceReleased(plan.released)
 	e.leaseAcked(acks, ackRes)
-	e.announcePushed(pushes, pids)
 
 	ai, pi := 0, 0
 	for i, op := range ops {
@@ -180,11 +131,16 @@ func (e *Engine) transactionOnce(ctx context.Context, ops []TxOp, acks []AckItem
 				TransactionID: r.TransactionID, Error: r.Error, DLQ: r.DLQ, LeaseReleased: r.LeaseReleased})
 			continue
 		}
+		p := pushRes[pi]
 		res.Results = append(res.Results, TxPushResult{Index: i, Type: "push", Success: true,
-			TransactionID: pushes[pi].TransactionID, MessageID: rows[pi].ID.String(), PartitionID: pids[pi].String(),
-			QueueName: pushes[pi].Queue})
+			TransactionID: p.TransactionID, MessageID: p.MessageID, PartitionID: p.PartitionID, QueueName: p.QueueName})
 		pi++
 	}
 	res.Success = true
 	return res, nil
 }
+
+// txRolledBack rolls a transaction back because of what it asked for: answered Success false.
+type txRolledBack struct{ msg string }
+
+func (r *txRolledBack) Error() string { return r.msg }

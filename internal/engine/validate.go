@@ -61,15 +61,3 @@ func payloadOf(b []byte, at string) (jsonguard.Payload, error) {
 	}
 	return p, nil
 }
-
-// validateStreamQuery applies the name limits of every identifier (jsonguard.NameProblem: the same
-// 255 bytes as queues and partitions) to a stream query's names, which the route's body rules do not
-// know as names.
-func validateStreamQuery(q StreamQuery) error {
-	for _, f := range [...]struct{ name, v string }{{"name", q.Name}, {"source_queue", q.SourceQueue}, {"sink_queue", q.SinkQueue}} {
-		if p := jsonguard.NameProblem(f.v); p != "" {
-			return Invalid("bad body: %s %s", f.name, p)
-		}
-	}
-	return nil
-}

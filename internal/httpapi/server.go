@@ -12,6 +12,7 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpx"
 	"github.com/queen-go/queen/internal/metrics"
+	"github.com/queen-go/queen/internal/streams"
 	"github.com/queen-go/queen/internal/views"
 )
 
@@ -39,18 +40,19 @@ type Options struct {
 
 // Server answers the broker's HTTP API.
 type Server struct {
-	eng   *engine.Engine // queue semantics: push, pop, ack, groups, DLQ, streams, maintenance
-	views *views.Views   // the read models: status, analytics, samples, queues, messages, traces
-	log   *slog.Logger
-	opt   Options
-	mux   *http.ServeMux
+	eng     *engine.Engine   // queue semantics: push, pop, ack, groups, DLQ, maintenance
+	views   *views.Views     // the read models: status, analytics, samples, queues, messages, traces
+	streams *streams.Service // the stream processor's registry, state and cycles
+	log     *slog.Logger
+	opt     Options
+	mux     *http.ServeMux
 	// bodies admits large request bodies within Options.BodyBudget.
 	bodies *bodyGate
 }
 
 // New builds the handler for the route table.
-func New(eng *engine.Engine, vw *views.Views, log *slog.Logger, opt Options) *Server {
-	s := &Server{eng: eng, views: vw, log: log, opt: opt, mux: http.NewServeMux()}
+func New(eng *engine.Engine, vw *views.Views, sv *streams.Service, log *slog.Logger, opt Options) *Server {
+	s := &Server{eng: eng, views: vw, streams: sv, log: log, opt: opt, mux: http.NewServeMux()}
 	s.bodies = newBodyGate(cmp.Or(opt.BodyBudget, opt.MaxBodyBytes, 64<<20))
 	for _, rt := range Routes {
 		s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))

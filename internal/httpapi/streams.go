@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/streams"
 )
 
 // object reads a body that must be one JSON object into its raw fields.
@@ -53,7 +53,7 @@ func (s *Server) handleStreamsRegister(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	var q engine.StreamQuery
+	var q streams.Query
 	if err := readStrings(required(m["name"], &q.Name, "name is required"), required(m["source_queue"], &q.SourceQueue, "source_queue is required"),
 		required(m["config_hash"], &q.ConfigHash, "config_hash is required"), optional(m["sink_queue"], &q.SinkQueue, "sink_queue must be a string")); err != nil {
 		return err
@@ -62,7 +62,7 @@ func (s *Server) handleStreamsRegister(w http.ResponseWriter, r *http.Request) e
 	if q.Reset, ok = optBool(m["reset"], false); !ok {
 		return badRequest("reset must be a boolean")
 	}
-	res, err := s.eng.RegisterStreamQuery(r.Context(), q)
+	res, err := s.streams.Register(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -74,12 +74,12 @@ func (s *Server) handleStreamsRegister(w http.ResponseWriter, r *http.Request) e
 	return nil
 }
 
-func (s *Server) handleStreamsCycle(q request) (*engine.CycleResult, error) {
+func (s *Server) handleStreamsCycle(q request) (*streams.CycleResult, error) {
 	m, err := q.object()
 	if err != nil {
 		return nil, err
 	}
-	var req engine.CycleRequest
+	var req streams.CycleRequest
 	if err := readStrings(required(m["query_id"], &req.QueryID, "query_id is required"), required(m["partition_id"], &req.PartitionID, "partition_id is required")); err != nil {
 		return nil, err
 	}
@@ -114,10 +114,10 @@ func (s *Server) handleStreamsCycle(q request) (*engine.CycleResult, error) {
 		}
 		req.Ack = a
 	}
-	return s.eng.Cycle(q.Context(), req)
+	return s.streams.Cycle(q.Context(), req)
 }
 
-func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
+func parseStateOps(raw json.RawMessage) ([]streams.StateOp, string) {
 	if !present(raw) {
 		return nil, ""
 	}
@@ -125,7 +125,7 @@ func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
 	if raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
 		return nil, "state_ops must be an array of objects"
 	}
-	ops := make([]engine.StateOp, len(elems))
+	ops := make([]streams.StateOp, len(elems))
 	for i, el := range elems {
 		typ, ok := optString(el["type"])
 		if !ok {
@@ -135,10 +135,10 @@ func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
 		if !ok || !present(el["key"]) {
 			return nil, fmt.Sprintf("state_ops[%d]: key must be a string", i)
 		}
-		ops[i] = engine.StateOp{Type: typ, Key: key, Value: el["value"]}
+		ops[i] = streams.StateOp{Type: typ, Key: key, Value: el["value"]}
 		if raw, ok := el["expect"]; ok {
 			// Absent: no check; null: the key must not exist; a string: the updated_at read.
-			ex := &engine.StateExpect{Absent: !present(raw)}
+			ex := &streams.StateExpect{Absent: !present(raw)}
 			if !ex.Absent {
 				at, ok := optString(raw)
 				t, err := time.Parse(time.RFC3339Nano, at)
@@ -153,7 +153,7 @@ func parseStateOps(raw json.RawMessage) ([]engine.StateOp, string) {
 	return ops, ""
 }
 
-func parseCycleAck(raw json.RawMessage) (*engine.CycleAck, string) {
+func parseCycleAck(raw json.RawMessage) (*streams.CycleAck, string) {
 	// The cycle's ack is an acknowledgement with a count; it names no partition (the cycle does).
 	var a struct {
 		rawAck
@@ -162,7 +162,7 @@ func parseCycleAck(raw json.RawMessage) (*engine.CycleAck, string) {
 	if raw[0] != '{' || json.Unmarshal(raw, &a) != nil {
 		return nil, "ack must be an object"
 	}
-	out := &engine.CycleAck{}
+	out := &streams.CycleAck{}
 	var ok bool
 	if out.TransactionID, ok = optString(a.TransactionID); !ok {
 		return nil, "ack.transactionId is required"
@@ -195,7 +195,7 @@ func (s *Server) handleStreamsStateGet(q request) (map[string]any, error) {
 	if err := readStrings(required(m["query_id"], &qid, "query_id is required"), required(m["partition_id"], &pid, "partition_id is required")); err != nil {
 		return nil, err
 	}
-	var f engine.StateQuery
+	var f streams.StateQuery
 	var ok bool
 	if f.QueryID, ok = parseUUID(qid); !ok {
 		return nil, badRequest(fmt.Sprintf("query_id must be a UUID (got %q)", qid))
@@ -218,7 +218,7 @@ func (s *Server) handleStreamsStateGet(q request) (map[string]any, error) {
 			f.RipeAtOrBefore = &n
 		}
 	}
-	rows, err := s.eng.StreamState(q.Context(), f)
+	rows, err := s.streams.State(q.Context(), f)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,8 @@
-package engine
+// Package streams is the broker side of the fat-client stream processor (client/streams): operators run
+// in the client; the broker keeps a registry of queries, a key/value state per (query, source
+// partition), and commits each processing cycle (state changes, sink pushes, source ack) in one
+// PostgreSQL transaction through the engine's push rules.
+package streams
 
 import (
 	"cmp"
@@ -12,20 +16,26 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/jsonguard"
 	"github.com/queen-go/queen/internal/store"
 )
 
-// Streams: the broker side of the fat-client stream processor (client/streams). Operators run
-// in the client; the broker keeps a registry of queries, a key/value state per (query, source
-// partition) and commits each processing cycle (state changes, sink pushes, source ack) in one
-// PostgreSQL transaction.
+// Service answers the /streams/v1 routes.
+type Service struct {
+	st  *store.Store
+	eng *engine.Engine
+}
 
-// StreamQuery registers a stream query (POST /streams/v1/queries).
-type StreamQuery = store.StreamQuery
+// New serves streams over st; cycles push and ack through eng.
+func New(st *store.Store, eng *engine.Engine) *Service { return &Service{st: st, eng: eng} }
 
-// StreamRegistration answers a registration. Conflict is set (and nothing changed) when the stored
+// Query registers a stream query (POST /streams/v1/queries).
+type Query = store.StreamQuery
+
+// Registration answers a registration. Conflict is set (and nothing changed) when the stored
 // config hash differs and no reset was asked for.
-type StreamRegistration struct {
+type Registration struct {
 	Success    bool   `json:"success"`
 	QueryID    string `json:"query_id"`
 	Name       string `json:"name"`
@@ -36,17 +46,17 @@ type StreamRegistration struct {
 	Conflict   bool   `json:"-"`
 }
 
-// RegisterStreamQuery inserts the query or compares its config hash with the stored one. reset wipes
+// Register inserts the query or compares its config hash with the stored one. reset wipes
 // the state only when the hash changed: an unchanged chain keeps its state whatever reset says.
-func (e *Engine) RegisterStreamQuery(ctx context.Context, q StreamQuery) (*StreamRegistration, error) {
-	if err := validateStreamQuery(q); err != nil {
+func (s *Service) Register(ctx context.Context, q Query) (*Registration, error) {
+	if err := validate(q); err != nil {
 		return nil, err
 	}
-	r, err := e.st.RegisterStreamQuery(ctx, q)
+	r, err := s.st.RegisterStreamQuery(ctx, q)
 	if err != nil {
-		return nil, OpFailed("register stream query", err)
+		return nil, engine.OpFailed("register stream query", err)
 	}
-	out := &StreamRegistration{Success: !r.Mismatch, QueryID: r.ID.String(), Name: q.Name, Fresh: r.Fresh, Reset: r.Reset}
+	out := &Registration{Success: !r.Mismatch, QueryID: r.ID.String(), Name: q.Name, Fresh: r.Fresh, Reset: r.Reset}
 	if r.Mismatch {
 		out.Conflict = true
 		out.Error = fmt.Sprintf("config_hash mismatch: operator chain changed for queryId '%s'. Pass reset:true to wipe existing state, or use a new queryId.", q.Name)
@@ -70,11 +80,11 @@ type StateRow struct {
 	UpdatedAt string          `json:"updated_at"`
 }
 
-// StreamState returns the matching state rows ordered by key; missing keys are simply absent.
-func (e *Engine) StreamState(ctx context.Context, f StateQuery) ([]StateRow, error) {
-	rows, err := e.st.StreamState(ctx, f)
+// State returns the matching state rows ordered by key; missing keys are simply absent.
+func (s *Service) State(ctx context.Context, f StateQuery) ([]StateRow, error) {
+	rows, err := s.st.StreamState(ctx, f)
 	if err != nil {
-		return nil, OpFailed("state get", err)
+		return nil, engine.OpFailed("state get", err)
 	}
 	out := make([]StateRow, len(rows))
 	for i, r := range rows {
@@ -117,7 +127,7 @@ type CycleRequest struct {
 	CycleID      string
 	ReleaseLease bool
 	StateOps     []StateOp
-	PushItems    []PushItem
+	PushItems    []engine.PushItem
 	Invalid      string // part of the body could not be read: the cycle fails with this text
 	Ack          *CycleAck
 }
@@ -133,14 +143,14 @@ type CycleAckResult struct {
 // CycleResult answers a cycle. Success false means everything of the cycle was rolled back; it is
 // still a completed call (HTTP 200). Infrastructure failures are returned as errors instead.
 type CycleResult struct {
-	Success         bool            `json:"success"`
-	Error           string          `json:"error,omitempty"`
-	QueryID         string          `json:"query_id"`
-	PartitionID     string          `json:"partition_id"`
-	QueueName       *string         `json:"queueName"`
-	StateOpsApplied int             `json:"state_ops_applied"`
-	PushResults     []PushResult    `json:"push_results"`
-	AckResult       *CycleAckResult `json:"ack_result"`
+	Success         bool                `json:"success"`
+	Error           string              `json:"error,omitempty"`
+	QueryID         string              `json:"query_id"`
+	PartitionID     string              `json:"partition_id"`
+	QueueName       *string             `json:"queueName"`
+	StateOpsApplied int                 `json:"state_ops_applied"`
+	PushResults     []engine.PushResult `json:"push_results"`
+	AckResult       *CycleAckResult     `json:"ack_result"`
 	// Duplicate: the cycle_id was committed before; this call applied nothing.
 	Duplicate bool `json:"duplicate,omitempty"`
 }
@@ -178,36 +188,32 @@ func fail(format string, args ...any) error { return &cycleFailure{msg: fmt.Spri
 //     find its row, so a flush of windows another cycle closed is refused.
 //   - A repeat of a committed cycle with the same cycle_id, or without an ack and id with the same
 //     body, applies nothing and says so (Duplicate).
-func (e *Engine) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, error) {
-	res := &CycleResult{QueryID: req.QueryID, PartitionID: req.PartitionID, PushResults: []PushResult{}}
-	for attempt := 0; ; attempt++ {
-		err := e.cycleOnce(ctx, req, res)
-		var cf *cycleFailure
-		var pe *store.PgError
-		var sc *store.StateConflictError
-		switch {
-		case err == nil:
-			res.Success = true
-			return res, nil
-		case errors.Is(err, errTxStale) && attempt < 2:
-			for _, p := range req.PushItems {
-				e.parts.forget(store.PartitionKey{Queue: p.Queue, Partition: p.Partition})
-			}
-			continue
-		case errors.As(err, &cf):
-			return failed(res, cf.msg), nil
-		case errors.As(err, &sc):
-			return failed(res, sc.Error()), nil
-		case errors.As(err, &pe) && !transientPg(pe.Code):
-			// A statement-level failure is the cycle's own fault; the connection and the pool are fine.
-			// Its text names tables and constraints, so the answer says what it means instead.
-			if pe.Code == "23503" {
-				return failed(res, fmt.Sprintf("query_id %s is not registered", req.QueryID)), nil
-			}
-			return failed(res, "a value was refused by the database"), nil
+func (s *Service) Cycle(ctx context.Context, req CycleRequest) (*CycleResult, error) {
+	res := &CycleResult{QueryID: req.QueryID, PartitionID: req.PartitionID, PushResults: []engine.PushResult{}}
+	err := s.cycle(ctx, req, res)
+	var cf *cycleFailure
+	var refused *engine.PushRefused
+	var pe *store.PgError
+	var sc *store.StateConflictError
+	switch {
+	case err == nil:
+		res.Success = true
+		return res, nil
+	case errors.As(err, &cf):
+		return failed(res, cf.msg), nil
+	case errors.As(err, &refused):
+		return failed(res, fmt.Sprintf("push_items[%d]: %s", refused.Index, refused.Why)), nil
+	case errors.As(err, &sc):
+		return failed(res, sc.Error()), nil
+	case errors.As(err, &pe) && !transientPg(pe.Code):
+		// A statement-level failure is the cycle's own fault; the connection and the pool are fine.
+		// Its text names tables and constraints, so the answer says what it means instead.
+		if pe.Code == "23503" {
+			return failed(res, fmt.Sprintf("query_id %s is not registered", req.QueryID)), nil
 		}
-		return nil, OpFailed("cycle", err)
+		return failed(res, "a value was refused by the database"), nil
 	}
+	return nil, engine.OpFailed("cycle", err)
 }
 
 // cycleIdentity is what a repeat of req is recognised by, and for how long: its cycle_id, or for a
@@ -224,7 +230,7 @@ func cycleIdentity(req CycleRequest) (string, time.Duration) {
 	b, err := json.Marshal(struct {
 		Group  string
 		Ops    []StateOp
-		Pushes []PushItem
+		Pushes []engine.PushItem
 	}{req.ConsumerGroup, req.StateOps, req.PushItems})
 	if err != nil {
 		return "", 0 // not reached: the parts were decoded from JSON
@@ -235,7 +241,7 @@ func cycleIdentity(req CycleRequest) (string, time.Duration) {
 
 func failed(res *CycleResult, msg string) *CycleResult {
 	res.Success, res.Error = false, msg
-	res.StateOpsApplied, res.PushResults, res.AckResult = 0, []PushResult{}, nil
+	res.StateOpsApplied, res.PushResults, res.AckResult = 0, []engine.PushResult{}, nil
 	return res
 }
 
@@ -248,7 +254,7 @@ func parseCycleUUID(s string) (uuid.UUID, error) {
 	return id, nil
 }
 
-func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResult) error {
+func (s *Service) cycle(ctx context.Context, req CycleRequest, res *CycleResult) error {
 	qid, err := parseCycleUUID(req.QueryID)
 	if err != nil {
 		return err
@@ -260,7 +266,7 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 	if req.Invalid != "" {
 		return fail("%s", req.Invalid)
 	}
-	group := cmp.Or(req.ConsumerGroup, QueueMode)
+	group := cmp.Or(req.ConsumerGroup, engine.QueueMode)
 	ops := make([]store.StateOp, len(req.StateOps))
 	for i, op := range req.StateOps {
 		switch op.Type {
@@ -285,12 +291,12 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		ops[i].MustExist = req.Ack == nil
 
 	}
-	pushes := make([]PushItem, len(req.PushItems))
+	pushes := make([]engine.PushItem, len(req.PushItems))
 	for i, p := range req.PushItems {
 		if p.Queue == "" {
 			return fail("push_items[%d]: queue is required", i)
 		}
-		p.Partition = cmp.Or(p.Partition, DefaultPartition)
+		p.Partition = cmp.Or(p.Partition, engine.DefaultPartition)
 		if len(p.Queue) > 255 || len(p.Partition) > 255 {
 			return fail("push_items[%d]: queue and partition names are limited to 255 bytes", i)
 		}
@@ -303,9 +309,9 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		if a.TransactionID == "" {
 			return fail("ack.transactionId is required")
 		}
-		a.Status = cmp.Or(a.Status, AckCompleted)
+		a.Status = cmp.Or(a.Status, engine.AckCompleted)
 		switch a.Status {
-		case AckCompleted, AckSuccess, AckFailed, AckDLQ:
+		case engine.AckCompleted, engine.AckSuccess, engine.AckFailed, engine.AckDLQ:
 		default:
 			return fail("Unknown ack.status: %s", a.Status)
 		}
@@ -315,122 +321,61 @@ func (e *Engine) cycleOnce(ctx context.Context, req CycleRequest, res *CycleResu
 		ack = &a
 	}
 
-	// Partitions are created (and maxSize checked) before the transaction, as for every push: creation
-	// must not hold locks inside it.
-	var pids []uuid.UUID
-	rows := make([]store.PushRow, len(pushes))
-	if len(pushes) > 0 {
-		refused, err := e.admit(ctx, pushes)
+	// Partitions are created (and maxSize checked) before the transaction, as for every push; their
+	// ids are UUIDv7 minted in emit order, so sink order equals emit order.
+	return s.eng.InPushTx(ctx, pushes, func(tx *engine.PushTx) error {
+		queue, err := tx.StreamSourceQueue(ctx, pid)
 		if err != nil {
 			return err
 		}
-		for i, why := range refused {
-			if why != "" {
-				return fail("push_items[%d]: %s", i, why)
+		res.QueueName = nil
+		if queue != "" {
+			res.QueueName = &queue
+		}
+		if err := tx.LockStreamShard(ctx, qid, pid); err != nil {
+			return err
+		}
+		if id, keep := cycleIdentity(req); id != "" {
+			fresh, err := tx.RecordStreamCycle(ctx, qid, pid, id, keep)
+			if err != nil {
+				return err
+			}
+			if !fresh {
+				res.Duplicate = true
+				return engine.ErrRollback // nothing was written
 			}
 		}
-		if pids, err = e.partitionIDs(ctx, pushes); err != nil {
-			return err
-		}
-		// IDs are UUIDv7 minted in emit order: sink order equals emit order.
-		if err = e.pushRows(ctx, pushes, pids, rows); err != nil {
-			return err
-		}
-	}
-
-	tx, err := e.st.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	queue, err := tx.StreamSourceQueue(ctx, pid)
-	if err != nil {
-		return err
-	}
-	if queue != "" {
-		res.QueueName = &queue
-	}
-	if err := tx.LockStreamShard(ctx, qid, pid); err != nil {
-		return err
-	}
-	if id, keep := cycleIdentity(req); id != "" {
-		fresh, err := tx.RecordStreamCycle(ctx, qid, pid, id, keep)
-		if err != nil {
-			return err
-		}
-		if !fresh {
-			res.Duplicate = true // rolled back by the deferred Rollback: nothing was written
-			return nil
-		}
-	}
-	if ack == nil {
-		leased, err := tx.StreamSourceLeased(ctx, pid, group)
-		if err != nil {
-			return err
-		}
-		if leased {
-			return fail("%s", RejectSourceLeased)
-		}
-	}
-	if err := tx.ApplyStateOps(ctx, qid, pid, ops); err != nil {
-		return err
-	}
-	var ackRes *CycleAckResult
-	if ack != nil {
-		target := store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: pid, Group: group}, TransactionID: ack.TransactionID}
-		d := cycleAckDecision(*ack, target.ConsumerKey, req.ReleaseLease)
-		if err := tx.Ack(ctx, []store.AckTarget{target}, d.decide); err != nil {
-			return err
-		}
-		ackRes = &d.result
-	}
-	var pushRes []PushResult
-	if len(rows) > 0 {
-		outs, err := tx.Push(ctx, rows)
-		if err != nil {
-			return err
-		}
-		pushRes = make([]PushResult, len(rows))
-		for i, o := range outs {
-			p := pushes[i]
-			r := PushResult{Index: i, TransactionID: p.TransactionID, QueueName: p.Queue}
-			switch {
-			case o.Inserted:
-				r.Status, r.MessageID, r.PartitionID, r.TraceID = StatusQueued, rows[i].ID.String(), pids[i].String(), jsonNull
-				if p.TraceID != nil {
-					r.TraceID = p.TraceID.String()
-				}
-			case o.ExistingID != uuid.Nil:
-				r.Status, r.MessageID = StatusDuplicate, o.ExistingID.String()
-			default:
-				return errTxStale
+		if ack == nil {
+			leased, err := tx.StreamSourceLeased(ctx, pid, group)
+			if err != nil {
+				return err
 			}
-			pushRes[i] = r
+			if leased {
+				return fail("%s", RejectSourceLeased)
+			}
 		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return err
-	}
-	committed = true
-	if ackRes != nil && ackRes.LeaseReleased && queue != "" {
-		e.hub.Announce(queue, 1)
-	}
-	if len(pushes) > 0 {
-		e.announcePushed(pushes, pids)
-		e.observePush(pushRes)
-	}
-	res.StateOpsApplied = len(ops)
-	res.PushResults = pushRes
-	if pushRes == nil {
-		res.PushResults = []PushResult{}
-	}
-	res.AckResult = ackRes
-	return nil
+		if err := tx.ApplyStateOps(ctx, qid, pid, ops); err != nil {
+			return err
+		}
+		var ackRes *CycleAckResult
+		if ack != nil {
+			target := store.AckTarget{ConsumerKey: store.ConsumerKey{PartitionID: pid, Group: group}, TransactionID: ack.TransactionID}
+			d := cycleAckDecision(*ack, target.ConsumerKey, req.ReleaseLease)
+			if err := tx.Ack(ctx, []store.AckTarget{target}, d.decide); err != nil {
+				return err
+			}
+			ackRes = &d.result
+			if ackRes.LeaseReleased && queue != "" {
+				tx.WakeOnCommit(queue)
+			}
+		}
+		pushRes, err := tx.InsertPushes(ctx)
+		if err != nil {
+			return err
+		}
+		res.StateOpsApplied, res.PushResults, res.AckResult = len(ops), pushRes, ackRes
+		return nil
+	})
 }
 
 // cycleAck decides the cycle's ack inside the transaction, on the locked consumer row.
@@ -462,7 +407,7 @@ func (c *cycleAck) decide(states map[store.ConsumerKey]*store.ConsumerState, msg
 		return store.AckEffects{}, fail("Invalid or expired lease")
 	}
 	if m.Seq <= st.Cursor && !m.Redelivery {
-		return store.AckEffects{}, fail("%s", RejectCommitted)
+		return store.AckEffects{}, fail("%s", engine.RejectCommitted)
 	}
 	var eff store.AckEffects
 	u := store.ConsumerUpdate{ConsumerKey: c.key, Cursor: st.Cursor}
@@ -473,7 +418,7 @@ func (c *cycleAck) decide(states map[store.ConsumerKey]*store.ConsumerState, msg
 	}
 	c.result = CycleAckResult{Success: true, Count: c.ack.Count}
 	switch c.ack.Status {
-	case AckCompleted, AckSuccess:
+	case engine.AckCompleted, engine.AckSuccess:
 		u.Consumed = int32(min(c.ack.Count, 1<<30))
 		u.Release = c.release
 	default:
@@ -492,4 +437,15 @@ func (c *cycleAck) decide(states map[store.ConsumerKey]*store.ConsumerState, msg
 // retries, rather than success:false which would make it wait for the lease to expire.
 func transientPg(code string) bool {
 	return len(code) >= 2 && (code[:2] == "40" || code[:2] == "53" || code[:2] == "57")
+}
+
+// validate applies the name limits of every identifier (jsonguard.NameProblem: the same 255 bytes as
+// queues and partitions) to a stream query's names, which the route's body rules do not know as names.
+func validate(q Query) error {
+	for _, f := range [...]struct{ name, v string }{{"name", q.Name}, {"source_queue", q.SourceQueue}, {"sink_queue", q.SinkQueue}} {
+		if p := jsonguard.NameProblem(f.v); p != "" {
+			return engine.Invalid("bad body: %s %s", f.name, p)
+		}
+	}
+	return nil
 }
