@@ -34,13 +34,22 @@ type BaselineResult struct {
 	PGMicrosPerRow float64 `json:"pg_us_per_row,omitempty"`
 }
 
-func newBaseliner(ctx context.Context, pgURL string, conns int) (*baseliner, error) {
+// newPool opens a pool of at most conns connections to pgURL, with search_path set to schema unless
+// schema is "".
+func newPool(ctx context.Context, pgURL string, conns int, schema string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(pgURL)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxConns = int32(conns)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	}
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+func newBaseliner(ctx context.Context, pgURL string, conns int) (*baseliner, error) {
+	pool, err := newPool(ctx, pgURL, conns, "")
 	if err != nil {
 		return nil, err
 	}

@@ -124,16 +124,16 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) (int,
 	return status, nil
 }
 
-// send sends a request (a JSON body unless nil) and returns the answer's status and body; a status of
-// 300 or more is an *httpError.
-func (c *client) send(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+// request sends a request to the next broker (with a JSON body unless body is nil, and c's
+// Authorization header) and counts it in requestsSent; the caller closes the answer's body.
+func (c *client) request(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base()+path, rd)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -142,7 +142,13 @@ func (c *client) send(ctx context.Context, method, path string, body []byte) (in
 		req.Header.Set("Authorization", c.auth)
 	}
 	requestsSent.Add(1)
-	resp, err := c.hc.Do(req)
+	return c.hc.Do(req)
+}
+
+// send sends a request (a JSON body unless nil) and returns the answer's status and body; a status of
+// 300 or more is an *httpError.
+func (c *client) send(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	resp, err := c.request(ctx, method, path, body)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -160,16 +166,7 @@ func (c *client) send(ctx context.Context, method, path string, body []byte) (in
 // pushBody sends a push body written by a pushWriter and reads the statuses of its n items into res
 // (reused), reading the answer through buf (reused).
 func (c *client) pushBody(ctx context.Context, body []byte, n int, buf *bytes.Buffer, res []pushResult) ([]pushResult, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base()+"/api/v1/push", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.auth != "" {
-		req.Header.Set("Authorization", c.auth)
-	}
-	requestsSent.Add(1)
-	resp, err := c.hc.Do(req)
+	resp, err := c.request(ctx, http.MethodPost, "/api/v1/push", body)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,18 @@ func newPacer(rate float64) *pacer {
 	return &pacer{per: time.Duration(float64(time.Second) / rate)}
 }
 
+// runPaced starts ps, paced together to rate messages a second (as fast as they go when rate <= 0). They
+// run in pg until stop is closed.
+func runPaced(ctx context.Context, ps []producer, rate float64) (stop chan struct{}, pg *group) {
+	pace := newPacer(rate)
+	stop, pg = make(chan struct{}), new(group)
+	for i := range ps {
+		ps[i].pace = pace
+		pg.go_(func() { ps[i].run(ctx, stop) })
+	}
+	return stop, pg
+}
+
 // pacerCatchUp bounds how much of a late start the pacer makes up for: a producer that fell behind
 // (the broker slowed down) sends at most this much of the missed load at once, so a stall does not
 // turn into a burst that measures something else.

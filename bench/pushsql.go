@@ -32,13 +32,7 @@ func pushSQL(ctx context.Context, o options, pgURL string, pgPID int, w io.Write
 	if lock == "" || bump == "" {
 		return fmt.Errorf("push.sql: PartitionLock or PartitionBump not found")
 	}
-	cfg, err := pgxpool.ParseConfig(pgURL)
-	if err != nil {
-		return err
-	}
-	cfg.MaxConns = 32
-	cfg.ConnConfig.RuntimeParams["search_path"] = o.schema
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := newPool(ctx, pgURL, 32, o.schema)
 	if err != nil {
 		return err
 	}
@@ -110,6 +104,20 @@ func selected(name, only string) bool {
 // copyColumns are the columns the COPY variants store.
 var copyColumns = []string{"partition_id", "seq", "id", "transaction_id", "trace_id", "payload", "producer_sub", "is_encrypted", "created_at"}
 
+// pendFromBump ends the pend CTE of priorInsert and leanInsert (after their SELECT list, which differs
+// in ready_at): one pending_partitions row per partition bumped, for the queue-mode group ($11) and every
+// group subscribed to its queue; an existing row keeps its place in line.
+const pendFromBump = `    FROM bump b
+    JOIN queues q ON q.id = b.queue_id
+    CROSS JOIN LATERAL (
+        SELECT $11::text AS consumer_group
+        UNION ALL
+        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = b.queue_id AND s.consumer_group <> $11::text
+    ) g
+    ORDER BY 1, 2
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
+`
+
 // priorInsert is MessageInsert as it was before the COPY (one statement: probe, bump, insert from
 // unnest, pending rows), kept to compare against.
 const priorInsert = `WITH input AS MATERIALIZED (
@@ -136,16 +144,7 @@ const priorInsert = `WITH input AS MATERIALIZED (
 ), pend AS (
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
     SELECT b.id, g.consumer_group, b.queue_id, coalesce($12::timestamptz, now()) + make_interval(secs => q.delayed_processing)
-    FROM bump b
-    JOIN queues q ON q.id = b.queue_id
-    CROSS JOIN LATERAL (
-        SELECT $11::text AS consumer_group
-        UNION ALL
-        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = b.queue_id AND s.consumer_group <> $11::text
-    ) g
-    ORDER BY 1, 2
-    ON CONFLICT (partition_id, consumer_group) DO NOTHING
-)
+` + pendFromBump + `)
 SELECT i.idx FROM input i WHERE i.dup OR NOT EXISTS (SELECT 1 FROM bump b WHERE b.id = i.partition_id)
 `
 
@@ -202,16 +201,7 @@ const leanInsert = `WITH bump AS (
 ), pend AS (
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
     SELECT b.id, g.consumer_group, b.queue_id, now() + make_interval(secs => q.delayed_processing)
-    FROM bump b
-    JOIN queues q ON q.id = b.queue_id
-    CROSS JOIN LATERAL (
-        SELECT $11::text AS consumer_group
-        UNION ALL
-        SELECT s.consumer_group FROM consumer_group_subscriptions s WHERE s.queue_id = b.queue_id AND s.consumer_group <> $11::text
-    ) g
-    ORDER BY 1, 2
-    ON CONFLICT (partition_id, consumer_group) DO NOTHING
-)
+` + pendFromBump + `)
 INSERT INTO messages (partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, created_at)
 SELECT t.partition_id, b.base + t.k, t.id, t.transaction_id, t.trace_id, t.payload, t.producer_sub, t.is_encrypted, b.at
 FROM unnest($3::uuid[], $4::int[], $5::text[], $6::uuid[], $7::uuid[], $8::jsonb[], $9::text[], $10::bool[])

@@ -63,49 +63,35 @@ func lookupScenario(name string) (scenario, error) {
 	return scenario{}, fmt.Errorf("unknown scenario %q (have %s, push-bN)", name, strings.Join(scenarioNames(false), ", "))
 }
 
+// sweep runs a scenario once per value (a push batch size, a group or partition count) and returns the
+// results so far, stopping at the first error.
+func sweep(ctx context.Context, values []int, run func(context.Context, int) (*Result, error)) ([]*Result, error) {
+	var out []*Result
+	for _, v := range values {
+		res, err := run(ctx, v)
+		if res != nil {
+			out = append(out, res)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
 // The built-in scenarios, registered before any init function of other files runs.
 var _ = func() int {
 	registerScenario("push", "push throughput at each -push-batches size, with the plain-INSERT baseline", func(ctx context.Context, r *runner) ([]*Result, error) {
-		var out []*Result
-		for _, b := range r.opt.pushBatches {
-			res, err := r.runPush(ctx, b)
-			if res != nil {
-				out = append(out, res)
-			}
-			if err != nil {
-				return out, err
-			}
-		}
-		return out, nil
+		return sweep(ctx, r.opt.pushBatches, r.runPush)
 	})
 	registerScenario("pop-ack", "pop+ack throughput from a pre-filled queue", func(ctx context.Context, r *runner) ([]*Result, error) {
 		return one(r.runPopAck(ctx))
 	})
 	registerScenario("fanout", "one queue consumed by each of -group-counts groups (a sweep)", func(ctx context.Context, r *runner) ([]*Result, error) {
-		var out []*Result
-		for _, g := range r.opt.groupCounts {
-			res, err := r.runFanout(ctx, g)
-			if res != nil {
-				out = append(out, res)
-			}
-			if err != nil {
-				return out, err
-			}
-		}
-		return out, nil
+		return sweep(ctx, r.opt.groupCounts, r.runFanout)
 	})
 	registerScenario("partitions", "wildcard pops over -partition-counts partitions (a sweep)", func(ctx context.Context, r *runner) ([]*Result, error) {
-		var out []*Result
-		for _, n := range r.opt.partitionCounts {
-			res, err := r.runPartitions(ctx, n)
-			if res != nil {
-				out = append(out, res)
-			}
-			if err != nil {
-				return out, err
-			}
-		}
-		return out, nil
+		return sweep(ctx, r.opt.partitionCounts, r.runPartitions)
 	})
 	registerOptionalScenario("streams", "the streams runtime (client/streams) working off a backlog: keyBy, tumbling window, aggregate, sink", func(ctx context.Context, r *runner) ([]*Result, error) {
 		return one(r.runStreams(ctx))

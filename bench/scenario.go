@@ -122,6 +122,18 @@ func (r *runner) consumers(n int, st *scenarioStats, tr *tracker, queue, group s
 	return cs
 }
 
+// queueConsumers starts -consumers consumers of q in queue mode (pop batch -pop-batch, then ack) recording
+// into st and tr. They run in cg until stop is closed; cctx is their context, for consumers added later.
+func (r *runner) queueConsumers(ctx context.Context, st *scenarioStats, tr *tracker, q string) (stop chan struct{}, cctx context.Context, cg *group) {
+	stop = make(chan struct{})
+	cctx = consumerCtx(ctx, stop)
+	cg = new(group)
+	for _, c := range r.consumers(r.opt.consumers, st, tr, q, "", r.opt.popBatch) {
+		cg.go_(func() { c.run(cctx, stop) })
+	}
+	return stop, cctx, cg
+}
+
 // loopClient is the client one producer or consumer loop sends with: with -affinity, pinned to one of
 // the brokers (the next in turn), else the role's client, which sends each request to the next broker.
 func (r *runner) loopClient(role *client) *client {

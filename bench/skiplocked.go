@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The SKIP LOCKED baseline is the queue users hand-roll on PostgreSQL: one table, and workers that each
@@ -330,12 +329,7 @@ func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 
 // withConns is b on a new pool of conns connections (the caller closes it).
 func (b *baseliner) withConns(ctx context.Context, conns int) (*baseliner, error) {
-	cfg, err := pgxpool.ParseConfig(b.url)
-	if err != nil {
-		return nil, err
-	}
-	cfg.MaxConns = int32(conns)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := newPool(ctx, b.url, conns, "")
 	if err != nil {
 		return nil, err
 	}

@@ -88,12 +88,7 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	}
 	st, tra, trb := newStats(), newTracker(""), newTracker(groups...)
 	res.stats = []*scenarioStats{st}
-	stop := make(chan struct{})
-	cctx := consumerCtx(ctx, stop)
-	var cg group
-	for _, c := range r.consumers(r.opt.consumers, st, tra, qa, "", r.opt.popBatch) {
-		cg.go_(func() { c.run(cctx, stop) })
-	}
+	stop, cctx, cg := r.queueConsumers(ctx, st, tra, qa)
 	rate := r.opt.loadRate
 	if rate <= 0 {
 		capa := r.capacity(ctx, st, tra, qa, name)
@@ -109,17 +104,10 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	}
 	res.Setup = fmt.Sprintf("%v: %d producers batch %d paced to %.0f msg/s in all, half to a queue consumed by %d consumers (pop batch %d + ack), half to a queue read by %d groups x %d consumers; a queue created, used and deleted every %v; windows of %v",
 		total, r.opt.producers, r.opt.concBatch, rate, r.opt.consumers, r.opt.popBatch, soakGroups, soakGroupConsumers(r.opt), r.opt.soakChurn, r.opt.soakWindow)
-	pace := newPacer(rate)
 	parts := roundRobin(r.partitionNames(r.opt.partitions))
 	half := max(1, r.opt.producers/2)
-	ps := append(r.producers(st, tra, qa, r.opt.concBatch, parts, nil, 0, name+"-a")[:half],
-		r.producers(st, trb, qb, r.opt.concBatch, parts, nil, 0, name+"-b")[half:]...)
-	prodStop := make(chan struct{})
-	var pg group
-	for i := range ps {
-		ps[i].pace = pace
-		pg.go_(func() { ps[i].run(ctx, prodStop) })
-	}
+	prodStop, pg := runPaced(ctx, append(r.producers(st, tra, qa, r.opt.concBatch, parts, nil, 0, name+"-a")[:half],
+		r.producers(st, trb, qb, r.opt.concBatch, parts, nil, 0, name+"-b")[half:]...), rate)
 
 	churnRes := make(chan Verification, 1024)
 	churned := 0
@@ -202,7 +190,7 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 			cg.go_(func() { c.run(cctx, stop) })
 		}
 	}
-	r.drain(ctx, []*tracker{tra, trb}, &cg, stop, res)
+	r.drain(ctx, []*tracker{tra, trb}, cg, stop, res)
 	r.finish(res, map[string]*tracker{qa: tra, qb: trb})
 	return res, nil
 }

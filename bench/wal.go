@@ -14,17 +14,7 @@ const walMessages = 20_000
 
 func init() {
 	registerOptionalScenario("wal", "WAL bytes per pushed message and per pop+ack at each -push-batches size, against a plain INSERT's per row", func(ctx context.Context, r *runner) ([]*Result, error) {
-		var out []*Result
-		for _, b := range r.opt.pushBatches {
-			res, err := r.runWAL(ctx, b)
-			if res != nil {
-				out = append(out, res)
-			}
-			if err != nil {
-				return out, err
-			}
-		}
-		return out, nil
+		return sweep(ctx, r.opt.pushBatches, r.runWAL)
 	})
 }
 

@@ -163,12 +163,7 @@ func (r *runner) runXminHold(ctx context.Context) (*Result, error) {
 	}
 	st, tr := newStats(), newTracker("")
 	res.stats = []*scenarioStats{st}
-	stop := make(chan struct{})
-	cctx := consumerCtx(ctx, stop)
-	var cg group
-	for _, c := range r.consumers(r.opt.consumers, st, tr, q, "", r.opt.popBatch) {
-		cg.go_(func() { c.run(cctx, stop) })
-	}
+	stop, _, cg := r.queueConsumers(ctx, st, tr, q)
 	rate := r.opt.loadRate
 	if rate <= 0 {
 		capa := r.capacity(ctx, st, tr, q, name)
@@ -177,14 +172,7 @@ func (r *runner) runXminHold(ctx context.Context) (*Result, error) {
 	}
 	res.Setup = fmt.Sprintf("%d producers batch %d paced to %.0f msg/s over %d partitions, %d consumers pop batch %d + ack; phases: %v before, %v with a REPEATABLE READ transaction open, %v after its release",
 		r.opt.producers, r.opt.concBatch, rate, r.opt.partitions, r.opt.consumers, r.opt.popBatch, r.opt.xminPhase, r.opt.xminHold, r.opt.xminPhase)
-	pace := newPacer(rate)
-	ps := r.producers(st, tr, q, r.opt.concBatch, roundRobin(r.partitionNames(r.opt.partitions)), nil, 0, name)
-	prodStop := make(chan struct{})
-	var pg group
-	for i := range ps {
-		ps[i].pace = pace
-		pg.go_(func() { ps[i].run(ctx, prodStop) })
-	}
+	prodStop, pg := runPaced(ctx, r.producers(st, tr, q, r.opt.concBatch, roundRobin(r.partitionNames(r.opt.partitions)), nil, 0, name), rate)
 	db, err := r.db.withConns(ctx, 4)
 	if err != nil {
 		return nil, err
@@ -209,7 +197,7 @@ func (r *runner) runXminHold(ctx context.Context) (*Result, error) {
 	res.Seconds, res.Pushed, res.Consumed, res.PushRate, res.ConsumeRate = w.Seconds, m1.pushed-m0.pushed, m1.consumed-m0.consumed, w.PushRate, w.ConsumeRate
 	res.CPU = cpuShare(cpu, w.Seconds)
 	res.Xmin = ours
-	r.drain(ctx, []*tracker{tr}, &cg, stop, res)
+	r.drain(ctx, []*tracker{tr}, cg, stop, res)
 	r.finish(res, map[string]*tracker{q: tr})
 	res.stats = nil // the latencies of the whole run mean nothing here; the phases carry them
 

@@ -6,27 +6,18 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/examples/internal/exampleenv"
 )
 
-func main() {
-	log := slog.New(slog.NewTextHandler(os.Stdout, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, log); err != nil {
-		log.Error("example failed", slog.Any("error", err))
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main(run) }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	c, err := client.New(client.Config{URLs: client.URLsFromEnv("http://localhost:6632"), Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
+	c, err := client.New(exampleenv.Config(log))
 	if err != nil {
 		return err
 	}

@@ -8,27 +8,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/queen-go/queen/client"
 	"github.com/queen-go/queen/client/streams"
+	"github.com/queen-go/queen/examples/internal/exampleenv"
 )
 
-func main() {
-	log := slog.New(slog.NewTextHandler(os.Stdout, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, log); err != nil {
-		log.Error("example failed", slog.Any("error", err))
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main(run) }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	url := client.URLsFromEnv("http://localhost:6632")[0]
-	c, err := client.New(client.Config{URLs: []string{url}, Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
+	cfg := exampleenv.Config(log)
+	cfg.URLs = cfg.URLs[:1] // the streams runner below takes one URL: the client uses the same one
+	c, err := client.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -49,8 +41,8 @@ func run(ctx context.Context, log *slog.Logger) error {
 	query := streams.From(src).Gate(streams.TokenBucketGate(3, 3, nil)).To(out, streams.SinkPartition("tenant-a"))
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runner, err := query.Start(rctx, streams.RunOptions{QueryID: "examples.jobs." + run, URL: url,
-		BearerToken: os.Getenv("QUEEN_TOKEN"), Client: c, MaxWaitMillis: 200, Logger: log})
+	runner, err := query.Start(rctx, streams.RunOptions{QueryID: "examples.jobs." + run, URL: cfg.URLs[0],
+		BearerToken: cfg.Token, Client: c, MaxWaitMillis: 200, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -75,11 +67,4 @@ func run(ctx context.Context, log *slog.Logger) error {
 	m := runner.Metrics()
 	log.Info("streams-ratelimit done", slog.Int64("allowed", m.GateAllows), slog.Int64("denied", m.GateDenials))
 	return nil
-}
-
-func env(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }

@@ -9,31 +9,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"sort"
 	"time"
 
 	"github.com/queen-go/queen/client"
 	"github.com/queen-go/queen/client/streams"
+	"github.com/queen-go/queen/examples/internal/exampleenv"
 )
 
-func main() {
-	log := slog.New(slog.NewTextHandler(os.Stdout, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, log); err != nil {
-		log.Error("example failed", slog.Any("error", err))
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main(run) }
 
 // t0 is the event time of the first order: a whole minute, so the windows below are easy to read.
 var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
 func run(ctx context.Context, log *slog.Logger) error {
-	url := client.URLsFromEnv("http://localhost:6632")[0]
-	c, err := client.New(client.Config{URLs: []string{url}, Token: os.Getenv("QUEEN_TOKEN"), Logger: log})
+	cfg := exampleenv.Config(log)
+	cfg.URLs = cfg.URLs[:1] // the streams runner below takes one URL: the client uses the same one
+	c, err := client.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -70,8 +62,8 @@ func run(ctx context.Context, log *slog.Logger) error {
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runner, err := query.Start(rctx, streams.RunOptions{QueryID: "examples.orders.per-minute." + run, URL: url,
-		BearerToken: os.Getenv("QUEEN_TOKEN"), Client: c, MaxWaitMillis: 200, Logger: log})
+	runner, err := query.Start(rctx, streams.RunOptions{QueryID: "examples.orders.per-minute." + run, URL: cfg.URLs[0],
+		BearerToken: cfg.Token, Client: c, MaxWaitMillis: 200, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -109,11 +101,4 @@ func run(ctx context.Context, log *slog.Logger) error {
 	m := runner.Metrics()
 	log.Info("streams-windowed done", slog.Int64("messages", m.Messages), slog.Int64("cycles", m.Cycles), slog.Int64("errors", m.Errors))
 	return nil
-}
-
-func env(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
