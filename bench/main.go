@@ -38,6 +38,9 @@ type options struct {
 	popWait, drainIdle, drainTimeout time.Duration
 	idleConsumers                    int           // idle scenario: parked consumers, one partition each
 	idleWindow                       time.Duration // idle scenario: the quiet window measured
+	backgroundPartitions             int           // background scenario: partitions held idle
+	backgroundSettle                 time.Duration // background scenario: wait before the window
+	backgroundWindow                 time.Duration // background scenario: the quiet window measured
 	lease                            time.Duration
 	repo, brokerBin                  string
 	compareURL, comparePGURL         string
@@ -133,6 +136,9 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.drainTimeout, "drain-timeout", 120*time.Second, "give up draining after this long")
 	flag.IntVar(&o.idleConsumers, "idle-consumers", 2000, "idle scenario: consumers each long-polling a partition of its own (30 s timeout)")
 	flag.DurationVar(&o.idleWindow, "idle-window", 60*time.Second, "idle scenario: the quiet window over which CPU and RSS are measured (two long-poll timeouts by default)")
+	flag.IntVar(&o.backgroundPartitions, "background-partitions", 100_000, "background scenario: partitions created (one message each, consumed) before the quiet window")
+	flag.DurationVar(&o.backgroundSettle, "background-settle", 30*time.Second, "background scenario: wait after the partitions were consumed (the jobs' first passes over them) before the window")
+	flag.DurationVar(&o.backgroundWindow, "background-window", time.Minute, "background scenario: the quiet window over which PostgreSQL's time is measured")
 	flag.StringVar(&o.brokerBin, "broker-bin", "", "local broker mode: run this queen binary instead of building ./cmd/queen")
 	flag.StringVar(&env, "broker-env", "", "local broker mode: extra environment of the broker, comma-separated NAME=value")
 	flag.BoolVar(&o.keep, "keep", false, "local broker mode: keep broker and PostgreSQL running at the end until interrupted (for inspection)")

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+func init() {
+	registerOptionalScenario("background", "an idle broker holding -background-partitions partitions: the PostgreSQL time its background work takes per minute", func(ctx context.Context, r *runner) ([]*Result, error) {
+		return one(r.runBackground(ctx))
+	})
+}
+
+// runBackground creates -background-partitions partitions (one message each, consumed at once, so
+// none has work left), lets the broker settle for -background-settle, then measures over a quiet
+// -background-window what PostgreSQL spends while nobody sends a request: the CPU of all its processes
+// and, with -pg-stats, the execution time of every statement and the ones that took most of it. All
+// of it is background work (statistics, retention, eviction, vacuum and analyze checks, samples):
+// the target is that it stays small however many partitions exist.
+func (r *runner) runBackground(ctx context.Context) (*Result, error) {
+	if r.db == nil {
+		return nil, fmt.Errorf("background needs the broker's database (-pg-url with -url)")
+	}
+	n := r.opt.backgroundPartitions
+	name := "background"
+	q := r.queue(name)
+	res, err := r.start(ctx, name, q)
+	if err != nil {
+		return nil, err
+	}
+	res.Setup = fmt.Sprintf("%d partitions, each with one message consumed before the window; settle %s, quiet window %s", n, r.opt.backgroundSettle, r.opt.backgroundWindow)
+	st, tr := newStats(), newTracker("")
+	res.stats = []*scenarioStats{st}
+	r.prefill(ctx, res, tr, q, n, roundRobin(r.partitionNames(n)), name)
+	stop := make(chan struct{})
+	var cg group
+	cctx := consumerCtx(ctx, stop)
+	for _, c := range r.consumers(r.opt.consumers, st, tr, q, "", 100) {
+		c.parts = 100 // one message per partition: a pop takes a hundred of them
+		cg.go_(func() { c.run(cctx, stop) })
+	}
+	r.drain(ctx, []*tracker{tr}, &cg, stop, res)
+
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(r.opt.backgroundSettle):
+	}
+	r.resetStatements(ctx)
+	cpu0 := r.cpu.read()
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(r.opt.backgroundWindow):
+	}
+	elapsed := time.Since(start)
+	cpu := r.cpu.read().sub(cpu0)
+	r.stmtTotals = StatementTotals{}
+	res.TopSQL = r.topStatements(ctx)
+	res.Seconds = elapsed.Seconds()
+	res.CPU = cpuShare(cpu, elapsed.Seconds())
+	perMin := func(d float64) float64 { return d * 60 / elapsed.Seconds() }
+	note := fmt.Sprintf("background: %d partitions idle; PostgreSQL CPU %.0f ms per minute (all its processes, autovacuum included), broker CPU %.0f ms per minute",
+		n, perMin(float64(cpu.Postgres.Milliseconds())), perMin(float64(cpu.Broker.Milliseconds())))
+	if r.pgStats {
+		t := r.stmtTotals
+		res.SQLTotals = &t
+		note += fmt.Sprintf("; statements %.1f ms per minute in %d calls (target < 50 ms)", perMin(t.ExecMS), t.Calls)
+	} else {
+		note += "; -pg-stats adds the statements' own time (the target's measure: < 50 ms per minute)"
+	}
+	res.Notes = append(res.Notes, note)
+	r.finish(res, map[string]*tracker{q: tr})
+	return res, nil
+}
