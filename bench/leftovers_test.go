@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/queen-go/queen/internal/pgcluster"
 )
 
@@ -101,10 +103,6 @@ func TestReapLeftovers(t *testing.T) {
 	if !processAlive(stranger.Process.Pid) {
 		t.Error("a process that is no postmaster of the dir was signalled")
 	}
-	for deadline := time.Now().Add(10 * time.Second); processAlive(pgPID); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the leftover PostgreSQL (pid %d) still runs", pgPID)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return !processAlive(pgPID) }, 10*time.Second, 50*time.Millisecond,
+		"the leftover PostgreSQL (pid %d) still runs", pgPID)
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/client"
@@ -83,22 +84,37 @@ func (e *env) leaseTime(queue string, seconds int) {
 	require.NoError(e.t, err)
 }
 
+// tester is *testing.T or, in the condition of require.EventuallyWithT (which runs off the test
+// goroutine), *assert.CollectT: what the helpers that also serve in such a condition assert on.
+type tester interface {
+	require.TestingT
+	Helper()
+}
+
 // drain reads n messages of queue (as consumer group "check") or fails after the timeout.
 func (e *env) drain(queue string, n int, timeout time.Duration) []map[string]any {
 	e.t.Helper()
 	var out []map[string]any
-	deadline := time.Now().Add(timeout)
-	for len(out) < n {
-		require.True(e.t, time.Now().Before(deadline), "only %d of %d sink messages within %s: %v", len(out), n, timeout, out)
-		msgs, err := e.c.Queue(queue).Group("check").Pop(e.t.Context(), client.PopOptions{Batch: 100, Partitions: 10, AutoAck: true,
-			Wait: true, Timeout: 200 * time.Millisecond})
-		require.NoError(e.t, err)
-		for _, m := range msgs {
-			var v map[string]any
-			require.NoError(e.t, json.Unmarshal(m.Data, &v))
-			v["_partition"] = m.Partition
-			out = append(out, v)
-		}
+	require.EventuallyWithT(e.t, func(c *assert.CollectT) {
+		out = append(out, e.popCheck(c, queue, 200*time.Millisecond)...)
+		assert.GreaterOrEqual(c, len(out), n, "sink messages: %v", out)
+	}, timeout, 10*time.Millisecond, "fewer than %d sink messages within %s", n, timeout)
+	return out
+}
+
+// popCheck pops what queue holds (as consumer group "check", long-polling up to wait), asserting on
+// t, and returns the payloads with their partition as "_partition".
+func (e *env) popCheck(t tester, queue string, wait time.Duration) []map[string]any {
+	t.Helper()
+	msgs, err := e.c.Queue(queue).Group("check").Pop(e.t.Context(), client.PopOptions{Batch: 100, Partitions: 10, AutoAck: true,
+		Wait: true, Timeout: wait})
+	require.NoError(t, err)
+	out := make([]map[string]any, 0, len(msgs))
+	for _, m := range msgs {
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(m.Data, &v))
+		v["_partition"] = m.Partition
+		out = append(out, v)
 	}
 	return out
 }
@@ -288,13 +304,12 @@ func testProcessingTimeIdleFlush(e *env) {
 		Aggregate(map[string]streams.Extractor{"count": nil}).To("pt-out")
 	r := e.start(s, "pt")
 	total := 0.0
-	deadline := time.Now().Add(15 * time.Second)
-	for total < 30 {
-		require.True(t, time.Now().Before(deadline), "counted %v of 30", total)
-		for _, m := range e.drain("pt-out", 1, 15*time.Second) {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, m := range e.popCheck(c, "pt-out", 200*time.Millisecond) {
 			total += m["count"].(float64)
 		}
-	}
+		assert.GreaterOrEqual(c, total, 30.0, "counted")
+	}, 15*time.Second, 10*time.Millisecond)
 	require.Equal(t, 30.0, total)
 	e.quiet("pt-out")
 	require.Positive(t, r.Metrics().FlushCycles)
@@ -470,13 +485,12 @@ func testTwoRunners(e *env) {
 		e.start(s, "two", func(o *streams.RunOptions) { o.BatchSize, o.MaxPartitions = 20, 2 })
 	}
 	total := 0.0
-	deadline := time.Now().Add(20 * time.Second)
-	for total < n {
-		require.True(t, time.Now().Before(deadline), "counted %v of %d", total, n)
-		for _, m := range e.drain("two-out", 1, 20*time.Second) {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, m := range e.popCheck(c, "two-out", 200*time.Millisecond) {
 			total += m["count"].(float64)
 		}
-	}
+		assert.GreaterOrEqual(c, total, float64(n), "counted")
+	}, 20*time.Second, 10*time.Millisecond)
 	e.quiet("two-out")
 	require.Equal(t, float64(n), total)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/client"
@@ -274,7 +275,6 @@ func testStress(e *env) {
 			got := map[string]tally{}
 			emitted := map[string]int{}
 			var gotCount float64
-			deadline := time.Now().Add(40 * time.Second)
 			add := func(ms []map[string]any) {
 				for _, m := range ms {
 					acc := m["acc"].(map[string]any)
@@ -287,10 +287,12 @@ func testStress(e *env) {
 			if q.original {
 				// Until the runners consumed the source, every window is closed (no state row left) and
 				// nothing more comes.
-				for e.lag(src, "streams."+id) > 0 || e.stateRows(id) > 0 || e.sinkTail(sink, add) > 0 {
-					require.True(t, time.Now().Before(deadline), "windows still open: %v", got)
-					e.sinkTail(sink, add)
-				}
+				require.EventuallyWithT(t, func(c *assert.CollectT) {
+					if e.lag(c, src, "streams."+id) > 0 || e.stateRows(c, id) > 0 || e.sinkTail(c, sink, add) > 0 {
+						e.sinkTail(c, sink, add)
+						assert.Fail(c, fmt.Sprintf("windows still open: %v", got))
+					}
+				}, 40*time.Second, 10*time.Millisecond)
 				for w, g := range got {
 					require.LessOrEqual(t, g.count, want[w].count, "window %s counted an event twice", w)
 				}
@@ -298,10 +300,10 @@ func testStress(e *env) {
 				t.Logf("original wire: counted %v of %v", gotCount, wantCount)
 				return
 			}
-			for gotCount < wantCount {
-				require.True(t, time.Now().Before(deadline), "counted %v of %v: %v", gotCount, wantCount, got)
-				add(e.drain(sink, 1, time.Until(deadline)))
-			}
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				add(e.popCheck(c, sink, 200*time.Millisecond))
+				assert.GreaterOrEqual(c, gotCount, wantCount, "counted: %v", got)
+			}, 40*time.Second, 10*time.Millisecond)
 			e.quiet(sink)
 			require.Equal(t, want, got, "every window's count and sum")
 			if q.eventTime {
@@ -326,39 +328,30 @@ func testStress(e *env) {
 }
 
 // sinkTail passes what queue holds now (as group "check") to add and says how many it read.
-func (e *env) sinkTail(queue string, add func([]map[string]any)) int {
-	e.t.Helper()
-	msgs, err := e.c.Queue(queue).Group("check").Pop(e.t.Context(), client.PopOptions{Batch: 100, Partitions: 10, AutoAck: true,
-		Wait: true, Timeout: 300 * time.Millisecond})
-	require.NoError(e.t, err)
-	out := make([]map[string]any, 0, len(msgs))
-	for _, m := range msgs {
-		var v map[string]any
-		require.NoError(e.t, json.Unmarshal(m.Data, &v))
-		v["_partition"] = m.Partition
-		out = append(out, v)
-	}
+func (e *env) sinkTail(t tester, queue string, add func([]map[string]any)) int {
+	t.Helper()
+	out := e.popCheck(t, queue, 300*time.Millisecond)
 	add(out)
 	return len(out)
 }
 
 // stateRows counts the state rows of a query (open windows; no watermark on processing time).
-func (e *env) stateRows(query string) int {
-	e.t.Helper()
+func (e *env) stateRows(t tester, query string) int {
+	t.Helper()
 	conn, err := pgx.Connect(e.t.Context(), e.db)
-	require.NoError(e.t, err)
+	require.NoError(t, err)
 	defer conn.Close(e.t.Context())
 	var n int
-	require.NoError(e.t, conn.QueryRow(e.t.Context(), `SELECT count(*) FROM queen_streams.state s
+	require.NoError(t, conn.QueryRow(e.t.Context(), `SELECT count(*) FROM queen_streams.state s
 		JOIN queen_streams.queries q ON q.id = s.query_id WHERE q.name = $1`, query).Scan(&n))
 	return n
 }
 
 // lag is how many messages of queue group has not consumed yet.
-func (e *env) lag(queue, group string) int64 {
-	e.t.Helper()
+func (e *env) lag(t tester, queue, group string) int64 {
+	t.Helper()
 	gs, err := e.c.ConsumerGroups(e.t.Context())
-	require.NoError(e.t, err)
+	require.NoError(t, err)
 	for _, g := range gs {
 		if g.Name == group && g.QueueName == queue && g.TotalLag != nil {
 			return *g.TotalLag

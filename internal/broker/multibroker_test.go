@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/testenv"
 )
 
-func get(t *testing.T, url string) (int, []byte) {
+func get(t require.TestingT, url string) (int, []byte) {
 	resp, err := http.Get(url)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -37,11 +38,9 @@ func TestLongPollWokenAcrossBrokers(t *testing.T) {
 		code, _ := get(t, b.URL+"/api/v1/pop/queue/xb?wait=true&timeout=30000")
 		got <- code
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for b.Broker.Parked() == 0 {
-		require.True(t, time.Now().Before(deadline), "pop never parked")
-		time.Sleep(5 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Positive(c, b.Broker.Parked(), "parked pops")
+	}, 10*time.Second, 5*time.Millisecond, "pop never parked")
 	code, body := post(t, a.URL+"/api/v1/push", map[string]any{"items": []map[string]any{{"queue": "xb", "payload": 1}}})
 	require.Equal(t, http.StatusCreated, code, string(body))
 	select {
@@ -125,17 +124,14 @@ func TestMaintenanceSharedAcrossBrokers(t *testing.T) {
 
 	code, body := post(t, a.URL+"/api/v1/system/maintenance", map[string]any{"enabled": true})
 	require.Equal(t, http.StatusOK, code, string(body))
-	var items []struct{ Status string }
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		code, body = post(t, b.URL+"/api/v1/push", map[string]any{"items": []map[string]any{{"queue": "maint", "payload": 1, "transactionId": "m-1"}}})
-		require.Equal(t, http.StatusCreated, code, string(body))
-		require.NoError(t, json.Unmarshal(body, &items))
-		if items[0].Status == "buffered" {
-			break
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, body := post(c, b.URL+"/api/v1/push", map[string]any{"items": []map[string]any{{"queue": "maint", "payload": 1, "transactionId": "m-1"}}})
+		var items []struct{ Status string }
+		if assert.Equal(c, http.StatusCreated, code, string(body)) && assert.NoError(c, json.Unmarshal(body, &items)) &&
+			assert.NotEmpty(c, items, string(body)) {
+			assert.Equal(c, "buffered", items[0].Status, "broker B never saw maintenance: %s", body)
 		}
-		require.True(t, time.Now().Before(deadline), "broker B never saw maintenance: %s", body)
-	}
+	}, 5*time.Second, time.Millisecond)
 	require.Positive(t, b.Broker.SpoolPending())
 
 	code, body = post(t, b.URL+"/api/v1/system/maintenance/pop", map[string]any{"enabled": true})
@@ -143,25 +139,18 @@ func TestMaintenanceSharedAcrossBrokers(t *testing.T) {
 	code, body = post(t, b.URL+"/api/v1/system/maintenance", map[string]any{"enabled": false})
 	require.Equal(t, http.StatusOK, code, string(body))
 	// The spool replays once maintenance is off; pops still answer 204 under pop maintenance.
-	deadline = time.Now().Add(10 * time.Second)
-	for b.Broker.SpoolPending() > 0 {
-		require.True(t, time.Now().Before(deadline), "spool not replayed")
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Zero(c, b.Broker.SpoolPending(), "spooled pushes")
+	}, 10*time.Second, 20*time.Millisecond, "spool not replayed")
 	code, body = get(t, b.URL+"/api/v1/pop/queue/maint")
 	require.Equal(t, http.StatusNoContent, code, string(body))
 	require.Empty(t, body)
 
 	code, body = post(t, a.URL+"/api/v1/system/maintenance/pop", map[string]any{"enabled": false})
 	require.Equal(t, http.StatusOK, code, string(body))
-	deadline = time.Now().Add(5 * time.Second)
-	for {
-		code, body = get(t, a.URL+"/api/v1/pop/queue/maint")
-		if code == http.StatusOK {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "pop maintenance never lifted")
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, body = get(c, a.URL+"/api/v1/pop/queue/maint")
+		assert.Equal(c, http.StatusOK, code, "%s", body)
+	}, 5*time.Second, 20*time.Millisecond, "pop maintenance never lifted")
 	require.Contains(t, string(body), `"transactionId":"m-1"`)
 }

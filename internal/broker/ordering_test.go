@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
@@ -22,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-func post(t *testing.T, url string, body any) (int, []byte) {
+func post(t require.TestingT, url string, body any) (int, []byte) {
 	b, err := json.Marshal(body)
 	require.NoError(t, err)
 	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
@@ -53,8 +54,8 @@ func TestSlowPushNeverSkippedOrReordered(t *testing.T) {
 	watch, err := pgx.Connect(ctx, b.DatabaseURL)
 	require.NoError(t, err)
 	defer watch.Close(context.WithoutCancel(ctx))
-	waits := func() (n int) {
-		require.NoError(t, watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+	waits := func(c *assert.CollectT) (n int) {
+		assert.NoError(c, watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
 		return n
 	}
@@ -121,11 +122,9 @@ func TestSlowPushNeverSkippedOrReordered(t *testing.T) {
 			}()
 		}
 		// Hold the slow transaction open until a fast push waits behind it.
-		deadline := time.Now().Add(15 * time.Second)
-		for waits() == 0 {
-			require.True(t, time.Now().Before(deadline), "no fast push reached the partition lock")
-			time.Sleep(time.Millisecond)
-		}
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Positive(c, waits(c), "sessions waiting on a lock")
+		}, 15*time.Second, time.Millisecond, "no fast push reached the partition lock")
 		require.NoError(t, tx.Commit(ctx))
 		wg.Wait()
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/broker"
@@ -71,14 +72,12 @@ func TestPopPeekAck(t *testing.T) {
 	c.ok("ack", m["transactionId"].(string), "--partition-id", m["partitionId"].(string), "--lease-id", m["leaseId"].(string),
 		"--failed", "--error", "boom")
 	var again []map[string]any
-	eventually(t, func() bool {
-		r := c.run("pop", q3)
-		if r.code != 0 {
-			return false
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if out, ok := c.try(ct, "pop", q3); ok {
+			again = ndjson(ct, out)
+			assert.NotEmpty(ct, again)
 		}
-		again = ndjson(t, r.out)
-		return true
-	}, "redelivery after a failed ack")
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for redelivery after a failed ack")
 	require.Equal(t, m["transactionId"], again[0]["transactionId"])
 	require.EqualValues(t, 1, again[0]["retryCount"])
 

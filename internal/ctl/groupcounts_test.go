@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/client"
@@ -76,11 +77,28 @@ type groupEntry struct {
 
 // queueGroups reads the per-group counts of queue q from `queues list`.
 func queueGroups(c *cli, q string) map[string]groupEntry {
-	var qs []struct {
-		Name           string
-		ConsumerGroups []groupEntry
-	}
+	var qs queueList
 	c.js(&qs, "queues", "list")
+	return qs.groups(q)
+}
+
+// tryQueueGroups is queueGroups for the condition of require.EventuallyWithT; it says whether it read
+// them.
+func tryQueueGroups(ct *assert.CollectT, c *cli, q string) (map[string]groupEntry, bool) {
+	var qs queueList
+	if !c.tryJS(ct, &qs, "queues", "list") {
+		return nil, false
+	}
+	return qs.groups(q), true
+}
+
+// queueList is the output of `queues list -o json`.
+type queueList []struct {
+	Name           string
+	ConsumerGroups []groupEntry
+}
+
+func (qs queueList) groups(q string) map[string]groupEntry {
 	out := map[string]groupEntry{}
 	for _, x := range qs {
 		if x.Name == q {
@@ -119,10 +137,12 @@ func TestQueuesCountsPerConsumerGroup(t *testing.T) {
 	m := ndjson(t, c.ok("pop", dead))[0]
 	c.ok("ack", m["transactionId"].(string), "--partition-id", m["partitionId"].(string), "--dlq", "--error", "poison")
 
-	eventually(t, func() bool {
-		g := queueGroups(c, done)
-		return g[client.QueueMode].Messages["completed"] == 2 && g["analytics"].Messages["completed"] == 1
-	}, "the queue-mode group completed both messages, analytics one")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if g, ok := tryQueueGroups(ct, c, done); ok {
+			assert.Equal(ct, 2, g[client.QueueMode].Messages["completed"], "queue mode completed")
+			assert.Equal(ct, 1, g["analytics"].Messages["completed"], "analytics completed")
+		}
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for the queue-mode group completed both messages, analytics one")
 	g := queueGroups(c, done)
 	require.True(t, g[client.QueueMode].QueueMode)
 	for k, v := range map[string]int{"total": 2, "pending": 0, "processing": 0, "completed": 2, "deadLetter": 0} {
@@ -130,7 +150,11 @@ func TestQueuesCountsPerConsumerGroup(t *testing.T) {
 	}
 	require.False(t, g["analytics"].QueueMode)
 	require.Equal(t, 1, g["analytics"].Messages["pending"])
-	eventually(t, func() bool { return queueGroups(c, dead)[client.QueueMode].Messages["deadLetter"] == 1 }, "the dead letter counted")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if g, ok := tryQueueGroups(ct, c, dead); ok {
+			assert.Equal(ct, 1, g[client.QueueMode].Messages["deadLetter"], "dead letters")
+		}
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for the dead letter counted")
 
 	// Tables: one row per group, labelled, every column filled.
 	for _, cmd := range [][]string{{"queues", "list"}, {"status"}, {"queues", "get", done}} {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/broker"
@@ -59,6 +60,20 @@ type result struct {
 
 func (c *cli) runIn(stdin string, args ...string) result {
 	c.t.Helper()
+	start := time.Now()
+	r, err := c.runOff(stdin, args...)
+	if os.Getenv("QUEENCTL_TEST_TIMING") != "" {
+		c.t.Logf("%v %v", time.Since(start).Round(time.Millisecond), args)
+	}
+	if err != nil {
+		c.t.Fatalf("run queenctl %v: %v", args, err)
+	}
+	return r
+}
+
+// runOff runs queenctl without assertions, so that it also serves in the condition of
+// require.EventuallyWithT, which runs off the test goroutine.
+func (c *cli) runOff(stdin string, args ...string) (result, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	for k, v := range c.env {
@@ -67,18 +82,14 @@ func (c *cli) runIn(stdin string, args ...string) result {
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
 	err := cmd.Run()
-	if os.Getenv("QUEENCTL_TEST_TIMING") != "" {
-		c.t.Logf("%v %v", time.Since(start).Round(time.Millisecond), args)
-	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		c.t.Fatalf("run queenctl %v: %v", args, err)
+		return result{}, err
 	}
-	return result{out: out.String(), err: errb.String(), code: code}
+	return result{out: out.String(), err: errb.String(), code: code}, nil
 }
 
 func (c *cli) run(args ...string) result { c.t.Helper(); return c.runIn("", args...) }
@@ -113,8 +124,30 @@ func (c *cli) js(v any, args ...string) {
 	require.NoError(c.t, json.Unmarshal([]byte(out), v), "output of %v: %s", args, out)
 }
 
+// try is ok for the condition of require.EventuallyWithT: it asserts on ct, not on the test, that the
+// command exited 0, and returns its stdout and whether it did.
+func (c *cli) try(ct *assert.CollectT, args ...string) (string, bool) {
+	r, err := c.runOff("", args...)
+	if !assert.NoError(ct, err, "run queenctl %v", args) {
+		return "", false
+	}
+	return r.out, assert.Equal(ct, 0, r.code, "queenctl %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.out, r.err)
+}
+
+// tryJS is js for the condition of require.EventuallyWithT; it says whether v was decoded.
+func (c *cli) tryJS(ct *assert.CollectT, v any, args ...string) bool {
+	out, ok := c.try(ct, append(args, "-o", "json")...)
+	return ok && assert.NoError(ct, json.Unmarshal([]byte(out), v), "output of %v: %s", args, out)
+}
+
+// tester is *testing.T or, in the condition of require.EventuallyWithT, *assert.CollectT.
+type tester interface {
+	require.TestingT
+	Helper()
+}
+
 // ndjson decodes one JSON object per line.
-func ndjson(t *testing.T, s string) []map[string]any {
+func ndjson(t tester, s string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
@@ -159,20 +192,9 @@ func startRunning(t *testing.T, extra map[string]string, opt broker.Options) *te
 // waiting for messages.
 func waitParked(t *testing.T, rb *testenv.RunningBroker) {
 	t.Helper()
-	eventually(t, func() bool { return rb.Broker.Parked() > 0 }, "a parked pop")
-}
-
-// eventually retries f until it succeeds (counts are rolled up in the background).
-func eventually(t *testing.T, f func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if f() {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Positive(ct, rb.Broker.Parked(), "parked pops")
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for a parked pop")
 }
 
 func uniq(t *testing.T, base string) string {

@@ -3,7 +3,9 @@ package ctl_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/ctl"
@@ -71,14 +73,13 @@ func TestDLQ(t *testing.T) {
 	c.ok("push", q, `{"bad":1}`)
 	for range 2 {
 		var m map[string]any
-		eventually(t, func() bool {
-			r := c.run("pop", q)
-			if r.code != 0 {
-				return false
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			if out, ok := c.try(ct, "pop", q); ok {
+				if ms := ndjson(ct, out); assert.NotEmpty(ct, ms) {
+					m = ms[0]
+				}
 			}
-			m = ndjson(t, r.out)[0]
-			return true
-		}, "delivery")
+		}, 15*time.Second, 100*time.Millisecond, "timed out waiting for delivery")
 		c.ok("ack", m["transactionId"].(string), "--partition-id", m["partitionId"].(string), "--lease-id", m["leaseId"].(string),
 			"--failed", "--error", "cannot parse")
 	}
@@ -92,7 +93,11 @@ func TestDLQ(t *testing.T) {
 		Messages []map[string]any
 		Total    int
 	}
-	eventually(t, func() bool { c.js(&page, "dlq", "list", "--queue", q); return page.Total == 3 }, "3 dead letters")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if c.tryJS(ct, &page, "dlq", "list", "--queue", q) {
+			assert.Equal(ct, 3, page.Total, "dead letters")
+		}
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for 3 dead letters")
 	errs := map[string]bool{}
 	for _, m := range page.Messages {
 		errs[m["errorMessage"].(string)] = true

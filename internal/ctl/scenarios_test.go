@@ -4,7 +4,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/ctl"
@@ -34,11 +36,12 @@ func TestScenariosEncryptionRetentionConcurrency(t *testing.T) {
 	ret := uniq(t, "ret")
 	c.ok("queues", "configure", ret, "--retention-enabled", "--retention", "1", "--completed-retention", "1")
 	c.ok("push", ret, `{"r":1}`, `{"r":2}`)
-	eventually(t, func() bool {
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		var info struct{ Totals map[string]int }
-		c.js(&info, "queues", "get", ret)
-		return info.Totals["total"] == 0
-	}, "retention to delete the pending messages")
+		if c.tryJS(ct, &info, "queues", "get", ret) {
+			assert.Zero(ct, info.Totals["total"], "total")
+		}
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for retention to delete the pending messages")
 	c.fails(ctl.ExitNoop, "pop", ret, "--cg", "late-reader", "--auto-ack")
 
 	// concurrent pushes of one transaction id store it once

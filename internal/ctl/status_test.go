@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/ctl"
@@ -19,10 +21,11 @@ func TestStatusAnalyticsHealth(t *testing.T) {
 	c.ok("push", q, `{"s":1}`, `{"s":2}`)
 
 	var st []map[string]any
-	eventually(t, func() bool {
-		c.js(&st, "status", "--namespace", ns)
-		return len(st) == 1 && fmt.Sprint(st[0]["messages"].(map[string]any)["pending"]) == "2"
-	}, "status counts")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if c.tryJS(ct, &st, "status", "--namespace", ns) && assert.Len(ct, st, 1) {
+			assert.Equal(ct, "2", fmt.Sprint(st[0]["messages"].(map[string]any)["pending"]), "pending")
+		}
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for status counts")
 	tbl := c.ok("status", "-o", "table")
 	for _, h := range []string{"QUEUE", "NAMESPACE", "PENDING", "PROCESSING", "COMPLETED", "DLQ"} {
 		require.Contains(t, tbl, h)
@@ -44,10 +47,14 @@ func TestStatusAnalyticsHealth(t *testing.T) {
 	c.fails(ctl.ExitUsage, "analytics", "overview", "--from", "last tuesday")
 
 	var nss struct{ Namespaces []map[string]any }
-	eventually(t, func() bool {
-		c.js(&nss, "namespaces")
-		return strings.Contains(c.ok("namespaces", "-o", "name"), "namespace/"+ns)
-	}, "namespace listed")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		if !c.tryJS(ct, &nss, "namespaces") {
+			return
+		}
+		if out, ok := c.try(ct, "namespaces", "-o", "name"); ok {
+			assert.Contains(ct, out, "namespace/"+ns)
+		}
+	}, 15*time.Second, 100*time.Millisecond, "timed out waiting for namespace listed")
 	require.Contains(t, c.ok("tasks", "-o", "name"), "task/reports")
 	require.Contains(t, c.ok("tasks", "-o", "table"), "QUEUES")
 

@@ -2,7 +2,9 @@ package ctl_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/ctl"
@@ -28,7 +30,8 @@ func TestMaintenance(t *testing.T) {
 	require.Equal(t, 1, p.Buffered)
 	c.js(&s, "maintenance", "off")
 	require.Equal(t, false, s["maintenanceMode"])
-	eventually(t, func() bool { return c.run("pop", q, "--auto-ack").code == 0 }, "spooled message to drain")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { c.try(ct, "pop", q, "--auto-ack") },
+		15*time.Second, 100*time.Millisecond, "timed out waiting for spooled message to drain")
 
 	// pop maintenance is independent and blocks pops
 	c.ok("push", q, `{"m":2}`)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,18 +46,14 @@ func TestDashboardAnalytics(t *testing.T) {
 		} `json:"series"`
 		Replicas []map[string]string `json:"replicas"`
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		wm = workerMetrics{}
-		a.json("GET", "/api/v1/analytics/worker-metrics", "", http.StatusOK, &wm)
 		parked.Series = nil
-		a.json("GET", "/api/v1/analytics/queue-parked-replicas?queue=an-idle", "", http.StatusOK, &parked)
-		if wm.Summary["totalPushMessages"] == 3 && wm.Summary["totalPopMessages"] == 2 && len(wm.Workers) == 1 && len(parked.Series) > 0 {
-			break
+		if a.getJSON(c, "/api/v1/analytics/worker-metrics", &wm) && a.getJSON(c, "/api/v1/analytics/queue-parked-replicas?queue=an-idle", &parked) {
+			assert.True(c, wm.Summary["totalPushMessages"] == 3 && wm.Summary["totalPopMessages"] == 2 && len(wm.Workers) == 1 && len(parked.Series) > 0,
+				"series did not catch up: %+v %+v", wm.Summary, parked)
 		}
-		require.True(t, time.Now().Before(deadline), "series did not catch up: %+v %+v", wm.Summary, parked)
-		time.Sleep(100 * time.Millisecond)
-	}
+	}, 20*time.Second, 100*time.Millisecond)
 	require.Equal(t, 1, wm.BucketMinutes)
 	require.NotEmpty(t, wm.TimeRange.From)
 	require.NotEmpty(t, wm.TimeRange.To)

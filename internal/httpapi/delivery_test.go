@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -176,12 +177,9 @@ func TestLongPollIsWokenByThePush(t *testing.T) {
 	for _, path := range []string{"/api/v1/pop/queue/wake", "/api/v1/pop/queue/wake/partition/p1"} {
 		got := make(chan *popResult, 1)
 		go func() { got <- a.pop(path + "?wait=true&timeout=30000") }()
-		eventually(t, 10*time.Second, func() error {
-			if b.Broker.Parked() == 0 {
-				return errorf("pop not parked yet")
-			}
-			return nil
-		})
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Positive(c, b.Broker.Parked(), "parked long-poll pops")
+		}, 10*time.Second, 10*time.Millisecond, "pop not parked yet")
 		a.push(pushItem{Queue: "wake", Partition: "p1", Payload: path})
 		pushed := time.Now()
 		select {

@@ -28,6 +28,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/client"
@@ -75,12 +76,9 @@ func bundle(t *testing.T, rb *testenv.RunningBroker) *testBundle {
 // sent is waiting, so what the test does next happens while it is parked.
 func (b *testBundle) waitParked(t testing.TB, before int) {
 	t.Helper()
-	eventually(t, hangGuard, func() error {
-		if b.rb.Broker.Parked() > before {
-			return nil
-		}
-		return errorf("the pop is not parked yet")
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Greater(c, b.rb.Broker.Parked(), before, "parked long-poll pops")
+	}, hangGuard, 10*time.Millisecond, "the pop is not parked yet")
 }
 
 // heldFor600s checks that queue q holds back its one message until the broker's clock has moved 600 s
@@ -222,23 +220,15 @@ func (a *api) ackAll(group string, msgs []message, status string) []ackResult {
 	return res
 }
 
-// eventually is the tests' one way to wait: it polls f until it returns nil or the timeout passes.
-func eventually(t testing.TB, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+// getJSON GETs path and decodes the answer, which must be 200, into out. It asserts on c, not on the
+// test, so that it serves in the condition of require.EventuallyWithT, which runs off the test
+// goroutine; it says whether out was decoded.
+func (a *api) getJSON(c *assert.CollectT, path string, out any) bool {
+	r, err := a.exchange(a.t.Context(), "GET", path, nil)
+	return assert.NoError(c, err, "GET %s", path) &&
+		assert.Equal(c, http.StatusOK, r.status, "GET %s: %s", path, r.body) &&
+		assert.NoError(c, json.Unmarshal(r.body, out), "GET %s: %s", path, r.body)
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // pollEnv is the environment of brokers whose tests wait on time: a fast safety re-check of parked
 // long-polls, so that waits ended by time (delays, retryDelay, windowBuffer) are answered promptly.

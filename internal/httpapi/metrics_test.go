@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,19 +21,19 @@ func TestPrometheus(t *testing.T) {
 	a.ackAll("", m.Messages, "completed")
 
 	var fams map[string]*ioprom
-	eventually(t, 10*time.Second, func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		resp, err := http.Get(rb.URL + "/metrics/prometheus")
-		if err != nil {
-			return err
+		if !assert.NoError(c, err) {
+			return
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return errorf("status %d", resp.StatusCode)
+		if !assert.Equal(c, http.StatusOK, resp.StatusCode) {
+			return
 		}
 		p := expfmt.NewTextParser(model.UTF8Validation)
 		fs, err := p.TextToMetricFamilies(resp.Body)
-		if err != nil {
-			return err
+		if !assert.NoError(c, err) {
+			return
 		}
 		fams = map[string]*ioprom{}
 		for name, f := range fs {
@@ -48,11 +49,9 @@ func TestPrometheus(t *testing.T) {
 				}
 			}
 		}
-		if f := fams["queen_queue_pending_messages"]; f == nil || !f.prom || f.gauge != 1 {
-			return errorf("queue depth gauge not there yet")
-		}
-		return nil
-	})
+		f := fams["queen_queue_pending_messages"]
+		assert.True(c, f != nil && f.prom && f.gauge == 1, "queue depth gauge not there yet: %+v", f)
+	}, 10*time.Second, 10*time.Millisecond)
 	for _, name := range []string{"queen_http_requests_total", "queen_http_request_duration_seconds",
 		"queen_queue_pushed_messages_total", "queen_queue_popped_messages_total", "queen_queue_acked_messages_total",
 		"queen_queue_pending_messages", "queen_queue_processing_messages", "queen_queue_lag_seconds", "queen_dlq_depth_messages",

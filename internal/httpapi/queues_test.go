@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -216,13 +217,13 @@ func TestQueueOptions(t *testing.T) {
 		b.clock.Advance(601 * time.Second)
 
 		var p dlqPage
-		eventually(t, 15*time.Second, func() error {
-			p = a.dlq("queue", q)
-			if p.Total != 2 {
-				return errorf("dlq total %d, want 2", p.Total)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			p = dlqPage{}
+			if a.getJSON(c, "/api/v1/dlq"+query("queue", q), &p) {
+				assert.NotNil(c, p.Messages)
+				assert.Equal(c, 2, p.Total, "dlq total")
 			}
-			return nil
-		})
+		}, 15*time.Second, 10*time.Millisecond)
 		groups := map[string]bool{}
 		for _, d := range p.Messages {
 			require.Equal(t, "stale", d.TransactionID)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,24 +38,29 @@ func TestRetentionDeletesExactlyTheExpired(t *testing.T) {
 		WHERE transaction_id ~ '-[012]$'`)
 	require.NoError(t, err)
 
-	remaining := func(q string) []string {
+	// stored asserts nothing, so that it also serves in the condition of require.EventuallyWithT.
+	stored := func(q string) ([]string, error) {
 		rows, err := db.Query(t.Context(), `SELECT m.transaction_id FROM queenmq.messages m
 			JOIN queenmq.partitions p ON p.id = m.partition_id JOIN queenmq.queues q ON q.id = p.queue_id
 			WHERE q.name = $1 ORDER BY m.seq`, q)
-		require.NoError(t, err)
-		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	remaining := func(q string) []string {
+		out, err := stored(q)
 		require.NoError(t, err)
 		return out
 	}
-	eventually(t, 15*time.Second, func() error {
-		if got := remaining("ret-age"); len(got) != 3 {
-			return errorf("ret-age: %v", got)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for q, n := range map[string]int{"ret-age": 3, "ret-done": 4} {
+			got, err := stored(q)
+			if assert.NoError(c, err) {
+				assert.Len(c, got, n, "%s: %v", q, got)
+			}
 		}
-		if got := remaining("ret-done"); len(got) != 4 {
-			return errorf("ret-done: %v", got)
-		}
-		return nil
-	})
+	}, 15*time.Second, 10*time.Millisecond)
 	require.Equal(t, []string{"ret-age-3", "ret-age-4", "ret-age-5"}, remaining("ret-age"))
 	// Aged 0,1,2; consumed by every group 0,1: only 0 and 1 go.
 	require.Equal(t, []string{"ret-done-2", "ret-done-3", "ret-done-4", "ret-done-5"}, remaining("ret-done"))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -74,7 +75,7 @@ func TestReadRoutesCounts(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, st)
 
 	// Rolled-up routes converge within a few stats intervals.
-	eventually(t, 10*time.Second, func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var list struct {
 			Queues []struct {
 				Name       string `json:"name"`
@@ -84,16 +85,13 @@ func TestReadRoutesCounts(t *testing.T) {
 				} `json:"messages"`
 			} `json:"queues"`
 		}
-		a.json("GET", "/api/v1/resources/queues", nil, http.StatusOK, &list)
-		if len(list.Queues) != 1 {
-			return errorf("queues: %+v", list.Queues)
+		if !a.getJSON(c, "/api/v1/resources/queues", &list) || !assert.Len(c, list.Queues, 1, "queues: %+v", list.Queues) {
+			return
 		}
 		m := list.Queues[0].Messages
-		if list.Queues[0].Partitions != 2 || m.Total != 8 || m.Pending != 4 || m.Processing != 1 {
-			return errorf("rolled up: %+v", list.Queues[0])
-		}
-		return nil
-	})
+		assert.True(c, list.Queues[0].Partitions == 2 && m.Total == 8 && m.Pending == 4 && m.Processing == 1,
+			"rolled up: %+v", list.Queues[0])
+	}, 10*time.Second, 10*time.Millisecond)
 	var ns struct {
 		Namespaces []struct {
 			Namespace string `json:"namespace"`
@@ -218,7 +216,7 @@ func TestReadRoutesCounts(t *testing.T) {
 	a.json("GET", "/api/v1/status/buffers", nil, http.StatusOK, &buf)
 	require.EqualValues(t, 0, buf["pending"])
 	require.EqualValues(t, 0, buf["failed"])
-	eventually(t, 10*time.Second, func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var ops struct {
 			Series []struct {
 				QueueName    string `json:"queueName"`
@@ -229,21 +227,22 @@ func TestReadRoutesCounts(t *testing.T) {
 				DLQ          int64  `json:"dlq"`
 			} `json:"series"`
 		}
-		a.json("GET", "/api/v1/analytics/queue-ops?queue="+q, nil, http.StatusOK, &ops)
+		if !a.getJSON(c, "/api/v1/analytics/queue-ops?queue="+q, &ops) {
+			return
+		}
 		var push, pop, ok, failed, dlq int64
 		for _, s := range ops.Series {
 			push, pop, ok, failed, dlq = push+s.PushMessages, pop+s.PopMessages, ok+s.AckSuccess, failed+s.AckFailed, dlq+s.DLQ
 		}
-		if push != 8 || pop != 4 || ok != 2 || failed != 1 || dlq != 1 {
-			return errorf("queue-ops sums push=%d pop=%d ok=%d failed=%d dlq=%d", push, pop, ok, failed, dlq)
+		if !assert.True(c, push == 8 && pop == 4 && ok == 2 && failed == 1 && dlq == 1,
+			"queue-ops sums push=%d pop=%d ok=%d failed=%d dlq=%d", push, pop, ok, failed, dlq) {
+			return
 		}
 		var lag []map[string]any
-		a.json("GET", "/api/v1/analytics/queue-lag?queue="+q, nil, http.StatusOK, &lag)
-		if len(lag) == 0 {
-			return errorf("no lag points")
+		if a.getJSON(c, "/api/v1/analytics/queue-lag?queue="+q, &lag) {
+			assert.NotEmpty(c, lag, "no lag points")
 		}
-		return nil
-	})
+	}, 10*time.Second, 10*time.Millisecond)
 	var an struct {
 		DataPoints []struct{ Messages int64 } `json:"dataPoints"`
 	}

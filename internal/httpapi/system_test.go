@@ -2,13 +2,13 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,12 +73,12 @@ func TestMaintenanceAnswers(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(post("/api/v1/system/maintenance", false)), &off))
 	require.Equal(t, "Maintenance mode DISABLED. Background processor will drain buffer to DB.", off.Message)
 	require.False(t, off.MaintenanceMode)
-	eventually(t, 10*time.Second, func() error {
-		if n := get()["bufferedMessages"]; n != 0.0 {
-			return fmt.Errorf("buffered %v", n)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var m map[string]any
+		if a.getJSON(c, "/api/v1/system/maintenance", &m) {
+			assert.Equal(c, 0.0, m["bufferedMessages"], "buffered")
 		}
-		return nil
-	})
+	}, 10*time.Second, 10*time.Millisecond)
 	got := a.pop("/api/v1/pop/queue/maint-answers?batch=1")
 	require.NotNil(t, got, "the spooled push reached the queue")
 	require.Len(t, got.Messages, 1)

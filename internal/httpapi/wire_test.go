@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/httpapi"
@@ -144,47 +145,52 @@ func TestWireGolden(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-parkedDone })
 	// The listings read rolled-up statistics and the analytics read flushed counters: wait for both.
-	eventually(t, 20*time.Second, func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var qs struct {
 			Queues []struct {
 				Messages struct{ Total, Pending, Processing int } `json:"messages"`
 			} `json:"queues"`
 		}
-		a.json("GET", "/api/v1/resources/queues", nil, http.StatusOK, &qs)
+		if !a.getJSON(c, "/api/v1/resources/queues", &qs) {
+			return
+		}
 		// A rollup taken between the pushes and the last pop shows the same total with the leased
 		// message still pending: wait for one taken after the lease.
-		if len(qs.Queues) != 1 || qs.Queues[0].Messages.Total != 3 || qs.Queues[0].Messages.Processing != 1 {
-			return errorf("stats not rolled up yet: %+v", qs)
+		if !assert.True(c, len(qs.Queues) == 1 && qs.Queues[0].Messages.Total == 3 && qs.Queues[0].Messages.Processing == 1,
+			"stats not rolled up yet: %+v", qs) {
+			return
 		}
 		var ops struct {
 			Series []struct{ PushMessages, PopMessages, AckSuccess, DLQ int }
 		}
-		a.json("GET", "/api/v1/analytics/queue-ops?queue=wire-q", nil, http.StatusOK, &ops)
+		if !a.getJSON(c, "/api/v1/analytics/queue-ops?queue=wire-q", &ops) {
+			return
+		}
 		var push, pop, ok, dlq int
 		for _, p := range ops.Series {
 			push, pop, ok, dlq = push+p.PushMessages, pop+p.PopMessages, ok+p.AckSuccess, dlq+p.DLQ
 		}
-		if push != 3 || pop != 3 || ok != 1 || dlq != 1 {
-			return errorf("operation counters not flushed yet: push=%d pop=%d ok=%d dlq=%d", push, pop, ok, dlq)
+		if !assert.True(c, push == 3 && pop == 3 && ok == 1 && dlq == 1,
+			"operation counters not flushed yet: push=%d pop=%d ok=%d dlq=%d", push, pop, ok, dlq) {
+			return
 		}
 		// The samples loop: one sampled broker that saw the pushes and pops, and the parked long-poll.
 		var wm struct {
 			Workers []map[string]any   `json:"workers"`
 			Summary map[string]float64 `json:"summary"`
 		}
-		a.json("GET", "/api/v1/analytics/worker-metrics", nil, http.StatusOK, &wm)
-		if len(wm.Workers) != 1 || wm.Summary["totalPushMessages"] != 3 || wm.Summary["totalPopMessages"] != 3 {
-			return errorf("worker samples not taken yet: %+v", wm)
+		if !a.getJSON(c, "/api/v1/analytics/worker-metrics", &wm) ||
+			!assert.True(c, len(wm.Workers) == 1 && wm.Summary["totalPushMessages"] == 3 && wm.Summary["totalPopMessages"] == 3,
+				"worker samples not taken yet: %+v", wm) {
+			return
 		}
 		var parked struct {
 			Series []json.RawMessage `json:"series"`
 		}
-		idle.json("GET", "/api/v1/analytics/queue-parked-replicas?queue=wire-idle", nil, http.StatusOK, &parked)
-		if len(parked.Series) == 0 {
-			return errorf("parked long-poll not sampled yet")
+		if idle.getJSON(c, "/api/v1/analytics/queue-parked-replicas?queue=wire-idle", &parked) {
+			assert.NotEmpty(c, parked.Series, "parked long-poll not sampled yet")
 		}
-		return nil
-	})
+	}, 20*time.Second, 10*time.Millisecond)
 
 	metricsKeys := []string{"uptime", "rate", "total", "cpu", "user", "system", "rss", "heapUsed", "heapTotal", "external",
 		"arrayBuffers", "goroutines", "parked", "poolSize", "idleConnections", "waitingRequests", "acquireWaitsTotal"}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/pgcluster"
 )
@@ -225,16 +227,13 @@ func TestSynchronousStandbyPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	var state string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var state string
 		err := conn.QueryRow(ctx, "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'").Scan(&state)
-		if err == nil && state == "sync" {
-			break
+		if assert.NoError(c, err) {
+			assert.Equal(c, "sync", state, "sync_state")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("standby never became synchronous: %q, %v", state, err)
-		}
-	}
+	}, 30*time.Second, 20*time.Millisecond, "standby never became synchronous")
 	var commit string
 	if err := conn.QueryRow(ctx, "SHOW synchronous_commit").Scan(&commit); err != nil || commit != "on" {
 		t.Fatalf("synchronous_commit = %q, %v", commit, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/testenv"
@@ -272,26 +273,39 @@ type client struct {
 
 func (c *client) do(method, path string, body any, out any) int {
 	c.t.Helper()
+	return c.doOn(c.t, method, path, body, out)
+}
+
+// tester is *testing.T or, in the condition of require.EventuallyWithT (which runs off the test
+// goroutine), *assert.CollectT.
+type tester interface {
+	require.TestingT
+	Helper()
+}
+
+// doOn is do asserting on t, which may be the condition's *assert.CollectT.
+func (c *client) doOn(t tester, method, path string, body any, out any) int {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
-		require.NoError(c.t, err)
+		require.NoError(t, err)
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(c.t.Context(), method, c.base+path, rd)
-	require.NoError(c.t, err)
+	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(c.t, err)
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	require.NoError(c.t, err)
-	require.Less(c.t, resp.StatusCode, 300, "%s %s: %d %s", method, path, resp.StatusCode, raw)
+	require.NoError(t, err)
+	require.Less(t, resp.StatusCode, 300, "%s %s: %d %s", method, path, resp.StatusCode, raw)
 	if out != nil && len(raw) > 0 {
-		require.NoError(c.t, json.Unmarshal(raw, out), "%s", raw)
+		require.NoError(t, json.Unmarshal(raw, out), "%s", raw)
 	}
 	return resp.StatusCode
 }
@@ -384,8 +398,8 @@ FROM generate_series(9, 186) i, (SELECT broker_id, hostname, port, pid FROM brok
 // settle waits until the rolled-up stats, the operation counters and a broker sample have caught up
 // with the seed (they are written every STATS_INTERVAL_MS).
 func settle(c *client) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	c.t.Helper()
+	require.EventuallyWithT(c.t, func(ct *assert.CollectT) {
 		var ov struct {
 			Messages struct{ Total, Pending int } `json:"messages"`
 		}
@@ -393,17 +407,12 @@ func settle(c *client) {
 			Summary struct{ TotalPushMessages, WorkerCount int } `json:"summary"`
 		}
 		var dlq struct{ Total int }
-		c.do("GET", "/api/v1/resources/overview", nil, &ov)
-		c.do("GET", "/api/v1/analytics/worker-metrics", nil, &wm)
-		c.do("GET", "/api/v1/dlq", nil, &dlq)
-		if ov.Messages.Total == 17 && wm.Summary.TotalPushMessages == 17 && wm.Summary.WorkerCount == 1 && dlq.Total == 2 {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("seed did not settle: overview %+v, worker metrics %+v, dlq %d", ov, wm, dlq.Total)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		c.doOn(ct, "GET", "/api/v1/resources/overview", nil, &ov)
+		c.doOn(ct, "GET", "/api/v1/analytics/worker-metrics", nil, &wm)
+		c.doOn(ct, "GET", "/api/v1/dlq", nil, &dlq)
+		assert.True(ct, ov.Messages.Total == 17 && wm.Summary.TotalPushMessages == 17 && wm.Summary.WorkerCount == 1 && dlq.Total == 2,
+			"seed did not settle: overview %+v, worker metrics %+v, dlq %d", ov, wm, dlq.Total)
+	}, 30*time.Second, 200*time.Millisecond)
 }
 
 // TestDashboardPages opens every page in headless Chromium against a broker with data, checks the

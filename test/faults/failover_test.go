@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/pgcluster"
@@ -49,11 +50,13 @@ func startHAPair(t *testing.T, sync bool) *haPair {
 	if sync {
 		want = "sync"
 	}
-	waitFor(t, 30*time.Second, "the standby never streamed", func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var state string
 		err := queryRow(t, primary.URL("postgres"), "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'", &state)
-		return err == nil && state == want
-	})
+		if assert.NoError(c, err) {
+			assert.Equal(c, want, state, "sync_state")
+		}
+	}, 30*time.Second, 20*time.Millisecond, "the standby never streamed")
 	return &haPair{primary: primary, standby: standby, url: fmt.Sprintf(
 		"postgres://postgres@%s,%s/postgres?sslmode=disable&target_session_attrs=read-write", primary.Addr(), standby.Addr())}
 }
@@ -98,21 +101,27 @@ func runFailover(t *testing.T, sync bool) (haResult, int64) {
 	brokers := haBrokers(t, p, 2)
 	l := startHALoad(t, brokers[0].base, haLoadOptions{Producers: 4, Groups: []string{"", "audit"},
 		MoreBrokers: []string{brokers[1].base}})
-	waitFor(t, 30*time.Second, "no load before the failover", func() bool { return l.Answered() >= 200 && l.Popped() >= 20 })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, l.Answered(), 200, "pushes answered")
+		assert.GreaterOrEqual(c, l.Popped(), 20, "pops delivered")
+	}, 30*time.Second, 20*time.Millisecond, "no load before the failover")
 	lag := p.failover(t, 300*time.Millisecond)
 	promoted := time.Now()
 	answered, popped := l.Answered(), l.Popped()
-	waitFor(t, 30*time.Second, "the load never resumed on the new primary", func() bool {
-		return l.Answered() >= answered+200 && l.Popped() >= popped+20
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, l.Answered(), answered+200, "pushes answered")
+		assert.GreaterOrEqual(c, l.Popped(), popped+20, "pops delivered")
+	}, 30*time.Second, 20*time.Millisecond, "the load never resumed on the new primary")
 	t.Logf("load resumed %v after the promotion", time.Since(promoted).Round(time.Millisecond))
 	// Cross-broker wake-ups come back: each broker LISTENs on the new primary again.
-	waitFor(t, 15*time.Second, "the brokers never LISTENed on the new primary", func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var n int
 		err := queryRow(t, p.standby.URL("postgres"),
 			"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'queen' AND query LIKE 'LISTEN%'", &n)
-		return err == nil && n >= len(brokers)
-	})
+		if assert.NoError(c, err) {
+			assert.GreaterOrEqual(c, n, len(brokers), "LISTENing sessions")
+		}
+	}, 15*time.Second, 20*time.Millisecond, "the brokers never LISTENed on the new primary")
 	t.Logf("LISTEN back %v after the promotion", time.Since(promoted).Round(time.Millisecond))
 	l.Stop()
 	t.Logf("drained %v after the promotion", time.Since(promoted).Round(time.Millisecond))
@@ -164,14 +173,13 @@ func TestNoPrimaryWindow(t *testing.T) {
 	require.NoError(t, p.primary.Kill())
 
 	// The first requests after the kill may still find a pooled connection to the dead primary.
-	waitFor(t, 15*time.Second, "pops never answered 503 after the kill", func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		resp, err := http.Get(b.base + "/api/v1/pop/queue/other")
-		if err != nil {
-			return false
+		if assert.NoError(c, err) {
+			resp.Body.Close()
+			assert.Equal(c, http.StatusServiceUnavailable, resp.StatusCode)
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusServiceUnavailable
-	})
+	}, 15*time.Second, 20*time.Millisecond, "pops never answered 503 after the kill")
 	for i := 1; i <= 20; i++ {
 		code, body := pushOne(t, b.base, fmt.Sprintf("p0-%06d", i), i)
 		require.Equal(t, http.StatusCreated, code, body)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/pgcluster"
@@ -177,35 +178,36 @@ func checkExactlyOnceInOrder(t *testing.T, got *answered, have map[string][]stri
 	}
 }
 
-// waitFor polls cond until it holds, failing with msg after timeout: the faults tests' one way to wait
-// for something a child process or a database does.
-func waitFor(t *testing.T, timeout time.Duration, msg string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		require.True(t, time.Now().Before(deadline), msg)
-		time.Sleep(20 * time.Millisecond)
+// tester is *testing.T or, in the condition of require.EventuallyWithT (which runs off the test
+// goroutine), *assert.CollectT: what the helpers that also serve in such a condition assert on.
+type tester interface {
+	require.TestingT
+	Helper()
+}
+
+// healthy asserts that base answers /health with 200.
+func healthy(c *assert.CollectT, base string) {
+	resp, err := http.Get(base + "/health")
+	if assert.NoError(c, err) {
+		resp.Body.Close()
+		assert.Equal(c, http.StatusOK, resp.StatusCode, "GET %s/health", base)
 	}
 }
 
 func waitSpoolEmpty(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		resp, err := http.Get(base + "/api/v1/system/maintenance")
-		if err == nil {
-			var st struct {
-				BufferedMessages int64 `json:"bufferedMessages"`
-			}
-			_ = json.NewDecoder(resp.Body).Decode(&st)
-			resp.Body.Close()
-			if st.BufferedMessages == 0 {
-				return
-			}
+		if !assert.NoError(c, err) {
+			return
 		}
-		require.True(t, time.Now().Before(deadline), "spool never drained")
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer resp.Body.Close()
+		var st struct {
+			BufferedMessages int64 `json:"bufferedMessages"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		assert.Zero(c, st.BufferedMessages, "buffered messages")
+	}, 90*time.Second, 50*time.Millisecond, "spool never drained")
 }
 
 // TestDatabaseOutageLosesNoAnsweredPush stops PostgreSQL while 4 producers push, then starts it again:
@@ -225,19 +227,17 @@ func TestDatabaseOutageLosesNoAnsweredPush(t *testing.T) {
 			produce(t, func() string { return b.URL }, p, stop, got, true)
 		}()
 	}
-	waitFor(t, 30*time.Second, "no push reached PostgreSQL", func() bool { return got.count("queued") >= 20 })
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.GreaterOrEqual(ct, got.count("queued"), 20, "pushes queued")
+	}, 30*time.Second, 20*time.Millisecond, "no push reached PostgreSQL")
 	require.NoError(t, c.Stop(t.Context()))
-	waitFor(t, 30*time.Second, "no push reached the spool", func() bool { return got.count("buffered") >= 20 })
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.GreaterOrEqual(ct, got.count("buffered"), 20, "pushes buffered")
+	}, 30*time.Second, 20*time.Millisecond, "no push reached the spool")
 	require.NoError(t, c.Start(t.Context()))
 	// Pushes keep coming until the broker reaches PostgreSQL again, and the spool replays meanwhile.
-	waitFor(t, 60*time.Second, "the broker never reached PostgreSQL again", func() bool {
-		resp, err := http.Get(b.URL + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { healthy(ct, b.URL) },
+		60*time.Second, 20*time.Millisecond, "the broker never reached PostgreSQL again")
 	close(stop)
 	wg.Wait()
 	waitSpoolEmpty(t, b.URL)
@@ -279,16 +279,13 @@ func startProc(t *testing.T, env map[string]string) *brokerProc {
 			_ = cmd.Wait()
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		resp, err := http.Get(p.base + "/livez")
-		if err == nil {
+		if assert.NoError(c, err) {
 			resp.Body.Close()
-			return p
 		}
-		require.True(t, time.Now().Before(deadline), "broker did not start: %s", out)
-		time.Sleep(20 * time.Millisecond)
-	}
+	}, 30*time.Second, 20*time.Millisecond, "broker did not start: %s", out)
+	return p
 }
 
 // TestBrokerKilledLosesNoAnsweredPush kills the broker with SIGKILL while 4 producers push (half of the
@@ -312,11 +309,15 @@ func TestBrokerKilledLosesNoAnsweredPush(t *testing.T) {
 			produce(t, base, p, stop, got, false)
 		}()
 	}
-	waitFor(t, 30*time.Second, "no push reached PostgreSQL", func() bool { return got.count("queued") >= 20 })
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.GreaterOrEqual(ct, got.count("queued"), 20, "pushes queued")
+	}, 30*time.Second, 20*time.Millisecond, "no push reached PostgreSQL")
 	code, body, err := post(base()+"/api/v1/system/maintenance", map[string]any{"enabled": true})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code, string(body))
-	waitFor(t, 30*time.Second, "no push reached the spool", func() bool { return got.count("buffered") >= 20 })
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.GreaterOrEqual(ct, got.count("buffered"), 20, "pushes buffered")
+	}, 30*time.Second, 20*time.Millisecond, "no push reached the spool")
 	require.NoError(t, proc.cmd.Process.Signal(syscall.SIGKILL))
 	_ = proc.cmd.Wait()
 
@@ -328,7 +329,9 @@ func TestBrokerKilledLosesNoAnsweredPush(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code, string(body))
 	queued := got.count("queued")
-	waitFor(t, 60*time.Second, "the restarted broker never queued a push", func() bool { return got.count("queued") >= queued+20 })
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.GreaterOrEqual(ct, got.count("queued"), queued+20, "pushes queued")
+	}, 60*time.Second, 20*time.Millisecond, "the restarted broker never queued a push")
 	close(stop)
 	wg.Wait()
 	waitSpoolEmpty(t, restarted.base)
@@ -400,7 +403,9 @@ func TestGracefulShutdown(t *testing.T) {
 		resp.Body.Close()
 		parked <- resp.StatusCode
 	}()
-	waitFor(t, 30*time.Second, "the pop never parked", func() bool { return parkedPops(proc.base) > 0 })
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Positive(ct, parkedPops(proc.base), "parked pops")
+	}, 30*time.Second, 20*time.Millisecond, "the pop never parked")
 	start := time.Now()
 	require.NoError(t, proc.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, http.StatusNoContent, <-parked)

@@ -47,6 +47,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -497,7 +498,10 @@ func (l *haLoad) Verify(t testing.TB) haResult {
 func TestHALoadSteady(t *testing.T) {
 	b := startProc(t, map[string]string{"DATABASE_URL": ownCluster(t).URL("postgres"), "FILE_BUFFER_DIR": t.TempDir()})
 	l := startHALoad(t, b.base, haLoadOptions{Producers: 3, Groups: []string{"", "audit"}})
-	waitFor(t, 30*time.Second, "no load", func() bool { return l.Answered() >= 100 && l.Popped() >= 10 })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, l.Answered(), 100, "pushes answered")
+		assert.GreaterOrEqual(c, l.Popped(), 10, "pops delivered")
+	}, 30*time.Second, 20*time.Millisecond, "no load")
 	l.Stop()
 	l.Verify(t).requireExactlyOnce(t)
 }

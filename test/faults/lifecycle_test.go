@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,15 +30,10 @@ func TestEmbeddedDataDirLifecycle(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": "", "QUEEN_DATA_DIR": dataDir, "FILE_BUFFER_DIR": filepath.Join(parent, "spool"),
 		"SHUTDOWN_TIMEOUT_MS": "500", "QUEEN_DB_STOP_TIMEOUT_MS": "20000"}
 	first := startProc(t, env)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		code, body := getText(t, first.base+"/health")
-		if code == http.StatusOK {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "embedded database never became healthy: %s", body)
-		time.Sleep(100 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, body := getText(c, first.base+"/health")
+		assert.Equal(c, http.StatusOK, code, "embedded database never became healthy: %s", body)
+	}, 60*time.Second, 100*time.Millisecond)
 
 	second := exec.Command(brokerBin, "serve")
 	second.Env = append(os.Environ(), "PORT="+fmt.Sprint(freePort(t)), "HOST=127.0.0.1", "LOG_LEVEL=warn")
@@ -68,7 +64,9 @@ func TestEmbeddedDataDirLifecycle(t *testing.T) {
 	defer conn.Close()
 	_, err = conn.Write([]byte("POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"items\":["))
 	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the broker never read the request head", func() bool { return peerRead(t, conn) })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.True(c, peerRead(c, conn), "the broker's receive queue is empty")
+	}, 30*time.Second, 20*time.Millisecond, "the broker never read the request head")
 
 	start := time.Now()
 	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
@@ -100,7 +98,7 @@ func TestEmbeddedDataDirLifecycle(t *testing.T) {
 // peerRead reports whether the far end of conn (a loopback TCP connection) has read everything sent to
 // it: its socket's receive queue, in /proc/net/tcp, is empty. The broker has then read the request head
 // and serves the request.
-func peerRead(t *testing.T, conn net.Conn) bool {
+func peerRead(t tester, conn net.Conn) bool {
 	t.Helper()
 	local := conn.LocalAddr().(*net.TCPAddr).Port
 	remote := conn.RemoteAddr().(*net.TCPAddr).Port

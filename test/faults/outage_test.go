@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,9 +27,9 @@ func TestOutageAnswers503AndLogsOnce(t *testing.T) {
 	require.Equal(t, http.StatusCreated, code, body)
 	require.NoError(t, c.Stop(t.Context()))
 
-	waitFor(t, 30*time.Second, "the outage was never logged", func() bool {
-		return strings.Contains(p.out.String(), "PostgreSQL unreachable")
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, p.out.String(), "PostgreSQL unreachable", "the broker's output")
+	}, 30*time.Second, 20*time.Millisecond, "the outage was never logged")
 	for range 5 {
 		for _, path := range []string{"/api/v1/pop/queue/durable", "/api/v1/pop/queue/durable?wait=true&timeout=500",
 			"/api/v1/pop?namespace=x", "/api/v1/pop/queue/durable?consumerGroup=g"} {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/pgcluster"
@@ -194,14 +195,7 @@ func startEtcd(t *testing.T, dir string) (*daemon, string) {
 		"ETCD_ADVERTISE_CLIENT_URLS="+client,
 	)
 	d := startDaemon(t, cmd, nil)
-	waitFor(t, 30*time.Second, "etcd never served", func() bool {
-		resp, err := http.Get(client + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) { healthy(c, client) }, 30*time.Second, 20*time.Millisecond, "etcd never served")
 	return d, host
 }
 
@@ -328,14 +322,12 @@ func (pc *patroniCluster) node(name string) *patroniNode {
 // waitHealthy waits for a leader and a synchronous standby and returns them.
 func (pc *patroniCluster) waitHealthy(t *testing.T, timeout time.Duration) (leader, standby *patroniNode) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if l, s, ok := pc.healthy(); ok {
-			return l, s
-		}
-		require.True(t, time.Now().Before(deadline), "no leader with a synchronous standby within %s: %s", timeout, pc.roles())
-		time.Sleep(200 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var ok bool
+		leader, standby, ok = pc.healthy()
+		assert.True(c, ok, "no leader with a synchronous standby within %s: %s", timeout, pc.roles())
+	}, timeout, 200*time.Millisecond)
+	return leader, standby
 }
 
 // databaseURL names both nodes: libpq's (and pgx's) multi-host form, which tries the hosts in order and

@@ -1,10 +1,11 @@
 package faults
 
 import (
-	"net/http"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,14 +24,8 @@ func TestPatroniFailoverLosesNothing(t *testing.T) {
 	t.Logf("Patroni cluster up in %s: %s", time.Since(begin).Round(time.Millisecond), pc.roles())
 
 	b := startProc(t, map[string]string{"DATABASE_URL": pc.databaseURL("postgres"), "FILE_BUFFER_DIR": t.TempDir()})
-	waitFor(t, 60*time.Second, "the broker never reached the leader", func() bool {
-		resp, err := http.Get(b.base + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) { healthy(c, b.base) },
+		60*time.Second, 20*time.Millisecond, "the broker never reached the leader")
 	l := startHALoad(t, b.base, haLoadOptions{Producers: 4, Groups: []string{"", "audit"}})
 	waitLoadResumes(t, l, "no load before the faults")
 
@@ -70,17 +65,12 @@ func TestPatroniFailoverLosesNothing(t *testing.T) {
 // waitLeader waits until Patroni reports name as the running leader.
 func waitLeader(t *testing.T, pc *patroniCluster, name string) {
 	t.Helper()
-	deadline := time.Now().Add(180 * time.Second)
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		ms, _ := pc.members()
-		for _, m := range ms {
-			if m.Name == name && m.Role == "leader" && (m.State == "running" || m.State == "streaming") {
-				return
-			}
-		}
-		require.True(t, time.Now().Before(deadline), "%s never became the leader: %s", name, pc.roles())
-		time.Sleep(50 * time.Millisecond)
-	}
+		assert.True(c, slices.ContainsFunc(ms, func(m clusterMember) bool {
+			return m.Name == name && m.Role == "leader" && (m.State == "running" || m.State == "streaming")
+		}), "%s never became the leader: %s", name, pc.roles())
+	}, 180*time.Second, 50*time.Millisecond)
 }
 
 // waitLoadResumes waits until both pushes and pops have succeeded again: 20 more pushes answered 201
@@ -88,7 +78,10 @@ func waitLeader(t *testing.T, pc *patroniCluster, name string) {
 func waitLoadResumes(t *testing.T, l *haLoad, msg string) {
 	t.Helper()
 	pushed, popped := l.Answered(), l.Popped()
-	waitFor(t, 180*time.Second, msg, func() bool { return l.Answered() >= pushed+20 && l.Popped() >= popped+3 })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, l.Answered(), pushed+20, "pushes answered")
+		assert.GreaterOrEqual(c, l.Popped(), popped+3, "pops delivered")
+	}, 180*time.Second, 20*time.Millisecond, msg)
 }
 
 // gapIn is, within [from, to], the longest time without a push answered 201 and the longest without a

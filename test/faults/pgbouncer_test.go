@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/pgcluster"
@@ -78,9 +78,9 @@ pidfile = %s
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	waitFor(t, 10*time.Second, "pgbouncer did not listen", func() bool {
-		return strings.Contains(out.String(), "process up")
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, out.String(), "process up", "pgbouncer's output")
+	}, 10*time.Second, 20*time.Millisecond, "pgbouncer did not listen")
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s", port, db)
 }
 
@@ -91,7 +91,7 @@ func postJSON(t *testing.T, url, body string) (int, string) {
 	return code, string(out)
 }
 
-func get(t *testing.T, url string) (int, http.Header, string) {
+func get(t tester, url string) (int, http.Header, string) {
 	t.Helper()
 	resp, err := http.Get(url)
 	require.NoError(t, err)
@@ -139,7 +139,9 @@ func TestThroughPgbouncer(t *testing.T) {
 		out, _ := io.ReadAll(resp.Body)
 		got <- string(out)
 	}()
-	waitFor(t, 10*time.Second, "the pop never parked", func() bool { return parkedPops(b.base) == 1 })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1, parkedPops(b.base), "parked pops")
+	}, 10*time.Second, 20*time.Millisecond, "the pop never parked")
 	start := time.Now()
 	code, body = postJSON(t, a.base+"/api/v1/push", `{"items":[{"queue":"wake","partition":"p","payload":1,"transactionId":"woken"}]}`)
 	require.Equal(t, http.StatusCreated, code, body)
@@ -162,10 +164,10 @@ func TestThroughPgbouncer(t *testing.T) {
 
 	// PostgreSQL down behind PgBouncer.
 	require.NoError(t, c.Stop(t.Context()))
-	waitFor(t, 30*time.Second, "pops never answered 503", func() bool {
-		code, _, _ := get(t, a.base+"/api/v1/pop/queue/durable")
-		return code == http.StatusServiceUnavailable
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, _, body := get(c, a.base+"/api/v1/pop/queue/durable")
+		assert.Equal(c, http.StatusServiceUnavailable, code, body)
+	}, 30*time.Second, 20*time.Millisecond, "pops never answered 503")
 	for range 3 {
 		code, h, body := get(t, a.base+"/api/v1/pop/queue/durable")
 		require.Equal(t, http.StatusServiceUnavailable, code, body)
@@ -177,10 +179,12 @@ func TestThroughPgbouncer(t *testing.T) {
 
 	require.NoError(t, c.Start(t.Context()))
 	waitSpoolEmpty(t, a.base)
-	waitFor(t, 30*time.Second, "the spooled push was never delivered", func() bool {
-		code, _, body := get(t, b.base+"/api/v1/pop/queue/durable?batch=10&autoAck=true")
-		return code == http.StatusOK && strings.Contains(body, `"during"`)
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, _, body := get(c, b.base+"/api/v1/pop/queue/durable?batch=10&autoAck=true")
+		if assert.Equal(c, http.StatusOK, code, body) {
+			assert.Contains(c, body, `"during"`)
+		}
+	}, 30*time.Second, 20*time.Millisecond, "the spooled push was never delivered")
 }
 
 // TestClientSuiteThroughPgbouncer runs the Go SDK's broker-level suite (client, TestBroker*: configure,

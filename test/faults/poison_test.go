@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +23,7 @@ func pushOne(t *testing.T, base, tx string, payload any) (int, string) {
 	return code, string(body)
 }
 
-func getText(t *testing.T, url string) (int, string) {
+func getText(t tester, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
 	require.NoError(t, err)
@@ -113,13 +114,10 @@ func TestStalledSpoolShowsInHealth(t *testing.T) {
 	code, body := pushOne(t, p.base, "held", 1)
 	require.Equal(t, http.StatusCreated, code, body)
 	var health string
-	for range 200 {
-		code, health = getText(t, p.base+"/health")
-		if strings.Contains(health, `"stalled":true`) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, health = getText(c, p.base+"/health")
+		assert.Contains(c, health, `"stalled":true`)
+	}, 10*time.Second, 50*time.Millisecond)
 	require.Equal(t, http.StatusServiceUnavailable, code, health)
 	require.Contains(t, health, `"stalled":true`)
 	require.Contains(t, health, `"lastReplayError":"database unreachable"`)

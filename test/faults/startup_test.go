@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,15 +30,10 @@ func TestStartsWhileDatabaseIsDown(t *testing.T) {
 	}
 
 	require.NoError(t, c.Start(t.Context()))
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		code, body = getText(t, p.base+"/health")
-		if code == http.StatusOK {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "never healthy: %s\n%s", body, p.out)
-		time.Sleep(100 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, body := getText(c, p.base+"/health")
+		assert.Equal(c, http.StatusOK, code, "never healthy: %s\n%s", body, p.out)
+	}, 60*time.Second, 100*time.Millisecond)
 	waitSpoolEmpty(t, p.base)
 	code, body = pushOne(t, p.base, "late", 3)
 	require.Equal(t, http.StatusCreated, code, body)
