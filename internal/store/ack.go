@@ -132,7 +132,7 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 			b.Queue(q("Begin"))
 		}
 		lock := func(rs pgx.Rows) error {
-			for rs.Next() {
+			return eachRow(rs, func(rs pgx.Rows) error {
 				var k ConsumerKey
 				st := &ConsumerState{}
 				if err := rs.Scan(&k.PartitionID, &k.Group, &st.Cursor, &st.LeaseID, &st.LeaseLive, &st.ClaimCursor, &st.DeliveredSeq,
@@ -140,12 +140,12 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 					return err
 				}
 				states[k] = st
-			}
-			return rs.Err()
+				return nil
+			})
 		}
 		b.Queue(q("ConsumerLock"), pids, groups, now).Query(lock)
 		b.Queue(q("AckResolve"), pids, txids, groups).Query(func(rs pgx.Rows) error {
-			for rs.Next() {
+			return eachRow(rs, func(rs pgx.Rows) error {
 				var i int64
 				var m ResolvedMessage
 				if err := rs.Scan(&i, &m.Seq, &m.Partition, &m.Queue, &m.RetryLimit, &m.RetryDelayMs, &m.Redelivery); err != nil {
@@ -153,8 +153,8 @@ func ackTx(ctx context.Context, db batcher, targets []AckTarget, decide AckDecis
 				}
 				m.Found = true
 				msgs[i-1] = m
-			}
-			return rs.Err()
+				return nil
+			})
 		})
 		if err := db.SendBatch(ctx, b).Close(); err != nil {
 			return err
@@ -280,21 +280,20 @@ func (s *Store) AckCompletions(ctx context.Context, items []AckCompletion) (_ []
 	}
 	out := make([]CompletedAck, n)
 	seen := 0
-	for rows.Next() {
+	err = eachRow(rows, func(rows pgx.Rows) error {
 		var i int64
 		var r CompletedAck
 		if err := rows.Scan(&i, &r.Seq, &r.Partition, &r.Queue, &r.Noop, &r.Released); err != nil {
-			rows.Close()
-			return nil, false, fmt.Errorf("store: ack completions: %w", err)
+			return err
 		}
 		if i < 1 || int(i) > n {
-			rows.Close()
-			return nil, false, fmt.Errorf("store: ack completions: item %d of %d", i, n)
+			return fmt.Errorf("item %d of %d", i, n)
 		}
 		out[i-1] = r
 		seen++
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, false, fmt.Errorf("store: ack completions: %w", interpret(err))
 	}
 	switch seen {

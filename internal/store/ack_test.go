@@ -250,17 +250,23 @@ func TestAckOneStatement(t *testing.T) {
 				done <- answer{out, applied, err}
 			}()
 			// Commit only once the statement waits for the row lock.
-			for {
+			var early *answer // the statement answered without waiting
+			require.Eventually(t, func() bool {
 				n := scalar[int64](t, st, `SELECT count(*) FROM pg_stat_activity
 					WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[])%'`)
 				if n > 0 {
-					break
+					return true
 				}
 				select {
 				case a := <-done:
-					t.Fatalf("the statement did not wait for the row lock: %+v", a)
-				case <-time.After(10 * time.Millisecond):
+					early = &a
+					return true
+				default:
+					return false
 				}
+			}, 10*time.Second, 10*time.Millisecond, "the statement waits for the row lock")
+			if early != nil {
+				t.Fatalf("the statement did not wait for the row lock: %+v", *early)
 			}
 			require.NoError(t, tx.Commit(ctx))
 			a := <-done

@@ -52,7 +52,7 @@ func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterR
 			return err
 		}
 		var ignored int64
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeadLetterRow, error) { return scanDeadLetter(r.(pgx.Rows), &ignored) })
+		out, err = collectRows(rows, func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) })
 		if err != nil {
 			return err
 		}
@@ -96,15 +96,18 @@ func (s *Store) DLQByQueue(ctx context.Context) (map[string]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: dlq by queue: %w", interpret(err))
 	}
-	defer rows.Close()
 	out := map[string]int64{}
-	for rows.Next() {
+	err = eachRow(rows, func(r pgx.Rows) error {
 		var name string
 		var n int64
-		if err := rows.Scan(&name, &n); err != nil {
-			return nil, fmt.Errorf("store: dlq by queue: %w", interpret(err))
+		if err := r.Scan(&name, &n); err != nil {
+			return err
 		}
 		out[name] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: dlq by queue: %w", interpret(err))
 	}
-	return out, interpret(rows.Err())
+	return out, nil
 }

@@ -106,10 +106,7 @@ var statisticsTables = []string{"messages", "partition_consumers", "partitions",
 // factor keeps them few while a table grows, and settled ends them once the statistics are no
 // longer those of a nearly empty table, leaving the rest to autoanalyze.
 func (s *Store) AnalyzeOutgrown(ctx context.Context, minRows int64, factor, settled float64) ([]string, error) {
-	names, err := collect(ctx, s, "StatisticsOutgrown", func(r pgx.Rows) (n string, err error) {
-		err = r.Scan(&n)
-		return n, err
-	}, statisticsTables, minRows, factor, settled)
+	names, err := collect(ctx, s, "StatisticsOutgrown", scanOne[string], statisticsTables, minRows, factor, settled)
 	if err != nil {
 		return nil, err
 	}

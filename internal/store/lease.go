@@ -26,7 +26,7 @@ func (s *Store) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Durat
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (e LeaseExtension, err error) {
+		out, err = collectRows(rows, func(r pgx.Rows) (e LeaseExtension, err error) {
 			err = r.Scan(&e.PartitionID, &e.Live, &e.ExpiresAt)
 			return e, err
 		})

@@ -82,7 +82,7 @@ func (s *Store) GetMessage(ctx context.Context, partitionID uuid.UUID, transacti
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: message consumers: %w", interpret(err))
 	}
-	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MessageConsumer, error) {
+	cs, err := collectRows(rows, func(r pgx.Rows) (MessageConsumer, error) {
 		var c MessageConsumer
 		err := r.Scan(&c.Group, &c.Consumed, &c.LeaseExpiresAt, &c.Retries, &c.DLQError, &c.DLQRetries)
 		return c, err

@@ -61,7 +61,7 @@ func (s *Store) Pop(ctx context.Context, p PopParams) ([]PoppedMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: pop %q: %w", p.Queue, interpret(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (m PoppedMessage, err error) {
+	out, err := collectRows(rows, func(r pgx.Rows) (m PoppedMessage, err error) {
 		err = r.Scan(&m.PartitionID, &m.Partition, &m.Retries, &m.ID, &m.TransactionID, &m.TraceID,
 			&m.Payload, &m.ProducerSub, &m.Encrypted, &m.CreatedAt, &m.LeaseID)
 		return m, err

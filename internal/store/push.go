@@ -35,15 +35,15 @@ func (s *Store) EnsurePartitions(ctx context.Context, keys []PartitionKey) (map[
 	b.Queue(q("QueueEnsure"), qs)
 	b.Queue(q("PartitionEnsure"), qs, ps)
 	b.Queue(q("PartitionIDs"), qs, ps).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
+		return eachRow(rows, func(rows pgx.Rows) error {
 			var k PartitionKey
 			var id uuid.UUID
 			if err := rows.Scan(&k.Queue, &k.Partition, &id); err != nil {
 				return err
 			}
 			out[k] = id
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err := s.sendBatch(ctx, b); err != nil {
 		return nil, fmt.Errorf("store: ensure partitions: %w", err)
@@ -216,7 +216,7 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 	}
 	b.Queue(q("PartitionLock"), lock)
 	b.Queue(q("PartitionBump"), lock, counts, lIdx, lPart, lOrd, lTx, QueueMode, now).Query(func(rs pgx.Rows) error {
-		for rs.Next() {
+		return eachRow(rs, func(rs pgx.Rows) error {
 			var id pgtype.UUID
 			var base pgtype.Int8
 			var at pgtype.Timestamptz
@@ -229,11 +229,11 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 					stored = map[int32]bool{}
 				}
 				stored[idx.Int32] = true
-				continue
+				return nil
 			}
 			got[id.Bytes] = bumped{base.Int64, pgEpochMicros(at.Time)}
-		}
-		return rs.Err()
+			return nil
+		})
 	})
 	if !own {
 		b.Queue(q("PushPlanSettings"), false)
@@ -281,16 +281,16 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 	if err != nil {
 		return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
 	}
-	defer rs.Close()
-	for rs.Next() {
+	err = eachRow(rs, func(rs pgx.Rows) error {
 		var i int32
 		var id uuid.UUID
 		if err := rs.Scan(&i, &id); err != nil {
-			return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
+			return err
 		}
 		out[i].ExistingID = id
-	}
-	if err := rs.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: push duplicates: %w", interpret(err))
 	}
 	return out, nil

@@ -144,10 +144,7 @@ func (s *Store) PartitionGroupCounts(ctx context.Context, queueID uuid.UUID) ([]
 
 // QueueGroups names the consumer groups that exist on a queue.
 func (s *Store) QueueGroups(ctx context.Context, queue string) ([]string, error) {
-	return collect(ctx, s, "QueueGroupList", func(r pgx.Rows) (g string, err error) {
-		err = r.Scan(&g)
-		return g, err
-	}, queue)
+	return collect(ctx, s, "QueueGroupList", scanOne[string], queue)
 }
 
 // QueueEncrypted reports whether a queue stores its payloads encrypted; ErrNotFound for no queue.
@@ -178,10 +175,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) (bool, error) {
 // QueuesByNamespaceTask lists the queues matching namespace and/or task ("" matches any), highest
 // priority first.
 func (s *Store) QueuesByNamespaceTask(ctx context.Context, namespace, task string) ([]string, error) {
-	return collect(ctx, s, "QueueListByNamespaceTask", func(r pgx.Rows) (n string, err error) {
-		err = r.Scan(&n)
-		return n, err
-	}, nullText(namespace), nullText(task))
+	return collect(ctx, s, "QueueListByNamespaceTask", scanOne[string], nullText(namespace), nullText(task))
 }
 
 // Backlog is a queue's capacity and how many messages it holds unconsumed.

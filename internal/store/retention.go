@@ -40,17 +40,17 @@ func (s *Store) RunRetention(ctx context.Context, p RetentionParams) (RetentionR
 				return err
 			}
 			var got int64
-			for rows.Next() {
+			err = eachRow(rows, func(r pgx.Rows) error {
 				var queue string
 				var n int64
-				if err := rows.Scan(&queue, &n); err != nil {
-					rows.Close()
+				if err := r.Scan(&queue, &n); err != nil {
 					return err
 				}
 				into[queue] += n
 				got += n
-			}
-			if err := rows.Err(); err != nil {
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 			if got == 0 {

@@ -65,17 +65,16 @@ func statsSliceInto(ctx context.Context, tx pgx.Tx, after uuid.UUID, size int, s
 	if err != nil {
 		return 0, after, err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, func(r pgx.Rows) error {
 		var id uuid.UUID
 		var c queueCounts
-		if err := rows.Scan(&id, &c.total, &c.pending, &c.processing, &c.completed, &c.deadLetter, &c.oldest, &last, &n); err != nil {
-			return 0, after, err
+		if err := r.Scan(&id, &c.total, &c.pending, &c.processing, &c.completed, &c.deadLetter, &c.oldest, &last, &n); err != nil {
+			return err
 		}
 		sum := sums[id]
 		if sum == nil {
 			sums[id] = &c
-			continue
+			return nil
 		}
 		sum.total += c.total
 		sum.pending += c.pending
@@ -85,8 +84,12 @@ func statsSliceInto(ctx context.Context, tx pgx.Tx, after uuid.UUID, size int, s
 		if c.oldest != nil && (sum.oldest == nil || c.oldest.Before(*sum.oldest)) {
 			sum.oldest = c.oldest
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, after, err
 	}
-	return n, last, rows.Err()
+	return n, last, nil
 }
 
 // writeQueueStats rewrites queue_stats from a pass's sums.

@@ -38,7 +38,7 @@ func (s *Store) Overview(ctx context.Context) (LeaseSummary, DLQSummary, error) 
 	if err != nil {
 		return l, d, fmt.Errorf("store: top errors: %w", interpret(err))
 	}
-	d.TopErrors, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ErrorCount, error) {
+	d.TopErrors, err = collectRows(rows, func(r pgx.Rows) (ErrorCount, error) {
 		var e ErrorCount
 		err := r.Scan(&e.Error, &e.Count)
 		return e, err

@@ -22,8 +22,9 @@ import (
 //go:embed queries/*.sql
 var queryFiles embed.FS
 
-// queries holds every named query of queries/*.sql, keyed by its `-- name:` header.
-var queries = pgschema.MustQueries(queryFiles, "queries")
+// queries holds every named query of queries/*.sql, keyed by its `-- name:` header, its fragments
+// expanded (fragments.go).
+var queries = pgschema.MustQueries(withFragments(queryFiles, "queries"), "queries")
 
 // q is the named statement of queries/*.sql.
 var q = queries.Get
@@ -319,13 +320,53 @@ func (t *Tx) Rollback(ctx context.Context) error {
 	return nil
 }
 
+// Every row the store reads goes through eachRow, directly or through collectRows and the collect
+// helpers built on it. Reading the rows to the end, or closing them on the way out, is what ends the
+// statement's own transaction under transaction pooling (txRows) and gives its connection back: one
+// loop that always does so cannot be got wrong by a reader that forgets to.
+
+// eachRow calls each for every row of rows, then closes them, and returns the first error of each or
+// of the rows. Readers that fold rows into a structure of their own (a map, a slice indexed by a
+// column, running sums) use it directly, so that no slice of rows is built only to be walked again.
+func eachRow(rows pgx.Rows, each func(pgx.Rows) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// collectRows scans every row of rows with scan. With no rows it answers an empty slice, not nil, as
+// pgx.CollectRows did before it: the readers' callers were written against that, and encoding/json
+// writes the two differently ([] and null).
+func collectRows[T any](rows pgx.Rows, scan func(pgx.Rows) (T, error)) ([]T, error) {
+	out := []T{}
+	err := eachRow(rows, func(r pgx.Rows) error {
+		v, err := scan(r)
+		out = append(out, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanOne is the scan of a row of one column.
+func scanOne[T any](r pgx.Rows) (v T, err error) {
+	err = r.Scan(&v)
+	return v, err
+}
+
 // collect runs a named query on the pool and scans every row with scan.
 func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (T, error), args ...any) ([]T, error) {
 	rows, err := s.pool.Query(ctx, q(name), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r.(pgx.Rows)) })
+	out, err := collectRows(rows, scan)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
 	}
@@ -348,7 +389,7 @@ func collectViews[T any](ctx context.Context, s *Store, name string, scan func(p
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r.(pgx.Rows)) })
+		out, err = collectRows(rows, scan)
 		return err
 	})
 	if err != nil {
@@ -359,20 +400,20 @@ func collectViews[T any](ctx context.Context, s *Store, name string, scan func(p
 
 // collectMap runs a named query whose rows are (key, value) pairs and returns them keyed.
 func collectMap[K comparable, V any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (K, V, error), args ...any) (map[K]V, error) {
-	type pair struct {
-		k K
-		v V
-	}
-	rows, err := collect(ctx, s, name, func(r pgx.Rows) (p pair, err error) {
-		p.k, p.v, err = scan(r)
-		return p, err
-	}, args...)
+	rows, err := s.pool.Query(ctx, q(name), args...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
 	}
-	out := make(map[K]V, len(rows))
-	for _, p := range rows {
-		out[p.k] = p.v
+	out := map[K]V{}
+	err = eachRow(rows, func(r pgx.Rows) error {
+		k, v, err := scan(r)
+		if err == nil {
+			out[k] = v
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", name, interpret(err))
 	}
 	return out, nil
 }

@@ -88,7 +88,7 @@ func (s *Store) StreamState(ctx context.Context, f StateFilter) ([]StateRow, err
 	if err != nil {
 		return nil, fmt.Errorf("store: stream state: %w", interpret(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StateRow, error) {
+	out, err := collectRows(rows, func(r pgx.Rows) (StateRow, error) {
 		var sr StateRow
 		var v []byte
 		err := r.Scan(&sr.Key, &v, &sr.UpdatedAt)
@@ -135,7 +135,7 @@ func (t *Tx) StreamSourceQueue(ctx context.Context, partitionID uuid.UUID) (stri
 	if err != nil {
 		return "", fmt.Errorf("store: stream source queue: %w", interpret(err))
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	names, err := collectRows(rows, scanOne[string])
 	if err != nil {
 		return "", fmt.Errorf("store: stream source queue: %w", interpret(err))
 	}
@@ -187,7 +187,7 @@ func (t *Tx) RecordStreamCycle(ctx context.Context, queryID, partitionID uuid.UU
 	if err != nil {
 		return false, fmt.Errorf("store: record stream cycle: %w", interpret(err))
 	}
-	n, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	n, err := collectRows(rows, scanOne[int32])
 	if err != nil {
 		return false, fmt.Errorf("store: record stream cycle: %w", interpret(err))
 	}
@@ -207,7 +207,7 @@ func (t *Tx) StreamSourceLeased(ctx context.Context, partitionID uuid.UUID, grou
 	if err != nil {
 		return false, fmt.Errorf("store: stream source lease: %w", interpret(err))
 	}
-	live, err := pgx.CollectRows(rows, pgx.RowTo[bool])
+	live, err := collectRows(rows, scanOne[bool])
 	if err != nil {
 		return false, fmt.Errorf("store: stream source lease: %w", interpret(err))
 	}
@@ -237,16 +237,16 @@ func (t *Tx) checkStateVersions(ctx context.Context, queryID, partitionID uuid.U
 		return fmt.Errorf("store: state versions: %w", interpret(err))
 	}
 	stored := map[string]time.Time{}
-	for rows.Next() {
+	err = eachRow(rows, func(r pgx.Rows) error {
 		var k string
 		var at time.Time
-		if err := rows.Scan(&k, &at); err != nil {
-			rows.Close()
-			return fmt.Errorf("store: state versions: %w", interpret(err))
+		if err := r.Scan(&k, &at); err != nil {
+			return err
 		}
 		stored[k] = at
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("store: state versions: %w", interpret(err))
 	}
 	for _, k := range keys {

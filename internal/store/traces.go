@@ -60,7 +60,7 @@ func (s *Store) MessageTraces(ctx context.Context, partitionID uuid.UUID, transa
 	if err != nil {
 		return nil, fmt.Errorf("store: message traces: %w", interpret(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Trace, error) {
+	out, err := collectRows(rows, func(r pgx.Rows) (Trace, error) {
 		t := Trace{PartitionID: partitionID, TransactionID: transactionID}
 		err := r.Scan(&t.ID, &t.EventType, &t.Data, &t.ConsumerGroup, &t.WorkerID, &t.CreatedAt, &t.Names)
 		return t, err
@@ -77,7 +77,7 @@ func (s *Store) TracesByName(ctx context.Context, name string, limit, offset int
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: traces by name: %w", interpret(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Trace, error) {
+	out, err := collectRows(rows, func(r pgx.Rows) (Trace, error) {
 		var t Trace
 		err := r.Scan(&t.ID, &t.TransactionID, &t.PartitionID, &t.EventType, &t.Data, &t.ConsumerGroup, &t.WorkerID,
 			&t.CreatedAt, &t.Queue, &t.Partition, &t.Payload, &t.Names)
@@ -106,7 +106,7 @@ func (s *Store) TraceNames(ctx context.Context, limit, offset int) ([]TraceName,
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: trace names: %w", interpret(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TraceName, error) {
+	out, err := collectRows(rows, func(r pgx.Rows) (TraceName, error) {
 		var t TraceName
 		err := r.Scan(&t.Name, &t.Traces, &t.Messages, &t.LastSeen)
 		return t, err

@@ -86,6 +86,18 @@ LEFT JOIN LATERAL (
     SELECT true AS redelivered FROM redeliveries r
     WHERE r.partition_id = t.partition_id AND r.consumer_group = t.consumer_group AND r.seq = m.seq LIMIT 1) r ON true
 
+-- fragment: consumer_row_of_u
+-- Which row of partition_consumers an UPDATE … FROM u changes: the one of u's (partition, group), for
+-- AckApply, AckCompletions and AckLeases.
+-- The partition as ANY over a one-element array: the same test as =, but one that cannot drive a hash or
+-- merge join, so the plan is a nested loop probing partition_consumers_pkey by each row's keys. With
+-- plain =, a generic plan built while the table looked empty hash-joined it against a full walk of
+-- partition_consumers_group_idx. The group only in row bounds, as in ConsumerLock: an equality on it
+-- (even as ANY) let a plan built on six consumer rows walk partition_consumers_group_idx instead.
+WHERE pc.partition_id = ANY (ARRAY[u.partition_id])
+  AND (pc.partition_id, pc.consumer_group) >= (u.partition_id, u.consumer_group)
+  AND (pc.partition_id, pc.consumer_group) <= (u.partition_id, u.consumer_group)
+
 -- name: AckApply :exec
 UPDATE partition_consumers pc SET
     cursor_seq        = u.cursor_seq,
@@ -96,14 +108,7 @@ UPDATE partition_consumers pc SET
     last_consumed_at  = CASE WHEN u.consumed > 0 THEN coalesce($8::timestamptz, now()) ELSE pc.last_consumed_at END
 FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bool[], $5::int[], $6::int[], $7::int[])
     AS u(partition_id, consumer_group, cursor_seq, release, retries, delay_ms, consumed)
--- The partition as ANY over a one-element array: the same test as =, but one that cannot drive a hash or
--- merge join, so the plan is a nested loop probing partition_consumers_pkey by each row's keys. With
--- plain =, a generic plan built while the table looked empty hash-joined it against a full walk of
--- partition_consumers_group_idx. The group only in row bounds, as in ConsumerLock: an equality on it
--- (even as ANY) let a plan built on six consumer rows walk partition_consumers_group_idx instead.
-WHERE pc.partition_id = ANY (ARRAY[u.partition_id])
-  AND (pc.partition_id, pc.consumer_group) >= (u.partition_id, u.consumer_group)
-  AND (pc.partition_id, pc.consumer_group) <= (u.partition_id, u.consumer_group)
+{{consumer_row_of_u}}
 
 -- name: DeadLetterInsert :exec
 INSERT INTO dead_letters (id, partition_id, message_seq, message_id, transaction_id, consumer_group,
@@ -146,6 +151,21 @@ USING (
     ORDER BY u.partition_id
 ) d
 WHERE pp.partition_id = ANY (ARRAY[d.partition_id]) AND pp.consumer_group = ANY (ARRAY[d.consumer_group])
+
+-- fragment: forget_moved
+-- AckCompletions' and AckLeases' forget: PendingForgetConsumed over the cursors upd moved. Neither
+-- statement applies a batch with a retried dead letter, so the redeliveries are not looked at.
+DELETE FROM pending_partitions pp
+USING (
+    SELECT u.partition_id, u.consumer_group
+    FROM (SELECT * FROM upd ORDER BY 1) AS u
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM partitions p
+        WHERE p.id = u.partition_id AND p.last_seq <= u.cursor_seq
+        FOR SHARE OF p SKIP LOCKED) p
+    ORDER BY u.partition_id
+) f
+WHERE pp.partition_id = ANY (ARRAY[f.partition_id]) AND pp.consumer_group = ANY (ARRAY[f.consumer_group])
 
 -- name: AckCompletions :many
 -- The common ack in one autocommitted statement: every item is a completion ($1-$3 its partition, group
@@ -251,23 +271,11 @@ WITH t AS MATERIALIZED (
         total_consumed    = pc.total_consumed + u.consumed,
         last_consumed_at  = coalesce($5::timestamptz, now())
     FROM u
-    WHERE pc.partition_id = ANY (ARRAY[u.partition_id])
-      AND (pc.partition_id, pc.consumer_group) >= (u.partition_id, u.consumer_group)
-      AND (pc.partition_id, pc.consumer_group) <= (u.partition_id, u.consumer_group)
+    {{consumer_row_of_u}}
     RETURNING pc.partition_id, pc.consumer_group, pc.cursor_seq
 ), forget AS (
     -- As PendingForgetConsumed (the batch has no retried dead letter), after the cursors moved.
-    DELETE FROM pending_partitions pp
-    USING (
-        SELECT u.partition_id, u.consumer_group
-        FROM (SELECT * FROM upd ORDER BY 1) AS u
-        CROSS JOIN LATERAL (
-            SELECT 1 FROM partitions p
-            WHERE p.id = u.partition_id AND p.last_seq <= u.cursor_seq
-            FOR SHARE OF p SKIP LOCKED) p
-        ORDER BY u.partition_id
-    ) f
-    WHERE pp.partition_id = ANY (ARRAY[f.partition_id]) AND pp.consumer_group = ANY (ARRAY[f.consumer_group])
+    {{forget_moved}}
 )
 SELECT e.i, e.seq, e.partition_name, e.queue_name, NOT e.moves AS noop, e.release
 FROM e
@@ -326,22 +334,10 @@ WITH t AS MATERIALIZED (
         total_consumed    = pc.total_consumed + u.delivered_count,
         last_consumed_at  = coalesce($5::timestamptz, now())
     FROM (SELECT * FROM pc WHERE (SELECT ok.ok FROM ok)) u
-    WHERE pc.partition_id = ANY (ARRAY[u.partition_id])
-      AND (pc.partition_id, pc.consumer_group) >= (u.partition_id, u.consumer_group)
-      AND (pc.partition_id, pc.consumer_group) <= (u.partition_id, u.consumer_group)
+    {{consumer_row_of_u}}
     RETURNING pc.partition_id, pc.consumer_group, pc.cursor_seq
 ), forget AS (
     -- As PendingForgetConsumed (no retried dead letter is involved), after the cursors moved.
-    DELETE FROM pending_partitions pp
-    USING (
-        SELECT u.partition_id, u.consumer_group
-        FROM (SELECT * FROM upd ORDER BY 1) AS u
-        CROSS JOIN LATERAL (
-            SELECT 1 FROM partitions p
-            WHERE p.id = u.partition_id AND p.last_seq <= u.cursor_seq
-            FOR SHARE OF p SKIP LOCKED) p
-        ORDER BY u.partition_id
-    ) f
-    WHERE pp.partition_id = ANY (ARRAY[f.partition_id]) AND pp.consumer_group = ANY (ARRAY[f.consumer_group])
+    {{forget_moved}}
 )
 SELECT coalesce((SELECT ok.ok FROM ok), false)

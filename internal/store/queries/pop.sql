@@ -149,60 +149,16 @@ WITH RECURSIVE q AS (
     -- The head first, then the others only if the head was claimed (claimed_rest): a lease must be
     -- findable from its id whenever its pop claimed anything. Both in partition id order, the lock
     -- order of acks: concurrent pops and acks cannot deadlock.
-    INSERT INTO partition_consumers AS pc
-        (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
-         delivered_seq, delivered_count, last_claimed_at, total_consumed, last_consumed_at, lease_partitions)
-    SELECT c.partition_id, $2, c.cursor_seq, c.claim_cursor_seq, c.lease_id, c.lease_expires_at,
-           c.delivered_seq, c.delivered_count, coalesce($8::timestamptz, now()), c.total_consumed, c.last_consumed_at,
-           c.lease_partitions
+    {{claim_insert}}
     FROM claim c /*[multi*/WHERE c.is_head/*]*/
-    ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
-        prev_lease_id         = pc.lease_id,
-        prev_claim_cursor_seq = pc.claim_cursor_seq,
-        prev_delivered_seq    = pc.delivered_seq,
-        cursor_seq       = EXCLUDED.cursor_seq,
-        claim_cursor_seq = EXCLUDED.claim_cursor_seq,
-        lease_id         = EXCLUDED.lease_id,
-        lease_expires_at = EXCLUDED.lease_expires_at,
-        delivered_seq    = EXCLUDED.delivered_seq,
-        delivered_count  = EXCLUDED.delivered_count,
-        last_claimed_at  = EXCLUDED.last_claimed_at,
-        total_consumed   = pc.total_consumed + EXCLUDED.total_consumed,
-        last_consumed_at = coalesce(EXCLUDED.last_consumed_at, pc.last_consumed_at),
-        lease_partitions = EXCLUDED.lease_partitions
-    -- The lease is taken only if it is still free and the cursor is still the one the messages were
-    -- read after.
-    WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
-      AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
-      AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
+    {{claim_upsert}}
     RETURNING partition_id
 /*[multi*/), claimed_rest AS (
-    -- Same upsert as claimed_head's.
-    INSERT INTO partition_consumers AS pc
-        (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
-         delivered_seq, delivered_count, last_claimed_at, total_consumed, last_consumed_at, lease_partitions)
-    SELECT c.partition_id, $2, c.cursor_seq, c.claim_cursor_seq, c.lease_id, c.lease_expires_at,
-           c.delivered_seq, c.delivered_count, coalesce($8::timestamptz, now()), c.total_consumed, c.last_consumed_at,
-           c.lease_partitions
+    -- The same upsert as claimed_head's, of the other partitions.
+    {{claim_insert}}
     FROM claim c WHERE NOT c.is_head AND EXISTS (SELECT 1 FROM claimed_head)
     ORDER BY c.partition_id
-    ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
-        prev_lease_id         = pc.lease_id,
-        prev_claim_cursor_seq = pc.claim_cursor_seq,
-        prev_delivered_seq    = pc.delivered_seq,
-        cursor_seq       = EXCLUDED.cursor_seq,
-        claim_cursor_seq = EXCLUDED.claim_cursor_seq,
-        lease_id         = EXCLUDED.lease_id,
-        lease_expires_at = EXCLUDED.lease_expires_at,
-        delivered_seq    = EXCLUDED.delivered_seq,
-        delivered_count  = EXCLUDED.delivered_count,
-        last_claimed_at  = EXCLUDED.last_claimed_at,
-        total_consumed   = pc.total_consumed + EXCLUDED.total_consumed,
-        last_consumed_at = coalesce(EXCLUDED.last_consumed_at, pc.last_consumed_at),
-        lease_partitions = EXCLUDED.lease_partitions
-    WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
-      AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
-      AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
+    {{claim_upsert}}
     RETURNING partition_id/*]*/
 ), claimed AS (
     SELECT partition_id FROM claimed_head /*[multi*/UNION ALL SELECT partition_id FROM claimed_rest/*]*/
@@ -256,3 +212,35 @@ SELECT k.partition_id, k.partition_name, k.retries, k.id, k.transaction_id, k.tr
 FROM kept k /*[multi*/JOIN claimed c ON c.partition_id = k.partition_id/*]*/ CROSS JOIN lease l
 /*[one*/WHERE EXISTS (SELECT FROM claimed)/*]*/
 ORDER BY k.claim_order, k.seq
+
+-- fragment: claim_insert
+-- The claim of claimed_head and claimed_rest: a consumer row per partition of the claim c they read.
+INSERT INTO partition_consumers AS pc
+    (partition_id, consumer_group, cursor_seq, claim_cursor_seq, lease_id, lease_expires_at,
+     delivered_seq, delivered_count, last_claimed_at, total_consumed, last_consumed_at, lease_partitions)
+SELECT c.partition_id, $2, c.cursor_seq, c.claim_cursor_seq, c.lease_id, c.lease_expires_at,
+       c.delivered_seq, c.delivered_count, coalesce($8::timestamptz, now()), c.total_consumed, c.last_consumed_at,
+       c.lease_partitions
+
+-- fragment: claim_upsert
+-- What claim_insert does to an existing consumer row: the lease it replaces becomes the previous one
+-- (a repeated completion under it is still recognised), and the rest is the claim's.
+ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
+    prev_lease_id         = pc.lease_id,
+    prev_claim_cursor_seq = pc.claim_cursor_seq,
+    prev_delivered_seq    = pc.delivered_seq,
+    cursor_seq       = EXCLUDED.cursor_seq,
+    claim_cursor_seq = EXCLUDED.claim_cursor_seq,
+    lease_id         = EXCLUDED.lease_id,
+    lease_expires_at = EXCLUDED.lease_expires_at,
+    delivered_seq    = EXCLUDED.delivered_seq,
+    delivered_count  = EXCLUDED.delivered_count,
+    last_claimed_at  = EXCLUDED.last_claimed_at,
+    total_consumed   = pc.total_consumed + EXCLUDED.total_consumed,
+    last_consumed_at = coalesce(EXCLUDED.last_consumed_at, pc.last_consumed_at),
+    lease_partitions = EXCLUDED.lease_partitions
+-- The lease is taken only if it is still free and the cursor is still the one the messages were
+-- read after.
+WHERE (pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($8::timestamptz, now()))
+  AND (pc.retry_after IS NULL OR pc.retry_after <= coalesce($8::timestamptz, now()))
+  AND pc.cursor_seq = EXCLUDED.claim_cursor_seq
