@@ -73,7 +73,7 @@ func (b *testBundle) freshQueue(t testing.TB, prefix string, opts map[string]any
 	for k, v := range opts {
 		o[k] = v
 	}
-	res := b.configure(t, map[string]any{"queue": q, "options": o})
+	res := configure(t, b.raw, map[string]any{"queue": q, "options": o})
 	return q, res["partitionId"].(string)
 }
 

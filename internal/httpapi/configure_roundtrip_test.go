@@ -63,7 +63,7 @@ func TestConfigureRoundTrip(t *testing.T) {
 	all := configureOptions(t)
 	check := func(t *testing.T, set map[string]any) {
 		q := uniqueName("roundtrip")
-		res := b.configure(t, map[string]any{"queue": q, "namespace": "ns", "task": "tk", "options": set})
+		res := configure(t, b.raw, map[string]any{"queue": q, "namespace": "ns", "task": "tk", "options": set})
 		config, ns, task := statusConfig(t, b, q)
 		require.Equal(t, []string{"ns", "tk"}, []string{ns, task})
 		for name := range all {
@@ -76,7 +76,7 @@ func TestConfigureRoundTrip(t *testing.T) {
 		require.Equal(t, config["maxSize"], config["maxQueueSize"], "the original's name for maxSize")
 
 		// Read → configure → read: the same configuration, the same queue.
-		again := b.configure(t, map[string]any{"queue": q, "namespace": ns, "task": task, "options": config})
+		again := configure(t, b.raw, map[string]any{"queue": q, "namespace": ns, "task": task, "options": config})
 		require.Equal(t, res["queueId"], again["queueId"])
 		after, ns2, task2 := statusConfig(t, b, q)
 		require.Equal(t, config, after)
@@ -99,8 +99,8 @@ func TestConfigureRoundTrip(t *testing.T) {
 func TestConfigureEmptyQueueName(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	first := b.configure(t, map[string]any{"queue": ""})
-	second := b.configure(t, map[string]any{"queue": "", "options": map[string]any{"leaseTime": 30}})
+	first := configure(t, b.raw, map[string]any{"queue": ""})
+	second := configure(t, b.raw, map[string]any{"queue": "", "options": map[string]any{"leaseTime": 30}})
 	require.Equal(t, first["queueId"], second["queueId"], "the same queue, configured again")
 	require.Equal(t, json.Number("30"), second["options"].(map[string]any)["leaseTime"])
 	for _, body := range []string{`{}`, `{"queue":null}`, `{"queue":5}`} {

@@ -50,7 +50,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		q, ga, gb := uniqueName("dlq"), uniqueName("ga"), uniqueName("gb")
-		a.configure(q, "", map[string]any{"retryLimit": 2, "retryDelay": 0})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"retryLimit": 2, "retryDelay": 0}})
 		a.pushTxs(q, "", "d1")
 		require.Equal(t, []string{"d1"}, a.drain(q, gb))
 
@@ -200,7 +200,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 		b := srv
 		a := b.rawFor(t)
 		q := uniqueName("rdelay")
-		a.configure(q, "", map[string]any{"retryLimit": 3, "retryDelay": 600_000})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"retryLimit": 3, "retryDelay": 600_000}})
 		a.pushTxs(q, "", "r1")
 		m := a.popOne(popPath(q, ""))
 		failedAt := b.clock.Now()
@@ -219,7 +219,7 @@ func TestRetriesAndDLQ(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		q := uniqueName("rstat")
-		a.configure(q, "", map[string]any{"retryLimit": 1, "retryDelay": 0})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"retryLimit": 1, "retryDelay": 0}})
 		a.pushTxs(q, "", "s1")
 		path := popPath(q, "")
 		m := a.popOne(path)

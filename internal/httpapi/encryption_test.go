@@ -17,7 +17,7 @@ func TestEncryptedQueue(t *testing.T) {
 	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
 	a := newAPI(t, rb.URL)
 	db := openDB(t, rb.DatabaseURL)
-	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})
+	configure(t, a, map[string]any{"queue": "secret", "namespace": "billing", "task": "invoice", "options": map[string]any{"encryptionEnabled": true}})
 	payload := map[string]any{"card": "4111-1111", "amount": 42}
 	res := a.push(pushItem{Queue: "secret", Payload: payload, TransactionID: "tx-1"}, pushItem{Queue: "secret", Payload: payload, TransactionID: "tx-2"})
 
@@ -73,7 +73,7 @@ func TestEncryptedQueueNeedsKey(t *testing.T) {
 	t.Parallel()
 	key := strings.Repeat("ab", 32)
 	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
-	configureQueue(t, newAPI(t, rb.URL), "secret", map[string]any{"encryptionEnabled": true})
+	configure(t, newAPI(t, rb.URL), map[string]any{"queue": "secret", "namespace": "billing", "task": "invoice", "options": map[string]any{"encryptionEnabled": true}})
 	_, err := startBrokerErr(t, rb.DatabaseURL)
 	require.ErrorContains(t, err, "QUEEN_ENCRYPTION_KEY")
 }
@@ -85,7 +85,7 @@ func TestEncryptedQueueTransactionPush(t *testing.T) {
 	rb := setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb
 	a := newAPI(t, rb.URL)
 	db := openDB(t, rb.DatabaseURL)
-	configureQueue(t, a, "secret", map[string]any{"encryptionEnabled": true})
+	configure(t, a, map[string]any{"queue": "secret", "namespace": "billing", "task": "invoice", "options": map[string]any{"encryptionEnabled": true}})
 	payload := map[string]any{"card": "4111-1111"}
 	res := a.tx(map[string]any{"type": "push", "items": []map[string]any{
 		{"queue": "secret", "payload": payload, "transactionId": "tx-in-txn"}}})

@@ -351,17 +351,6 @@ func sorted(s []string) []string {
 	return out
 }
 
-func (a *api) configure(q, namespace string, opts map[string]any) {
-	t := a.t
-	t.Helper()
-	body := map[string]any{"queue": q, "options": opts}
-	if namespace != "" {
-		body["namespace"] = namespace
-	}
-	st, out := a.do("POST", "/api/v1/configure", body)
-	require.Equal(t, http.StatusOK, st, "%s", out)
-}
-
 func (a *api) pushTxs(q, partition string, txs ...string) {
 	t := a.t
 	t.Helper()
@@ -428,12 +417,6 @@ type wireCounts struct {
 	Processing int64 `json:"processing"`
 	Completed  int64 `json:"completed"`
 	DeadLetter int64 `json:"deadLetter"`
-}
-
-func configureQueue(t *testing.T, a *api, queue string, opts map[string]any) {
-	t.Helper()
-	st, body := a.do("POST", "/api/v1/configure", map[string]any{"queue": queue, "namespace": "billing", "task": "invoice", "options": opts})
-	require.Equal(t, http.StatusOK, st, string(body))
 }
 
 func openDB(t *testing.T, url string) *pgx.Conn {
@@ -925,9 +908,13 @@ func (b *testBundle) ack(t testing.TB, a map[string]any) ackResult {
 }
 
 // --- configure ---
-func (b *testBundle) configure(t testing.TB, body map[string]any) map[string]any {
+
+// configure posts body to /api/v1/configure, the one way tests configure a queue, and checks the
+// answer's shape.
+func configure(t testing.TB, a *api, body map[string]any) map[string]any {
 	t.Helper()
-	r := b.call(t, t.Context(), "POST", "/api/v1/configure", body)
+	r, err := a.exchange(t.Context(), "POST", "/api/v1/configure", body)
+	require.NoError(t, err)
 	var res map[string]any
 	requireJSON(t, r, http.StatusOK, &res)
 	require.Equal(t, []string{"configured", "namespace", "options", "partitionId", "queue", "queueId", "task"}, sortedKeys(res), "%s", r)

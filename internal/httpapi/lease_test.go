@@ -38,7 +38,7 @@ func TestLeaseExtend(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		q := uniqueName("lease")
-		a.configure(q, "", map[string]any{"leaseTime": 300})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"leaseTime": 300}})
 		a.pushTxs(q, "", "l1")
 		before := time.Now()
 		m := a.popOne(popPath(q, ""))
@@ -56,7 +56,7 @@ func TestLeaseExtend(t *testing.T) {
 		b := srv
 		a := b.rawFor(t)
 		q := uniqueName("mlease")
-		a.configure(q, "", map[string]any{"leaseTime": 60})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"leaseTime": 60}})
 		for i := range 3 {
 			a.pushTxs(q, fmt.Sprintf("p%d", i), fmt.Sprintf("t%d", i))
 		}

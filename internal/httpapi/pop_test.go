@@ -227,8 +227,8 @@ func TestNamespacePop(t *testing.T) {
 		a := srv.rawFor(t)
 		ns := strings.ReplaceAll(uniqueName("nslp"), "-", "")
 		qa, qb := ns+".t.a", ns+".t.b"
-		a.configure(qa, ns, nil) // configure sets namespace/task as given ("" when absent)
-		a.configure(qb, ns, nil)
+		configure(t, a, map[string]any{"queue": qa, "namespace": ns, "options": nil}) // configure sets namespace/task as given ("" when absent)
+		configure(t, a, map[string]any{"queue": qb, "namespace": ns, "options": nil})
 		done := make(chan *popResult, 1)
 		go func() {
 			r, err := srv.raw.exchange(t.Context(), "GET", "/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "10000"), nil)
@@ -249,7 +249,7 @@ func TestNamespacePop(t *testing.T) {
 	t.Run("LongPollSeesQueueCreatedWhileParked", func(t *testing.T) {
 		a := srv.rawFor(t)
 		ns := strings.ReplaceAll(uniqueName("nsnew"), "-", "")
-		a.configure(ns+".t.a", ns, nil)
+		configure(t, a, map[string]any{"queue": ns + ".t.a", "namespace": ns, "options": nil})
 		done := make(chan int, 1)
 		go func() {
 			r, _ := srv.raw.exchange(t.Context(), "GET", "/api/v1/pop"+query("namespace", ns, "wait", "true", "timeout", "4000"), nil)

@@ -21,7 +21,7 @@ func TestPopAnswerIsWhatMarshalWrites(t *testing.T) {
 	t.Parallel()
 	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	a := newAPI(t, setup(t, map[string]string{"QUEEN_ENCRYPTION_KEY": key}).rb.URL)
-	configureQueue(t, a, "wire-sealed", map[string]any{"encryptionEnabled": true})
+	configure(t, a, map[string]any{"queue": "wire-sealed", "namespace": "billing", "task": "invoice", "options": map[string]any{"encryptionEnabled": true}})
 	payloads := []string{
 		`{ "a" : [ 1 , 2.50 , -1e3 , true , null ] ,` + "\n\t" + `"b" : { "c" : "<b>&amp;</b>" } }`,
 		`"line` + "\u2028" + `sep` + "\u2029" + ` \u2028 \u003c é ✓ 😀 \n \" \\"`,

@@ -29,7 +29,7 @@ func TestConfigure(t *testing.T) {
 	t.Run("defaults and full replace", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("cfg")
-		first := b.configure(t, map[string]any{"queue": q})
+		first := configure(t, b.raw, map[string]any{"queue": q})
 		require.Equal(t, "", first["namespace"])
 		require.Equal(t, "", first["task"])
 		require.Equal(t, defaultOptions, first["options"])
@@ -44,7 +44,7 @@ func TestConfigure(t *testing.T) {
 		for k, v := range set {
 			withUnknown[k] = v
 		}
-		second := b.configure(t, map[string]any{"queue": q, "namespace": "billing", "task": "invoice", "options": withUnknown})
+		second := configure(t, b.raw, map[string]any{"queue": q, "namespace": "billing", "task": "invoice", "options": withUnknown})
 		require.Equal(t, "billing", second["namespace"])
 		require.Equal(t, "invoice", second["task"])
 		require.Equal(t, first["queueId"], second["queueId"], "configure is an upsert")
@@ -56,14 +56,14 @@ func TestConfigure(t *testing.T) {
 		require.Equal(t, want, second["options"], "every given option is echoed, unknown keys are dropped")
 
 		// Full replace: a configure without options resets every option and namespace/task.
-		third := b.configure(t, map[string]any{"queue": q})
+		third := configure(t, b.raw, map[string]any{"queue": q})
 		require.Equal(t, defaultOptions, third["options"])
 		require.Equal(t, "", third["namespace"])
 		require.Equal(t, "", third["task"])
 		require.Equal(t, first["queueId"], third["queueId"])
 
 		// Only one option given: every other one is back to its default.
-		fourth := b.configure(t, map[string]any{"queue": q, "options": map[string]any{"retryLimit": 9}})
+		fourth := configure(t, b.raw, map[string]any{"queue": q, "options": map[string]any{"retryLimit": 9}})
 		want = map[string]any{}
 		for k, v := range defaultOptions {
 			want[k] = v
@@ -75,7 +75,7 @@ func TestConfigure(t *testing.T) {
 	t.Run("configure creates the queue and its Default partition", func(t *testing.T) {
 		t.Parallel()
 		q := uniqueName("cfgpush")
-		res := b.configure(t, map[string]any{"queue": q})
+		res := configure(t, b.raw, map[string]any{"queue": q})
 		pushed := b.push(t, newItem(q, "", "a", 1))
 		require.Equal(t, res["partitionId"], pushed[0].PartitionID, "an item without partition goes to Default")
 	})
@@ -102,7 +102,7 @@ func TestQueueOptions(t *testing.T) {
 		b := srv
 		a := b.rawFor(t)
 		q := uniqueName("delay")
-		a.configure(q, "", map[string]any{"delayedProcessing": 600})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"delayedProcessing": 600}})
 		pushedAt := b.clock.Now()
 		a.pushTxs(q, "", "late")
 		m := b.heldFor600s(t, a, q)
@@ -116,7 +116,7 @@ func TestQueueOptions(t *testing.T) {
 		b := srv
 		a := b.rawFor(t)
 		q := uniqueName("window")
-		a.configure(q, "", map[string]any{"windowBuffer": 600})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"windowBuffer": 600}})
 		a.pushTxs(q, "", "w1")
 		a.popNone(popPath(q, ""))
 		b.clock.Advance(300 * time.Second) // scenario: a second message arrives while the window is open
@@ -142,7 +142,7 @@ func TestQueueOptions(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		q := uniqueName("max")
-		a.configure(q, "", map[string]any{"maxSize": 3})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"maxSize": 3}})
 		type result struct {
 			TransactionID string `json:"transaction_id"`
 			Status        string `json:"status"`
@@ -181,8 +181,8 @@ func TestQueueOptions(t *testing.T) {
 		a := srv.rawFor(t)
 		ns := strings.ReplaceAll(uniqueName("prio"), "-", "")
 		lo, hi := ns+".low.q", ns+".high.q"
-		a.configure(lo, ns, map[string]any{"priority": 1})
-		a.configure(hi, ns, map[string]any{"priority": 5})
+		configure(t, a, map[string]any{"queue": lo, "namespace": ns, "options": map[string]any{"priority": 1}})
+		configure(t, a, map[string]any{"queue": hi, "namespace": ns, "options": map[string]any{"priority": 5}})
 		a.pushTxs(lo, "", "l1", "l2")
 		a.pushTxs(hi, "", "h1", "h2")
 		var order []string
@@ -209,7 +209,7 @@ func TestQueueOptions(t *testing.T) {
 		b := srv
 		a := b.rawFor(t)
 		q, gw := uniqueName("maxwait"), uniqueName("gw")
-		a.configure(q, "", map[string]any{"maxWaitTimeSeconds": 600})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"maxWaitTimeSeconds": 600}})
 		a.pushTxs(q, "", "first")
 		a.ackOK(a.popOne(popPath(q, "")), "completed", "")
 		a.popNone(popPath(q, "", "consumerGroup", gw, "subscriptionMode", "new"))
@@ -273,7 +273,7 @@ func TestDeleteQueue(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		q := uniqueName("delmax")
-		a.configure(q, "", map[string]any{"maxSize": 1})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"maxSize": 1}})
 		a.pushTxs(q, "", "m0")
 		a.json("DELETE", "/api/v1/resources/queues/"+q, nil, http.StatusOK, nil)
 		// The queue is auto-created again by this push, without a maxSize.

@@ -18,9 +18,9 @@ func TestRetentionDeletesExactlyTheExpired(t *testing.T) {
 	rb := setup(t, map[string]string{"RETENTION_INTERVAL": "100", "STATS_INTERVAL_MS": "100"}).rb
 	a := newAPI(t, rb.URL)
 	db := openDB(t, rb.DatabaseURL)
-	configureQueue(t, a, "ret-age", map[string]any{"retentionEnabled": true, "retentionSeconds": 3600})
-	configureQueue(t, a, "ret-done", map[string]any{"retentionEnabled": true, "completedRetentionSeconds": 3600})
-	configureQueue(t, a, "ret-off", map[string]any{"retentionSeconds": 60, "completedRetentionSeconds": 60})
+	configure(t, a, map[string]any{"queue": "ret-age", "namespace": "billing", "task": "invoice", "options": map[string]any{"retentionEnabled": true, "retentionSeconds": 3600}})
+	configure(t, a, map[string]any{"queue": "ret-done", "namespace": "billing", "task": "invoice", "options": map[string]any{"retentionEnabled": true, "completedRetentionSeconds": 3600}})
+	configure(t, a, map[string]any{"queue": "ret-off", "namespace": "billing", "task": "invoice", "options": map[string]any{"retentionSeconds": 60, "completedRetentionSeconds": 60}})
 	for _, q := range []string{"ret-age", "ret-done", "ret-off"} {
 		var items []pushItem
 		for i := range 6 {

@@ -16,7 +16,7 @@ func TestReadRoutesCounts(t *testing.T) {
 	rb := setup(t, map[string]string{"STATS_INTERVAL_MS": "50"}).rb
 	a := newAPI(t, rb.URL)
 	q := "ops-counts"
-	configureQueue(t, a, q, map[string]any{"retryLimit": 0})
+	configure(t, a, map[string]any{"queue": q, "namespace": "billing", "task": "invoice", "options": map[string]any{"retryLimit": 0}})
 	var items []pushItem
 	for i := range 5 {
 		items = append(items, pushItem{Queue: q, Payload: map[string]int{"i": i}, TransactionID: fmt.Sprintf("d-%d", i)})

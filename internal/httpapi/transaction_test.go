@@ -48,7 +48,7 @@ func TestTransaction(t *testing.T) {
 		b := srv
 		a := b.rawFor(t)
 		in, out := uniqueName("txin"), uniqueName("txout")
-		a.configure(in, "", map[string]any{"leaseTime": 60})
+		configure(t, a, map[string]any{"queue": in, "options": map[string]any{"leaseTime": 60}})
 		a.pushTxs(in, "", "input")
 		m := a.popOne(popPath(in, ""))
 		res := a.tx(txAck(m, "completed", m.LeaseID), txPush(out, "o1", "o2"))
@@ -133,7 +133,7 @@ func TestTransaction(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		q := uniqueName("txfail")
-		a.configure(q, "", map[string]any{"retryLimit": 1, "retryDelay": 0})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"retryLimit": 1, "retryDelay": 0}})
 		a.pushTxs(q, "", "f1")
 		m := a.popOne(popPath(q, ""))
 		res := a.tx(txAck(m, "failed", m.LeaseID))
@@ -188,7 +188,7 @@ func TestTransactionLimits(t *testing.T) {
 		t.Parallel()
 		a := srv.rawFor(t)
 		q := uniqueName("txmax")
-		a.configure(q, "", map[string]any{"maxSize": 1})
+		configure(t, a, map[string]any{"queue": q, "options": map[string]any{"maxSize": 1}})
 		a.pushTxs(q, "", "m0")
 		res := a.tx(txPush(q, "over"))
 		// maxSize holds for transactional pushes too (QFULL rolls the transaction back).
