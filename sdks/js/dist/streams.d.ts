@@ -123,5 +123,7 @@ export declare class Streams {
     } & CallOptions): Promise<StateRow[]>;
     /** Delay before retry n (0-based): min(5000, 100 × 2^n) ms plus 0–30 %. */
     backoff(n: number): number;
+    /** {@link post}, with a final StreamsError that `refused` recognises replaced by what it returns. */
+    private call;
     private post;
 }

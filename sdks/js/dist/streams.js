@@ -39,17 +39,12 @@ export class Streams {
         const body = { name: q.name, source_queue: q.sourceQueue, config_hash: q.configHash, reset: q.reset === true };
         if (q.sinkQueue)
             body.sink_queue = q.sinkQueue;
-        let res;
-        try {
-            res = await this.post("/streams/v1/queries", body, q.signal);
-        }
-        catch (e) {
-            if (e instanceof StreamsError && e.status === 409) {
-                const text = e.body?.error;
-                throw new StreamsError("STREAMS_CONFIG_HASH_MISMATCH", `streams: query ${JSON.stringify(q.name)} was registered with another operator chain; pass reset: true to wipe its state or use a new name${typeof text === "string" ? ` (${text})` : ""}`, 409, e.body);
-            }
-            throw e;
-        }
+        const res = await this.call("/streams/v1/queries", body, q.signal, (e) => {
+            if (e.status !== 409)
+                return undefined;
+            const text = e.body?.error;
+            return new StreamsError("STREAMS_CONFIG_HASH_MISMATCH", `streams: query ${JSON.stringify(q.name)} was registered with another operator chain; pass reset: true to wipe its state or use a new name${typeof text === "string" ? ` (${text})` : ""}`, 409, e.body);
+        });
         if (res.success !== true || typeof res.query_id !== "string" || !res.query_id) {
             throw new StreamsError("STREAMS_REGISTER_FAILED", `streams: register ${q.name} failed: ${String(res.error ?? "no query_id")}`, 200, res);
         }
@@ -75,10 +70,7 @@ export class Streams {
         };
         if (c.ack)
             body.ack = c.ack;
-        const res = await this.post("/streams/v1/cycle", body, opts.signal);
-        if (res.success !== true) {
-            throw new StreamsError("STREAMS_CYCLE_FAILED", `streams: cycle failed and was rolled back: ${String(res.error ?? "no error text")}`, 200, res);
-        }
+        const res = succeeded(await this.post("/streams/v1/cycle", body, opts.signal), "STREAMS_CYCLE_FAILED", "cycle failed and was rolled back");
         return {
             success: true,
             queryId: String(res.query_id ?? c.queryId),
@@ -96,24 +88,23 @@ export class Streams {
             body.key_prefix = q.keyPrefix;
         if (typeof q.ripeAtOrBefore === "number")
             body.ripe_at_or_before = q.ripeAtOrBefore;
-        let res;
-        try {
-            res = await this.post("/streams/v1/state/get", body, q.signal);
-        }
-        catch (e) {
-            if (e instanceof StreamsError && e.status === 400 && e.body?.success === false) {
-                throw new StreamsError("STREAMS_STATE_GET_FAILED", `streams: state get failed: ${String(e.body.error)}`, 400, e.body);
-            }
-            throw e;
-        }
-        if (res.success !== true) {
-            throw new StreamsError("STREAMS_STATE_GET_FAILED", `streams: state get failed: ${String(res.error ?? "no error text")}`, 200, res);
-        }
+        const res = succeeded(await this.call("/streams/v1/state/get", body, q.signal, (e) => e.status === 400 && e.body?.success === false
+            ? new StreamsError("STREAMS_STATE_GET_FAILED", `streams: state get failed: ${String(e.body.error)}`, 400, e.body)
+            : undefined), "STREAMS_STATE_GET_FAILED", "state get failed");
         return Array.isArray(res.rows) ? res.rows : [];
     }
     /** Delay before retry n (0-based): min(5000, 100 × 2^n) ms plus 0–30 %. */
     backoff(n) {
         return Math.min(5000, 100 * 2 ** Math.min(n, 16)) * (1 + 0.3 * this.t.random());
+    }
+    /** {@link post}, with a final StreamsError that `refused` recognises replaced by what it returns. */
+    async call(path, body, signal, refused) {
+        try {
+            return await this.post(path, body, signal);
+        }
+        catch (e) {
+            throw (e instanceof StreamsError && refused(e)) || e;
+        }
     }
     async post(path, body, signal) {
         const url = this.t.config.urls[0] + path;
@@ -154,4 +145,10 @@ export class Streams {
         }
         throw last;
     }
+}
+/** The answer of a procedure that ran, or the StreamsError `code` when it answered success:false (rolled back). */
+function succeeded(res, code, what) {
+    if (res.success !== true)
+        throw new StreamsError(code, `streams: ${what}: ${String(res.error ?? "no error text")}`, 200, res);
+    return res;
 }

@@ -7,13 +7,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from ._core import Call, Request, Response, seg
+from ._core import Call, Request, Response, done, seg
 from .errors import APIError, LeaseLostError, MalformedResponseError, TransactionError
 from .types import (
     QUEUE_MODE,
     QUEUE_OPTIONS,
     Ack,
     AckResult,
+    AckTarget,
     DLQMessage,
     DLQPage,
     LeaseResult,
@@ -22,6 +23,7 @@ from .types import (
     PushResult,
     TransactionResult,
     parse_time,
+    to_ack,
 )
 
 def camel_options(opts: Dict[str, Any]) -> Dict[str, Any]:
@@ -71,6 +73,13 @@ class QueueSpec:
 
     def with_(self, **kw: Any) -> "QueueSpec":
         return replace(self, **kw)
+
+    @staticmethod
+    def matching(namespace: str, task: str) -> "QueueSpec":
+        """A consume-only address over every queue of a namespace and/or task."""
+        if not namespace and not task:
+            raise ValueError("queen: matching needs a namespace or a task")
+        return QueueSpec(namespace=namespace, task=task)
 
 
 # ---- push ----
@@ -124,6 +133,20 @@ def push(items: List[Dict[str, Any]]) -> "Call[List[PushResult]]":
         return out
 
     return Call(Request("POST", "/api/v1/push", body={"items": items}), decode)
+
+
+def push_batch(spec: QueueSpec, items: Iterable[ItemLike]) -> "Call[List[PushResult]]":
+    """Pushes many messages to the addressed queue; an empty batch is answered without a request."""
+    if not spec.name:
+        raise ValueError("queen: push needs a queue name")
+    wire = wire_items(spec, items)
+    return push(wire) if wire else done([])
+
+
+def push_one(spec: QueueSpec, item: ItemLike, transaction_id: Optional[str], trace_id: Optional[str]) -> "Call[PushResult]":
+    if not isinstance(item, PushItem):
+        item = PushItem(item, transaction_id, trace_id)
+    return push_batch(spec, [item]).then(lambda results: results[0])
 
 
 # ---- pop ----
@@ -243,14 +266,21 @@ def _ack_results(sent: Sequence[Ack], raw: List[Dict[str, Any]]) -> List[AckResu
     return out
 
 
-def ack(a: Ack) -> "Call[AckResult]":
+def ack(target: AckTarget, status: Optional[str] = None, error: Optional[str] = None) -> "Call[AckResult]":
+    a = to_ack(target, status, error)
+
     def decode(resp: Response) -> AckResult:
         return _ack_results([a], _list(resp, "ack"))[0].check()
 
     return Call(Request("POST", "/api/v1/ack", body=a.wire()), decode)
 
 
-def ack_batch(acks: Sequence[Ack]) -> "Call[List[AckResult]]":
+def ack_batch(targets: Sequence[AckTarget], status: Optional[str] = None) -> "Call[List[AckResult]]":
+    """One request for many acknowledgements of one consumer group; none is answered without a request."""
+    acks = [to_ack(t, status) for t in targets]
+    if not acks:
+        return done([])
+
     def group_of(a: Ack) -> str:
         return a.consumer_group or QUEUE_MODE
 
@@ -274,7 +304,11 @@ def _missing(e: APIError) -> bool:
     return e.status == 404 and e.code != "no_such_route"
 
 
-def extend_lease(lease_id: str, seconds: float) -> "Call[LeaseResult]":
+def extend_lease(lease: Union[str, Message], seconds: float) -> "Call[LeaseResult]":
+    held = lease.lease_id if isinstance(lease, Message) else lease
+    if not held:
+        raise ValueError("queen: extend_lease needs a lease id")
+    lease_id: str = held
     secs = max(int(-(-seconds // 1)), 1)
 
     def decode(resp: Response) -> LeaseResult:
@@ -347,6 +381,10 @@ def queue_options(name: str) -> "Call[Dict[str, Any]]":
     return Call(Request("GET", "/api/v1/status/queues/" + seg(name)), decode)
 
 
+def queue_info(name: str) -> "Call[Dict[str, Any]]":
+    return get_dict("/api/v1/resources/queues/" + seg(name))
+
+
 def delete_queue(name: str) -> "Call[bool]":
     def on_error(e: APIError) -> bool:
         if _missing(e):
@@ -385,6 +423,61 @@ def get_list(path: str, query: Optional[Dict[str, Any]] = None) -> "Call[List[Di
 def send(method: str, path: str, body: Any = None, query: Optional[Dict[str, str]] = None) -> "Call[Dict[str, Any]]":
     """A write whose answer is a JSON object (or nothing, returned as ``{}``)."""
     return Call(Request(method, path, query=query, body=body), lambda r: _dict(r, path) if r.content else {})
+
+
+# ---- administration and status ----
+
+
+def queues() -> "Call[List[Dict[str, Any]]]":
+    return get_dict("/api/v1/resources/queues").then(lambda body: body.get("queues") or [])
+
+
+def consumer_groups() -> "Call[List[Dict[str, Any]]]":
+    return get_list("/api/v1/consumer-groups")
+
+
+def lagging_partitions(min_lag_seconds: int) -> "Call[List[Dict[str, Any]]]":
+    return get_list("/api/v1/consumer-groups/lagging", {"minLagSeconds": int(min_lag_seconds)})
+
+
+def maintenance() -> "Call[Dict[str, Any]]":
+    return get_dict("/api/v1/system/maintenance")
+
+
+def set_maintenance(enabled: bool) -> "Call[Dict[str, Any]]":
+    return send("POST", "/api/v1/system/maintenance", {"enabled": bool(enabled)})
+
+
+def pop_maintenance() -> "Call[Dict[str, Any]]":
+    return get_dict("/api/v1/system/maintenance/pop")
+
+
+def set_pop_maintenance(enabled: bool) -> "Call[Dict[str, Any]]":
+    return send("POST", "/api/v1/system/maintenance/pop", {"enabled": bool(enabled)})
+
+
+def status(
+    from_: Optional[datetime], to: Optional[datetime], queue: Optional[str], namespace: Optional[str], task: Optional[str]
+) -> "Call[Dict[str, Any]]":
+    q = {"from": iso(from_) if from_ else None, "to": iso(to) if to else None,
+         "queue": queue, "namespace": namespace, "task": task}
+    return get_dict("/api/v1/status", q)
+
+
+def status_queues() -> "Call[Any]":
+    return get("/api/v1/status/queues")
+
+
+def status_queue(queue: str) -> "Call[Dict[str, Any]]":
+    return get_dict("/api/v1/status/queues/" + seg(queue))
+
+
+def status_queue_messages(queue: str, limit: Optional[int], offset: Optional[int]) -> "Call[Any]":
+    return get("/api/v1/status/queues/" + seg(queue) + "/messages", {"limit": limit, "offset": offset})
+
+
+def health() -> "Call[Dict[str, Any]]":
+    return get_dict("/health")
 
 
 # ---- dead letters ----
@@ -450,6 +543,14 @@ def dlq_message(partition_id: str, transaction_id: str) -> "Call[DLQMessage]":
     return Call(Request("GET", dlq_path(partition_id, transaction_id)), lambda r: _dlq_message(_dict(r, "dlq message")))
 
 
+def delete_dlq_message(partition_id: str, transaction_id: str) -> "Call[Dict[str, Any]]":
+    return send("DELETE", dlq_path(partition_id, transaction_id))
+
+
+def retry_dlq_message(partition_id: str, transaction_id: str) -> "Call[Dict[str, Any]]":
+    return send("POST", dlq_path(partition_id, transaction_id) + "/retry", {})
+
+
 # ---- consumer groups ----
 
 
@@ -463,4 +564,32 @@ def group_get(name: str) -> "Call[Dict[str, List[Dict[str, Any]]]]":
             return {}
         raise e
 
-    return Call(Request("GET", "/api/v1/consumer-groups/" + seg(name)), decode, on_error)
+    return Call(Request("GET", group_path(name)), decode, on_error)
+
+
+def group_path(name: str, *parts: str) -> str:
+    return "/api/v1/consumer-groups/" + "/".join(seg(p) for p in (name,) + parts)
+
+
+def group_delete(name: str, delete_metadata: bool) -> "Call[Dict[str, Any]]":
+    return send("DELETE", group_path(name), query={"deleteMetadata": str(bool(delete_metadata)).lower()})
+
+
+def group_delete_for_queue(name: str, queue: str, delete_metadata: bool) -> "Call[Dict[str, Any]]":
+    return send("DELETE", group_path(name, "queues", queue), query={"deleteMetadata": str(bool(delete_metadata)).lower()})
+
+
+def group_set_subscription(name: str, t: datetime) -> "Call[Dict[str, Any]]":
+    return send("POST", group_path(name, "subscription"), {"subscriptionTimestamp": iso(t)})
+
+
+def group_seek_to_end(name: str, queue: str) -> "Call[Dict[str, Any]]":
+    return send("POST", group_path(name, "queues", queue, "seek"), {"toEnd": True})
+
+
+def group_seek_to(name: str, queue: str, t: datetime) -> "Call[Dict[str, Any]]":
+    return send("POST", group_path(name, "queues", queue, "seek"), {"timestamp": iso(t)})
+
+
+def group_seek_partition_to_end(name: str, queue: str, partition: str) -> "Call[Dict[str, Any]]":
+    return send("POST", group_path(name, "queues", queue, "partitions", partition, "seek"), {})

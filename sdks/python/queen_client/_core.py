@@ -1,8 +1,8 @@
 """The I/O-free heart shared by the sync and asyncio clients: backend health, and both retry
-layers written once as a generator that yields "send to backend i" and "sleep d" commands.
+layers written once as a generator that yields "send this HTTP request" and "sleep d" commands.
 
-Each client drives the generator with its own transport and its own sleep, so the two clients
-cannot drift apart in retry behaviour.
+Each client drives the generator with its own transport and its own sleep (:mod:`._transport`), so
+the two clients cannot drift apart in retry behaviour.
 """
 
 from __future__ import annotations
@@ -47,10 +47,13 @@ class Response:
 
 @dataclass
 class Send:
-    """Command: make one HTTP attempt against backend ``backend``; resume with a Response or a
-    TransportError instance."""
+    """Command: make one HTTP attempt; resume with a Response or a TransportError instance."""
 
-    backend: int
+    method: str
+    url: str
+    content: Optional[bytes]
+    headers: Dict[str, str]
+    timeout: float  # seconds
 
 
 @dataclass
@@ -60,7 +63,11 @@ class Sleep:
     seconds: float
 
 
+Command = Union[Send, Sleep]
+Reply = Union[Response, TransportError, None]
+
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass
@@ -68,12 +75,45 @@ class Call(Generic[T]):
     """A request plus how to turn its 2xx answer into a result.
 
     ``on_error`` may turn an :class:`APIError` into a result (a 404 meaning "absent") or into another
-    exception; it re-raises what it does not handle.
+    exception; it re-raises what it does not handle. A call without a request (see :func:`done`)
+    is answered without I/O.
     """
 
-    request: Request
+    request: Optional[Request]
     decode: Callable[[Response], T]
     on_error: Optional[Callable[[APIError], T]] = None
+
+    def then(self, f: Callable[[T], U]) -> "Call[U]":
+        """This call with its result passed through ``f``."""
+        decode, on_error = self.decode, self.on_error
+
+        def mapped_error(e: APIError) -> U:
+            assert on_error is not None
+            return f(on_error(e))
+
+        return Call(self.request, lambda r: f(decode(r)), None if on_error is None else mapped_error)
+
+
+def done(value: T) -> Call[T]:
+    """A call whose result is known without asking the broker (an empty batch)."""
+    return Call(None, lambda _r: value)
+
+
+_NO_RESPONSE = Response(204, {}, b"")
+
+
+def perform(call: Call[T], attempts: Callable[[Request], "Plan"]) -> Generator[Command, Reply, T]:
+    """The steps of one call: its request through a retry policy (``attempts``), then its decoded
+    answer, or ``on_error``'s verdict on an :class:`APIError`."""
+    if call.request is None:
+        return call.decode(_NO_RESPONSE)
+    try:
+        resp = yield from attempts(call.request)
+    except APIError as e:
+        if call.on_error is None:
+            raise
+        return call.on_error(e)
+    return call.decode(resp)
 
 
 def seg(s: str) -> str:
@@ -187,7 +227,7 @@ def api_error(url: str, req: Request, resp: Response, now: float) -> APIError:
     return cls(resp.status, message, code=code, retry_after=retry_after, method=req.method, url=url, body=body)
 
 
-Plan = Generator[Union[Send, Sleep], Union[Response, TransportError, None], Response]
+Plan = Generator[Command, Reply, Response]
 
 
 def plan(
@@ -208,6 +248,7 @@ def plan(
     log = cfg.logger
     policy = cfg.retry_429
     budget = policy.budget(req.long_poll)
+    payload = req.payload()
     last: Optional[QueenError] = None
     for attempt in range(cfg.retry_attempts):
         if attempt > 0:
@@ -218,9 +259,10 @@ def plan(
             )
             yield Sleep(delay / 1000.0)
         i = backends.pick()
+        url = endpoint(backends.urls[i], req)
         n = 0
         while True:
-            out = yield Send(i)
+            out = yield Send(req.method, url, payload, headers_for(cfg, payload is not None), timeout_seconds(cfg, req))
             if not isinstance(out, Response) or out.status != 429:
                 break
             if budget is not None and n + 1 >= budget:
@@ -232,7 +274,6 @@ def plan(
             log.debug("queen: rate limited on %s %s, retrying in place in %.0f ms", req.method, req.path, d)
             yield Sleep(d / 1000.0)
             n += 1
-        url = endpoint(backends.urls[i], req)
         if isinstance(out, TransportError):
             backends.mark_down(i)
             last = out

@@ -1,136 +1,58 @@
 """The asyncio client: :class:`AsyncQueen` and its builders. Same behaviour and names as the
-synchronous client; every call that does I/O is a coroutine."""
+synchronous client; every call that does I/O is a coroutine.
+
+What to send and how to read the answer is shared with the synchronous client (:mod:`._calls`,
+:mod:`._base`); this module only awaits the I/O and runs the consumer and producer as tasks."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import inspect
-import logging
-import random as _random
-import time
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar, cast, Any, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import TypeVar, Any, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, Set, Union
 
 import httpx
 
 from . import _calls
-from ._calls import ItemLike, QueueSpec, iso
-from ._core import Backends, Call, Request, Response, Send, Sleep, endpoint, headers_for, plan, seg, timeout_seconds
-from .client import Transaction, TxQueue
-from .config import Config, Retry429, make_config
-from .errors import APIError, LeaseLostError, ProducerClosedError, QueenError, TransportError, is_terminal
+from ._base import Batch, ClientBase, Consumer, ConsumerGroupBase, OnPushError, ProducerBase, QueueBase
+from ._calls import ItemLike, QueueSpec
+from ._core import Call
+from ._transport import adrive, async_client
+from .client import Transaction
+from .errors import QueenError
+from .streams import AsyncStreamsClient
 from .types import (
-    Ack,
     AckResult,
     AckTarget,
     DLQMessage,
     DLQPage,
     LeaseResult,
     Message,
-    PushItem,
     PushResult,
     TransactionResult,
-    completed,
-    failed,
-    to_ack,
 )
 
 T = TypeVar("T")
 
 #: A handler may be a plain function or a coroutine function.
-if TYPE_CHECKING:
-    from .streams import AsyncStreamsClient
-
 AsyncHandler = Callable[[Message], Union[Any, Awaitable[Any]]]
 
 
-class AsyncQueen:
+class AsyncQueen(ClientBase[httpx.AsyncClient, Callable[[float], Awaitable[None]]]):
     """An asyncio client for one Queen deployment; see :class:`queen_client.Queen` for the
     arguments. ``sleep`` here is an async callable (seconds -> awaitable)."""
 
-    def __init__(
-        self,
-        url: Union[str, Sequence[str], None] = None,
-        *,
-        urls: Optional[Sequence[str]] = None,
-        token: Optional[str] = None,
-        retry_attempts: Optional[int] = None,
-        retry_delay_millis: Optional[float] = None,
-        retry_429: Union[Retry429, Dict[str, Any], None] = None,
-        timeout_millis: Optional[float] = None,
-        health_retry_after_millis: Optional[float] = None,
-        headers: Optional[Dict[str, str]] = None,
-        logger: Optional[logging.Logger] = None,
-        http_client: Optional[httpx.AsyncClient] = None,
-        sleep: Optional[Callable[[float], Awaitable[None]]] = None,
-        random: Optional[Callable[[], float]] = None,
-        clock: Optional[Callable[[], float]] = None,
-    ) -> None:
-        self._cfg = make_config(
-            url, urls=urls, token=token, retry_attempts=retry_attempts, retry_delay_millis=retry_delay_millis,
-            retry_429=retry_429, timeout_millis=timeout_millis, health_retry_after_millis=health_retry_after_millis,
-            headers=headers, logger=logger,
-        )
-        self._sleep = sleep or asyncio.sleep
-        self._custom_sleep = sleep is not None
-        self._rand = random or _random.random
-        self._clock = clock or time.time
-        self._backends = Backends(list(self._cfg.urls), self._cfg.health_retry_after_millis, lambda: self._clock())
-        self._own_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(
-            timeout=None, limits=httpx.Limits(max_keepalive_connections=64, keepalive_expiry=9.0)
-        )
-        self._producers: List["AsyncProducer"] = []
-
     # ---- plumbing ----
 
-    @property
-    def config(self) -> Config:
-        return self._cfg
+    def _new_http(self) -> httpx.AsyncClient:
+        return async_client()
 
-    @property
-    def log(self) -> logging.Logger:
-        return self._cfg.logger
-
-    def backend_health(self) -> Dict[str, bool]:
-        return self._backends.health()
-
-    async def _send(self, i: int, req: Request, payload: Optional[bytes]) -> Union[Response, TransportError]:
-        url = endpoint(self._backends.urls[i], req)
-        try:
-            r = await self._http.request(
-                req.method, url, content=payload, headers=headers_for(self._cfg, payload is not None),
-                timeout=timeout_seconds(self._cfg, req),
-            )
-        except httpx.TransportError as e:
-            return TransportError(req.method, url, e)
-        return Response(r.status_code, r.headers, r.content)
-
-    async def _do(self, req: Request) -> Response:
-        payload = req.payload()
-        gen = plan(self._cfg, self._backends, req, self._rand, self._clock)
-        value: Any = None
-        while True:
-            try:
-                cmd = gen.send(value)
-            except StopIteration as done:
-                return cast(Response, done.value)
-            if isinstance(cmd, Sleep):
-                await self._sleep(cmd.seconds)
-                value = None
-            else:
-                assert isinstance(cmd, Send)
-                value = await self._send(cmd.backend, req, payload)
+    def _real_sleep(self) -> Callable[[float], Awaitable[None]]:
+        return asyncio.sleep
 
     async def _execute(self, call: Call[T]) -> T:
-        try:
-            resp = await self._do(call.request)
-        except APIError as e:
-            if call.on_error is None:
-                raise
-            return call.on_error(e)
-        return call.decode(resp)
+        return await adrive(self._steps(call), self._http, self._sleep)
 
     async def _pause(self, seconds: float, halt: asyncio.Event) -> None:
         if self._custom_sleep:
@@ -141,8 +63,7 @@ class AsyncQueen:
 
     async def close(self) -> None:
         """Flushes and closes every producer created from this client, then the HTTP pool."""
-        producers, self._producers = self._producers, []
-        for p in producers:
+        for p in self._take_producers():
             await p.close()
         if self._own_http:
             await self._http.aclose()
@@ -159,36 +80,24 @@ class AsyncQueen:
         return AsyncQueue(self, QueueSpec(name=name))
 
     def matching(self, namespace: str = "", task: str = "") -> "AsyncQueue":
-        if not namespace and not task:
-            raise ValueError("queen: matching needs a namespace or a task")
-        return AsyncQueue(self, QueueSpec(namespace=namespace, task=task))
+        return AsyncQueue(self, QueueSpec.matching(namespace, task))
 
     async def ack(self, target: AckTarget, status: Optional[str] = None, *, error: Optional[str] = None) -> AckResult:
         """See :meth:`Queen.ack`: a rejection raises :class:`AckError`."""
-        return await self._execute(_calls.ack(to_ack(target, status, error)))
+        return await self._execute(_calls.ack(target, status, error))
 
     async def ack_batch(self, targets: Sequence[AckTarget], status: Optional[str] = None) -> List[AckResult]:
         """See :meth:`Queen.ack_batch`: per-item results, misalignment raises."""
-        acks = [to_ack(t, status) for t in targets]
-        if not acks:
-            return []
-        return await self._execute(_calls.ack_batch(acks))
+        return await self._execute(_calls.ack_batch(targets, status))
 
     async def extend_lease(self, lease: Union[str, Message], seconds: float = 60) -> LeaseResult:
-        lease_id = lease.lease_id if isinstance(lease, Message) else lease
-        if not lease_id:
-            raise ValueError("queen: extend_lease needs a lease id")
-        return await self._execute(_calls.extend_lease(lease_id, seconds))
+        return await self._execute(_calls.extend_lease(lease, seconds))
 
     renew = extend_lease
 
-    def streams(self, *, retries: int = 3) -> "AsyncStreamsClient":
+    def streams(self, *, retries: int = 3) -> AsyncStreamsClient:
         """See :meth:`Queen.streams`."""
-        from .streams import AsyncStreamsClient
-
-        return AsyncStreamsClient(self._cfg.urls[0], token=self._cfg.token, retries=retries,
-                                  timeout_millis=self._cfg.timeout_millis, http_client=self._http,
-                                  sleep=self._sleep, random=self._rand)
+        return AsyncStreamsClient._of(self, retries)
 
     def transaction(self) -> "AsyncTransaction":
         return AsyncTransaction(self)
@@ -212,21 +121,21 @@ class AsyncQueen:
         return await self._execute(_calls.dlq_message(partition_id, transaction_id))
 
     async def delete_dlq_message(self, partition_id: str, transaction_id: str) -> None:
-        await self._execute(_calls.send("DELETE", _calls.dlq_path(partition_id, transaction_id)))
+        await self._execute(_calls.delete_dlq_message(partition_id, transaction_id))
 
     async def retry_dlq_message(self, partition_id: str, transaction_id: str) -> None:
-        await self._execute(_calls.send("POST", _calls.dlq_path(partition_id, transaction_id) + "/retry", {}))
+        await self._execute(_calls.retry_dlq_message(partition_id, transaction_id))
 
     # ---- administration ----
 
     async def queues(self) -> List[Dict[str, Any]]:
-        return (await self._execute(_calls.get_dict("/api/v1/resources/queues"))).get("queues") or []
+        return await self._execute(_calls.queues())
 
     async def consumer_groups(self) -> List[Dict[str, Any]]:
-        return await self._execute(_calls.get_list("/api/v1/consumer-groups"))
+        return await self._execute(_calls.consumer_groups())
 
     async def lagging_partitions(self, min_lag_seconds: int = 60) -> List[Dict[str, Any]]:
-        return await self._execute(_calls.get_list("/api/v1/consumer-groups/lagging", {"minLagSeconds": int(min_lag_seconds)}))
+        return await self._execute(_calls.lagging_partitions(min_lag_seconds))
 
     def consumer_group(self, name: str) -> "AsyncConsumerGroup":
         return AsyncConsumerGroup(self, name)
@@ -235,16 +144,16 @@ class AsyncQueen:
         return await self.consumer_group(name).delete(delete_metadata)
 
     async def maintenance(self) -> Dict[str, Any]:
-        return await self._execute(_calls.get_dict("/api/v1/system/maintenance"))
+        return await self._execute(_calls.maintenance())
 
     async def set_maintenance(self, enabled: bool) -> Dict[str, Any]:
-        return await self._execute(_calls.send("POST", "/api/v1/system/maintenance", {"enabled": bool(enabled)}))
+        return await self._execute(_calls.set_maintenance(enabled))
 
     async def pop_maintenance(self) -> Dict[str, Any]:
-        return await self._execute(_calls.get_dict("/api/v1/system/maintenance/pop"))
+        return await self._execute(_calls.pop_maintenance())
 
     async def set_pop_maintenance(self, enabled: bool) -> Dict[str, Any]:
-        return await self._execute(_calls.send("POST", "/api/v1/system/maintenance/pop", {"enabled": bool(enabled)}))
+        return await self._execute(_calls.set_pop_maintenance(enabled))
 
     async def status(
         self,
@@ -255,61 +164,26 @@ class AsyncQueen:
         namespace: Optional[str] = None,
         task: Optional[str] = None,
     ) -> Dict[str, Any]:
-        q = {"from": iso(from_) if from_ else None, "to": iso(to) if to else None,
-             "queue": queue, "namespace": namespace, "task": task}
-        return await self._execute(_calls.get_dict("/api/v1/status", q))
+        return await self._execute(_calls.status(from_, to, queue, namespace, task))
 
     async def status_queues(self) -> Any:
-        return await self._execute(_calls.get("/api/v1/status/queues"))
+        return await self._execute(_calls.status_queues())
 
     async def status_queue(self, queue: str) -> Dict[str, Any]:
-        return await self._execute(_calls.get_dict("/api/v1/status/queues/" + seg(queue)))
+        return await self._execute(_calls.status_queue(queue))
 
     async def status_queue_messages(self, queue: str, limit: Optional[int] = None, offset: Optional[int] = None) -> Any:
-        return await self._execute(_calls.get("/api/v1/status/queues/" + seg(queue) + "/messages",
-                                              {"limit": limit, "offset": offset}))
+        return await self._execute(_calls.status_queue_messages(queue, limit, offset))
 
     async def health(self) -> Dict[str, Any]:
-        return await self._execute(_calls.get_dict("/health"))
+        return await self._execute(_calls.health())
 
     async def get_raw(self, path: str, query: Optional[Dict[str, Any]] = None) -> Any:
         return await self._execute(_calls.get(path, query))
 
 
-class AsyncQueue:
+class AsyncQueue(QueueBase[AsyncQueen]):
     """The asyncio queue builder; see :class:`queen_client.Queue`."""
-
-    def __init__(self, client: AsyncQueen, spec: QueueSpec) -> None:
-        self._c = client
-        self._spec = spec
-
-    def _with(self, **kw: Any) -> "AsyncQueue":
-        return AsyncQueue(self._c, self._spec.with_(**kw))
-
-    @property
-    def name(self) -> str:
-        return self._spec.name
-
-    def partition(self, name: str) -> "AsyncQueue":
-        return self._with(partition=name)
-
-    def group(self, name: str) -> "AsyncQueue":
-        return self._with(group=name)
-
-    def subscription_mode(self, mode: str) -> "AsyncQueue":
-        return self._with(subscription_mode=mode)
-
-    def subscription_from(self, t: Union[datetime, str]) -> "AsyncQueue":
-        return self._with(subscription_from=t if isinstance(t, str) else iso(t))
-
-    def namespace(self, ns: str) -> "AsyncQueue":
-        return self._with(namespace=ns)
-
-    def task(self, t: str) -> "AsyncQueue":
-        return self._with(task=t)
-
-    def config(self, options: Optional[Dict[str, Any]] = None, **kw: Any) -> "AsyncQueue":
-        return self._with(options={**(options or {}), **kw})
 
     async def create(self) -> Dict[str, Any]:
         return await self._c._execute(_calls.configure(self._spec))
@@ -321,21 +195,14 @@ class AsyncQueue:
         return await self._c._execute(_calls.queue_options(self._spec.name))
 
     async def info(self) -> Dict[str, Any]:
-        return await self._c._execute(_calls.get_dict("/api/v1/resources/queues/" + seg(self._spec.name)))
+        return await self._c._execute(_calls.queue_info(self._spec.name))
 
     async def push(self, item: ItemLike, *, transaction_id: Optional[str] = None,
                    trace_id: Optional[str] = None) -> PushResult:
-        if not isinstance(item, PushItem):
-            item = PushItem(item, transaction_id, trace_id)
-        return (await self.push_batch([item]))[0]
+        return await self._c._execute(_calls.push_one(self._spec, item, transaction_id, trace_id))
 
     async def push_batch(self, items: Iterable[ItemLike]) -> List[PushResult]:
-        if not self._spec.name:
-            raise ValueError("queen: push needs a queue name")
-        wire = _calls.wire_items(self._spec, items)
-        if not wire:
-            return []
-        return await self._c._execute(_calls.push(wire))
+        return await self._c._execute(_calls.push_batch(self._spec, items))
 
     async def pop(
         self,
@@ -347,10 +214,7 @@ class AsyncQueue:
         auto_ack: bool = False,
     ) -> List[Message]:
         """See :meth:`queen_client.Queue.pop`: ``[]`` on 204, an exception on any failure."""
-        return await self._c._execute(_calls.pop(
-            self._spec, batch=batch, wait=wait, timeout_millis=timeout_millis, partitions=partitions,
-            auto_ack=auto_ack, request_timeout_millis=self._c.config.timeout_millis,
-        ))
+        return await self._c._execute(self._pop(batch, wait, timeout_millis, partitions, auto_ack))
 
     async def dlq(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> DLQPage:
         return await self._c.dlq(self._spec.name, consumer_group=self._spec.group or None, limit=limit, offset=offset)
@@ -360,10 +224,10 @@ class AsyncQueue:
         *,
         batch_size: int = 100,
         flush_interval_millis: float = 100,
-        on_error: Optional[Callable[[BaseException, List[PushItem]], None]] = None,
+        on_error: Optional[OnPushError] = None,
     ) -> "AsyncProducer":
         p = AsyncProducer(self, batch_size, flush_interval_millis, on_error)
-        self._c._producers.append(p)
+        self._c._add_producer(p)
         return p
 
     async def consume(
@@ -384,9 +248,10 @@ class AsyncQueue:
         ``stop`` cancels pops in flight at once; batches already received are processed and
         acknowledged before ``consume`` returns. Cancelling the ``consume`` task itself stops
         abruptly (unacknowledged messages redeliver after their lease)."""
+        c = Consumer(self, handler, batch, partitions, poll_timeout_millis, manual_ack, auto_ack,
+                     lease_renewal_millis, error_backoff_millis)
         stop_ev: asyncio.Event = stop or asyncio.Event()
         halt = asyncio.Event()
-        backoff = (error_backoff_millis or self._c.config.retry_delay_millis) / 1000.0
 
         async def watch() -> None:
             await stop_ev.wait()
@@ -394,8 +259,7 @@ class AsyncQueue:
 
         async def worker() -> None:
             while not halt.is_set():
-                pop_task = asyncio.ensure_future(self.pop(batch=batch, wait=True, timeout_millis=poll_timeout_millis,
-                                                          partitions=partitions, auto_ack=auto_ack))
+                pop_task = asyncio.ensure_future(self._c._execute(c.pop()))
                 halt_task = asyncio.ensure_future(halt.wait())
                 try:
                     await asyncio.wait({pop_task, halt_task}, return_when=asyncio.FIRST_COMPLETED)
@@ -410,18 +274,14 @@ class AsyncQueue:
                 try:
                     msgs = pop_task.result()
                 except QueenError as e:
-                    if is_terminal(e):
-                        self._c.log.error("queen: consumer of %s stopped on terminal error: %s", self.name, e)
+                    backoff = c.pop_failed(e)
+                    if backoff is None:
                         halt.set()
                         raise
-                    d = backoff
-                    if isinstance(e, APIError) and e.retry_after and e.retry_after > d:
-                        d = e.retry_after
-                    self._c.log.warning("queen: pop of %s failed, backing off %.1f s: %s", self.name, d, e)
-                    await self._c._pause(d, halt)
+                    await self._c._pause(backoff, halt)
                     continue
                 if msgs:
-                    await self._process(handler, msgs, manual_ack, auto_ack, lease_renewal_millis)
+                    await self._process(c, c.batch(msgs))
 
         watcher = asyncio.ensure_future(watch())
         workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
@@ -437,60 +297,39 @@ class AsyncQueue:
             if isinstance(r, BaseException):
                 raise r
 
-    async def _process(self, handler: AsyncHandler, msgs: List[Message], manual_ack: bool, auto_ack: bool,
-                       renewal_millis: Optional[float]) -> None:
-        log = self._c.log
+    async def _process(self, c: Consumer, b: Batch) -> None:
         renewal_stop = asyncio.Event()
         renewer: Optional["asyncio.Future[None]"] = None
-        if renewal_millis and not auto_ack:
-            renewer = asyncio.ensure_future(self._renew(renewal_millis / 1000.0, msgs, renewal_stop))
-        pending: List[Ack] = []
-
-        async def flush() -> List[AckResult]:
-            nonlocal pending
-            if not pending:
-                return []
-            batch, pending = pending, []
-            try:
-                res = await self._c.ack_batch(batch)
-            except QueenError as e:
-                log.error("queen: ack failed; the batch will redeliver: %s", e)
-                return []
-            for r in res:
-                if not r.success:
-                    log.warning("queen: ack of %s rejected; the message will redeliver: %s", r.transaction_id, r.error)
-            return res
-
+        if c.renew_every:
+            renewer = asyncio.ensure_future(self._renew(c, c.renew_every, b.leases(), renewal_stop))
         try:
-            skip = set()
-            for m in msgs:
-                if m.partition_id in skip:
-                    continue
+            for m in b.messages():
                 err: Optional[BaseException] = None
                 try:
-                    out = handler(m)
+                    out = c.handler(m)
                     if inspect.isawaitable(out):
                         await out
                 except Exception as e:  # noqa: BLE001 - a handler failure is a failed ack
                     err = e
-                if auto_ack or manual_ack:
-                    if err is not None:
-                        log.warning("queen: handler failed on %s: %s", m.transaction_id, err)
-                elif err is not None:
-                    pending.append(failed(m, str(err) or type(err).__name__))
-                    res = await flush()
-                    if not res or not res[-1].success or not res[-1].dlq:
-                        skip.add(m.partition_id)
-                else:
-                    pending.append(completed(m))
+                if b.handled(m, err):
+                    b.failure_acked(m, await self._flush(b))
         finally:
             renewal_stop.set()
             if renewer is not None:
                 await renewer
-            await flush()
+            await self._flush(b)
 
-    async def _renew(self, every: float, msgs: List[Message], stop: asyncio.Event) -> None:
-        leases = {m.lease_id for m in msgs if m.lease_id}
+    async def _flush(self, b: Batch) -> List[AckResult]:
+        acks = b.take()
+        if not acks:
+            return []
+        try:
+            results = await self._c.ack_batch(acks)
+        except QueenError as e:
+            return b.ack_failed(e)
+        return b.acked(results)
+
+    async def _renew(self, c: Consumer, every: float, leases: Set[str], stop: asyncio.Event) -> None:
         while leases:
             try:
                 await asyncio.wait_for(stop.wait(), every)
@@ -500,56 +339,36 @@ class AsyncQueue:
             for lease in list(leases):
                 try:
                     await self._c.extend_lease(lease, 2 * every)
-                except LeaseLostError as e:
-                    self._c.log.debug("queen: lease %s no longer renewable: %s", lease, e)
-                    leases.discard(lease)
                 except QueenError as e:
-                    self._c.log.warning("queen: lease %s renewal failed: %s", lease, e)
+                    c.renewal_failed(leases, lease, e)
 
 
-class AsyncProducer:
+class AsyncProducer(ProducerBase[AsyncQueue]):
     """The asyncio buffered producer; see :class:`queen_client.Producer`. Its timer task starts
     with the first ``add``."""
 
     def __init__(self, queue: AsyncQueue, batch_size: int, flush_interval_millis: float,
-                 on_error: Optional[Callable[[BaseException, List[PushItem]], None]]) -> None:
-        self._q = queue
-        self._batch = max(1, batch_size)
-        self._interval = max(flush_interval_millis, 1) / 1000.0
-        self._on_error = on_error
-        self._buf: List[Dict[str, Any]] = []
-        self._closed = False
+                 on_error: Optional[OnPushError]) -> None:
+        super().__init__(queue, batch_size, flush_interval_millis, on_error)
         self._send_lock = asyncio.Lock()
         self._timer: Optional["asyncio.Future[None]"] = None
 
-    def pending(self) -> int:
-        return len(self._buf)
-
     async def add(self, item: ItemLike) -> None:
-        if self._closed:
-            raise ProducerClosedError("queen: producer closed")
-        self._buf.extend(_calls.wire_items(self._q._spec, [item]))
+        full = self._buffer(item)
         if self._timer is None:
             self._timer = asyncio.ensure_future(self._loop())
-        if len(self._buf) >= self._batch:
+        if full:
             await self.flush()
 
     async def flush(self) -> None:
         async with self._send_lock:
-            items, self._buf = self._buf, []
-            while items:
-                chunk = items[: self._batch]
-                try:
-                    await self._q._c._execute(_calls.push(chunk))
-                except BaseException:
-                    self._buf = items + self._buf
-                    raise
-                items = items[len(chunk):]
+            with self._sending() as outbox:
+                for call in outbox:
+                    await self._q._c._execute(call)
 
     async def close(self) -> None:
-        if self._closed:
+        if not self._close():
             return
-        self._closed = True
         if self._timer is not None:
             self._timer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -565,59 +384,42 @@ class AsyncProducer:
     async def _loop(self) -> None:
         while True:
             await asyncio.sleep(self._interval)
-            if not self._buf:
+            if not self.pending():
                 continue
             try:
                 await self.flush()
             except QueenError as e:
-                lost, self._buf = self._buf, []
-                items = [PushItem(w["payload"], w["transactionId"], w.get("traceId")) for w in lost]
-                if self._on_error is not None:
-                    self._on_error(e, items)
-                else:
-                    self._q._c.log.error("queen: background flush of %d items to %s failed: %s", len(items), self._q.name, e)
+                self._lost(e)
 
 
 class AsyncTransaction(Transaction):
     """The asyncio transaction builder; ``commit()`` is a coroutine."""
-
-    def queue(self, name: str) -> TxQueue:
-        return TxQueue(self, QueueSpec(name=name))
 
     async def commit(self) -> TransactionResult:  # type: ignore[override]
         result: TransactionResult = await self._c._execute(self._commit_call())
         return result
 
 
-class AsyncConsumerGroup:
+class AsyncConsumerGroup(ConsumerGroupBase[AsyncQueen]):
     """Administration of one consumer group (asyncio)."""
-
-    def __init__(self, client: AsyncQueen, name: str) -> None:
-        self._c = client
-        self.name = name
-
-    def _path(self, *parts: str) -> str:
-        return "/api/v1/consumer-groups/" + "/".join(seg(p) for p in (self.name,) + parts)
 
     async def get(self) -> Dict[str, List[Dict[str, Any]]]:
         return await self._c._execute(_calls.group_get(self.name))
 
     async def delete(self, delete_metadata: bool = True) -> Dict[str, Any]:
-        return await self._c._execute(_calls.send("DELETE", self._path(),
-                                                  query={"deleteMetadata": str(bool(delete_metadata)).lower()}))
+        return await self._c._execute(_calls.group_delete(self.name, delete_metadata))
 
     async def delete_for_queue(self, queue: str, delete_metadata: bool = True) -> Dict[str, Any]:
-        return await self._c._execute(_calls.send("DELETE", self._path("queues", queue),
-                                                  query={"deleteMetadata": str(bool(delete_metadata)).lower()}))
+        return await self._c._execute(_calls.group_delete_for_queue(self.name, queue, delete_metadata))
 
     async def set_subscription(self, t: datetime) -> Dict[str, Any]:
-        return await self._c._execute(_calls.send("POST", self._path("subscription"), {"subscriptionTimestamp": iso(t)}))
+        return await self._c._execute(_calls.group_set_subscription(self.name, t))
 
     async def seek_to_end(self, queue: str) -> Dict[str, Any]:
-        return await self._c._execute(_calls.send("POST", self._path("queues", queue, "seek"), {"toEnd": True}))
+        return await self._c._execute(_calls.group_seek_to_end(self.name, queue))
 
     async def seek_to(self, queue: str, t: datetime) -> Dict[str, Any]:
-        return await self._c._execute(_calls.send("POST", self._path("queues", queue, "seek"), {"timestamp": iso(t)}))
+        return await self._c._execute(_calls.group_seek_to(self.name, queue, t))
 
     async def seek_partition_to_end(self, queue: str, partition: str) -> Dict[str, Any]:
-        return await self._c._execute(_calls.send("POST", self._path("queues", queue, "partitions", partition, "seek"), {}))
+        return await self._c._execute(_calls.group_seek_partition_to_end(self.name, queue, partition))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence
 
 DEFAULT_RETRY_ATTEMPTS = 3
 DEFAULT_RETRY_DELAY_MILLIS = 1000
@@ -65,50 +65,3 @@ class Config:
     headers: Dict[str, str] = field(default_factory=dict)
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("queen_client"))
 
-
-def make_config(
-    url: Union[str, Sequence[str], None],
-    *,
-    urls: Optional[Sequence[str]] = None,
-    token: Optional[str] = None,
-    retry_attempts: Optional[int] = None,
-    retry_delay_millis: Optional[float] = None,
-    retry_429: Union[Retry429, Dict[str, Any], None] = None,
-    timeout_millis: Optional[float] = None,
-    health_retry_after_millis: Optional[float] = None,
-    headers: Optional[Dict[str, str]] = None,
-    logger: Optional[logging.Logger] = None,
-) -> Config:
-    """Validates the constructor arguments of both clients and applies the defaults."""
-    found: List[str] = []
-    if isinstance(url, str):
-        found.append(url)
-    elif url is not None:
-        found.extend(url)
-    if urls:
-        found.extend(urls)
-    if not found:
-        raise ValueError("queen: at least one broker URL is required")
-    clean = []
-    for u in found:
-        u = u.strip().rstrip("/")
-        if not (u.startswith("http://") or u.startswith("https://")) or len(u.split("://", 1)[1]) == 0:
-            raise ValueError(f"queen: bad broker URL {u!r}")
-        clean.append(u)
-    if isinstance(retry_429, dict):
-        retry_429 = Retry429(**retry_429)
-    if retry_attempts is not None and retry_attempts < 1:
-        raise ValueError("queen: retry_attempts must be at least 1")
-    return Config(
-        urls=tuple(clean),
-        token=token,
-        retry_attempts=retry_attempts or DEFAULT_RETRY_ATTEMPTS,
-        retry_delay_millis=DEFAULT_RETRY_DELAY_MILLIS if retry_delay_millis is None else retry_delay_millis,
-        retry_429=retry_429 or Retry429(),
-        timeout_millis=timeout_millis or DEFAULT_TIMEOUT_MILLIS,
-        health_retry_after_millis=(
-            DEFAULT_HEALTH_RETRY_AFTER_MILLIS if health_retry_after_millis is None else health_retry_after_millis
-        ),
-        headers=dict(headers or {}),
-        logger=logger or logging.getLogger("queen_client"),
-    )

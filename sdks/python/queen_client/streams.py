@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random as _random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Type, TypeVar
 
 import httpx
 
-from ._core import Response, Send, Sleep, api_error
+from ._base import H, S, Seams
+from ._core import Call, Command, Reply, Response, Send, Sleep, api_error, perform
 from ._core import Request as _Request
-from ._transport import sync_transport
+from ._transport import adrive, drive, sync_client
 from .errors import APIError, MalformedResponseError, QueenError, TransportError
+
+if TYPE_CHECKING:
+    from ._base import ClientBase
 
 DEFAULT_STREAMS_RETRIES = 3
 
@@ -92,17 +95,18 @@ def _retryable(status: int) -> bool:
     return status >= 500 or status in (408, 429)
 
 
-StreamsPlan = Generator[Union[Send, Sleep], Union[Response, TransportError, None], Response]
+StreamsPlan = Generator[Command, Reply, Response]
 
 
-def streams_plan(retries: int, base: str, req: _Request, rand: Callable[[], float],
-                 clock: Callable[[], float]) -> StreamsPlan:
-    """The streams retry policy for one request, as Send/Sleep commands (backend index always 0)."""
+def streams_plan(retries: int, base: str, token: Optional[str], timeout: float, req: _Request,
+                 rand: Callable[[], float], clock: Callable[[], float]) -> StreamsPlan:
+    """The streams retry policy for one POST, as Send/Sleep commands (always to ``base``)."""
     last: Optional[QueenError] = None
+    payload = json.dumps(req.body).encode()
     for attempt in range(max(0, retries) + 1):
         if attempt > 0:
             yield Sleep(backoff_seconds(attempt - 1, rand()))
-        out = yield Send(0)
+        out = yield Send("POST", base + req.path, payload, _headers(token), timeout)
         if isinstance(out, TransportError):
             last = out
             continue
@@ -130,24 +134,24 @@ def _body(resp: Response, what: str) -> Dict[str, Any]:
     return b
 
 
-def _register_req(name: str, source_queue: str, config_hash: str, sink_queue: Optional[str], reset: bool) -> _Request:
+def _register(name: str, source_queue: str, config_hash: str, sink_queue: Optional[str], reset: bool) -> Call[StreamQuery]:
     body: Dict[str, Any] = {"name": name, "source_queue": source_queue, "config_hash": config_hash, "reset": reset}
     if sink_queue:
         body["sink_queue"] = sink_queue
-    return _Request("POST", "/streams/v1/queries", body=body)
+
+    def decode(resp: Response) -> StreamQuery:
+        b = _body(resp, "register")
+        if not b.get("success") or not b.get("query_id"):
+            raise StreamsError(f"streams: register failed: {b.get('error')}")
+        return StreamQuery(query_id=b["query_id"], name=b.get("name", ""), config_hash=b.get("config_hash", ""),
+                           fresh=bool(b.get("fresh")), reset=bool(b.get("reset")))
+
+    return Call(_Request("POST", "/streams/v1/queries", body=body), decode)
 
 
-def _register_result(resp: Response) -> StreamQuery:
-    b = _body(resp, "register")
-    if not b.get("success") or not b.get("query_id"):
-        raise StreamsError(f"streams: register failed: {b.get('error')}")
-    return StreamQuery(query_id=b["query_id"], name=b.get("name", ""), config_hash=b.get("config_hash", ""),
-                       fresh=bool(b.get("fresh")), reset=bool(b.get("reset")))
-
-
-def _cycle_req(query_id: str, partition_id: str, consumer_group: Optional[str], state_ops: Sequence[Mapping[str, Any]],
-               push_items: Sequence[Mapping[str, Any]], ack: Optional[Mapping[str, Any]], release_lease: bool,
-               cycle_id: Optional[str] = None) -> _Request:
+def _cycle(query_id: str, partition_id: str, consumer_group: Optional[str], state_ops: Sequence[Mapping[str, Any]],
+           push_items: Sequence[Mapping[str, Any]], ack: Optional[Mapping[str, Any]], release_lease: bool,
+           cycle_id: Optional[str] = None) -> Call[CycleResult]:
     body: Dict[str, Any] = {"query_id": query_id, "partition_id": partition_id, "release_lease": release_lease,
                             "state_ops": list(state_ops), "push_items": list(push_items)}
     if cycle_id:
@@ -156,35 +160,35 @@ def _cycle_req(query_id: str, partition_id: str, consumer_group: Optional[str], 
         body["consumer_group"] = consumer_group
     if ack is not None:
         body["ack"] = dict(ack)
-    return _Request("POST", "/streams/v1/cycle", body=body)
+
+    def decode(resp: Response) -> CycleResult:
+        b = _body(resp, "cycle")
+        if not b.get("success"):
+            raise CycleError(str(b.get("error") or "rolled back without an error text"), b)
+        return CycleResult(query_id=b.get("query_id", ""), partition_id=b.get("partition_id", ""),
+                           queue_name=b.get("queueName"), state_ops_applied=int(b.get("state_ops_applied") or 0),
+                           push_results=b.get("push_results") or [], ack_result=b.get("ack_result"),
+                           duplicate=b.get("duplicate") is True)
+
+    return Call(_Request("POST", "/streams/v1/cycle", body=body), decode)
 
 
-def _cycle_result(resp: Response) -> CycleResult:
-    b = _body(resp, "cycle")
-    if not b.get("success"):
-        raise CycleError(str(b.get("error") or "rolled back without an error text"), b)
-    return CycleResult(query_id=b.get("query_id", ""), partition_id=b.get("partition_id", ""),
-                       queue_name=b.get("queueName"), state_ops_applied=int(b.get("state_ops_applied") or 0),
-                       push_results=b.get("push_results") or [], ack_result=b.get("ack_result"),
-                       duplicate=b.get("duplicate") is True)
-
-
-def _state_req(query_id: str, partition_id: str, keys: Optional[Sequence[str]], key_prefix: Optional[str],
-               ripe_at_or_before: Optional[int]) -> _Request:
+def _state_get(query_id: str, partition_id: str, keys: Optional[Sequence[str]], key_prefix: Optional[str],
+               ripe_at_or_before: Optional[int]) -> Call[List[StateRow]]:
     body: Dict[str, Any] = {"query_id": query_id, "partition_id": partition_id, "keys": list(keys or [])}
     if key_prefix:
         body["key_prefix"] = key_prefix
     if ripe_at_or_before is not None:
         body["ripe_at_or_before"] = ripe_at_or_before
-    return _Request("POST", "/streams/v1/state/get", body=body)
 
+    def decode(resp: Response) -> List[StateRow]:
+        b = _body(resp, "state get")
+        if not b.get("success"):
+            raise StreamsError(f"streams: state get failed: {b.get('error')}")
+        return [StateRow(key=r.get("key", ""), value=r.get("value"), updated_at=r.get("updated_at"))
+                for r in b.get("rows") or []]
 
-def _state_result(resp: Response) -> List[StateRow]:
-    b = _body(resp, "state get")
-    if not b.get("success"):
-        raise StreamsError(f"streams: state get failed: {b.get('error')}")
-    return [StateRow(key=r.get("key", ""), value=r.get("value"), updated_at=r.get("updated_at"))
-            for r in b.get("rows") or []]
+    return Call(_Request("POST", "/streams/v1/state/get", body=body), decode)
 
 
 def _headers(token: Optional[str]) -> Dict[str, str]:
@@ -194,46 +198,50 @@ def _headers(token: Optional[str]) -> Dict[str, str]:
     return h
 
 
-class StreamsClient:
-    """Synchronous client of the ``/streams/v1`` routes on one broker URL."""
+T = TypeVar("T")
+SC = TypeVar("SC", bound="_StreamsBase[Any, Any]")
+
+
+class _StreamsBase(Seams[H, S]):
+    """What both streams clients share: their settings, and each call as sans-I/O steps."""
 
     def __init__(self, url: str, *, token: Optional[str] = None, retries: int = DEFAULT_STREAMS_RETRIES,
-                 timeout_millis: float = 30000, http_client: Optional[httpx.Client] = None,
-                 sleep: Optional[Callable[[float], None]] = None, random: Optional[Callable[[], float]] = None) -> None:
+                 timeout_millis: float = 30000, http_client: Optional[H] = None, sleep: Optional[S] = None,
+                 random: Optional[Callable[[], float]] = None) -> None:
         self.url = url.rstrip("/")
         self._token = token
         self._retries = retries
         self._timeout = timeout_millis / 1000.0
-        self._own = http_client is None
-        self._http = http_client or httpx.Client(timeout=None, transport=sync_transport())
-        self._sleep = sleep or time.sleep
-        self._rand = random or _random.random
+        self._seams(http_client, sleep, random)
 
-    def _post(self, req: _Request) -> Response:
-        gen = streams_plan(self._retries, self.url, req, self._rand, time.time)
-        payload = json.dumps(req.body).encode()
-        value: Any = None
-        while True:
-            try:
-                cmd = gen.send(value)
-            except StopIteration as done:
-                r: Response = done.value
-                return r
-            if isinstance(cmd, Sleep):
-                self._sleep(cmd.seconds)
-                value = None
-                continue
-            try:
-                hr = self._http.post(self.url + req.path, content=payload, headers=_headers(self._token),
-                                     timeout=self._timeout)
-                value = Response(hr.status_code, hr.headers, hr.content)
-            except httpx.TransportError as e:
-                value = TransportError("POST", self.url + req.path, e)
+    @classmethod
+    def _of(cls: Type[SC], client: "ClientBase[Any, Any]", retries: int) -> SC:
+        """The streams client of a main client: its first URL, token, timeout, HTTP pool and seams."""
+        cfg = client.config
+        return cls(cfg.urls[0], token=cfg.token, retries=retries, timeout_millis=cfg.timeout_millis,
+                   http_client=client._http, sleep=client._sleep, random=client._rand)
+
+    def _steps(self, call: Call[T]) -> Generator[Command, Reply, T]:
+        return perform(call, lambda req: streams_plan(self._retries, self.url, self._token, self._timeout, req,
+                                                      self._rand, time.time))
+
+
+class StreamsClient(_StreamsBase[httpx.Client, Callable[[float], None]]):
+    """Synchronous client of the ``/streams/v1`` routes on one broker URL."""
+
+    def _new_http(self) -> httpx.Client:
+        return sync_client()
+
+    def _real_sleep(self) -> Callable[[float], None]:
+        return time.sleep
+
+    def _execute(self, call: Call[T]) -> T:
+        return drive(self._steps(call), self._http, self._sleep)
 
     def register_query(self, name: str, source_queue: str, config_hash: str, *, sink_queue: Optional[str] = None,
                        reset: bool = False) -> StreamQuery:
         """Registers (or resumes) a query; :class:`ConfigMismatchError` when its chain changed."""
-        return _register_result(self._post(_register_req(name, source_queue, config_hash, sink_queue, reset)))
+        return self._execute(_register(name, source_queue, config_hash, sink_queue, reset))
 
     def cycle(self, query_id: str, partition_id: str, *, consumer_group: Optional[str] = None,
               state_ops: Sequence[Mapping[str, Any]] = (), push_items: Sequence[Mapping[str, Any]] = (),
@@ -242,72 +250,46 @@ class StreamsClient:
         """Commits one cycle; raises :class:`CycleError` when the broker rolled it back. ``cycle_id``
         (one per computed cycle) makes a repeat of a committed cycle answer ``duplicate`` and apply
         nothing."""
-        return _cycle_result(self._post(_cycle_req(query_id, partition_id, consumer_group, state_ops, push_items,
-                                                   ack, release_lease, cycle_id)))
+        return self._execute(_cycle(query_id, partition_id, consumer_group, state_ops, push_items, ack,
+                                    release_lease, cycle_id))
 
     def state_get(self, query_id: str, partition_id: str, keys: Optional[Sequence[str]] = None, *,
                   key_prefix: Optional[str] = None, ripe_at_or_before: Optional[int] = None) -> List[StateRow]:
         """Reads a shard's state rows, ordered by key (all rows when ``keys`` is empty)."""
-        return _state_result(self._post(_state_req(query_id, partition_id, keys, key_prefix, ripe_at_or_before)))
+        return self._execute(_state_get(query_id, partition_id, keys, key_prefix, ripe_at_or_before))
 
     def close(self) -> None:
-        if self._own:
+        if self._own_http:
             self._http.close()
 
 
-class AsyncStreamsClient:
+class AsyncStreamsClient(_StreamsBase[httpx.AsyncClient, Callable[[float], Awaitable[None]]]):
     """Asyncio client of the ``/streams/v1`` routes; same behaviour as :class:`StreamsClient`."""
 
-    def __init__(self, url: str, *, token: Optional[str] = None, retries: int = DEFAULT_STREAMS_RETRIES,
-                 timeout_millis: float = 30000, http_client: Optional[httpx.AsyncClient] = None,
-                 sleep: Optional[Callable[[float], Awaitable[None]]] = None,
-                 random: Optional[Callable[[], float]] = None) -> None:
-        self.url = url.rstrip("/")
-        self._token = token
-        self._retries = retries
-        self._timeout = timeout_millis / 1000.0
-        self._own = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=None)
-        self._sleep = sleep or asyncio.sleep
-        self._rand = random or _random.random
+    def _new_http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=None)
 
-    async def _post(self, req: _Request) -> Response:
-        gen = streams_plan(self._retries, self.url, req, self._rand, time.time)
-        payload = json.dumps(req.body).encode()
-        value: Any = None
-        while True:
-            try:
-                cmd = gen.send(value)
-            except StopIteration as done:
-                r: Response = done.value
-                return r
-            if isinstance(cmd, Sleep):
-                await self._sleep(cmd.seconds)
-                value = None
-                continue
-            try:
-                hr = await self._http.post(self.url + req.path, content=payload, headers=_headers(self._token),
-                                           timeout=self._timeout)
-                value = Response(hr.status_code, hr.headers, hr.content)
-            except httpx.TransportError as e:
-                value = TransportError("POST", self.url + req.path, e)
+    def _real_sleep(self) -> Callable[[float], Awaitable[None]]:
+        return asyncio.sleep
+
+    async def _execute(self, call: Call[T]) -> T:
+        return await adrive(self._steps(call), self._http, self._sleep)
 
     async def register_query(self, name: str, source_queue: str, config_hash: str, *,
                              sink_queue: Optional[str] = None, reset: bool = False) -> StreamQuery:
-        return _register_result(await self._post(_register_req(name, source_queue, config_hash, sink_queue, reset)))
+        return await self._execute(_register(name, source_queue, config_hash, sink_queue, reset))
 
     async def cycle(self, query_id: str, partition_id: str, *, consumer_group: Optional[str] = None,
                     state_ops: Sequence[Mapping[str, Any]] = (), push_items: Sequence[Mapping[str, Any]] = (),
                     ack: Optional[Mapping[str, Any]] = None, release_lease: bool = True,
                     cycle_id: Optional[str] = None) -> CycleResult:
-        return _cycle_result(await self._post(_cycle_req(query_id, partition_id, consumer_group, state_ops,
-                                                         push_items, ack, release_lease, cycle_id)))
+        return await self._execute(_cycle(query_id, partition_id, consumer_group, state_ops, push_items, ack,
+                                          release_lease, cycle_id))
 
     async def state_get(self, query_id: str, partition_id: str, keys: Optional[Sequence[str]] = None, *,
                         key_prefix: Optional[str] = None, ripe_at_or_before: Optional[int] = None) -> List[StateRow]:
-        return _state_result(await self._post(_state_req(query_id, partition_id, keys, key_prefix,
-                                                         ripe_at_or_before)))
+        return await self._execute(_state_get(query_id, partition_id, keys, key_prefix, ripe_at_or_before))
 
     async def close(self) -> None:
-        if self._own:
+        if self._own_http:
             await self._http.aclose()
