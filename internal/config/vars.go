@@ -75,7 +75,7 @@ func varsOf(c *Config) []Var {
 
 		// The background jobs (jobs.go).
 		{"METRICS_MAX_QUEUES", "1000", "distinct queues with Prometheus series of their own; later queues share the queue=\"__overflow__\" series", false, intVar(&c.Jobs.MetricsMaxQueues)},
-		{"STATS_INTERVAL_MS", "10000", "ms between refreshes of the rolled-up queue statistics (listing counts are at most this old, or ten times a pass's duration when a pass takes longer than a tenth of it)", false, msVar(&c.Jobs.StatsInterval)},
+		{"STATS_INTERVAL_MS", "10000", "ms between refreshes of the rolled-up queue statistics (listing counts are at most two intervals old, or ten times a pass's duration when a pass takes longer than a tenth of it)", false, msVar(&c.Jobs.StatsInterval)},
 		{"VACUUM_INTERVAL_MS", "2000", "ms between checks of the dead rows of pending_partitions (the lines wildcard pops walk); when it holds at least as many dead rows as live ones, and at least 2000 that pops walk past (20000 otherwise), it is vacuumed then instead of at autovacuum's next round (0: leave it to autovacuum)", false, msVar(&c.Jobs.VacuumInterval)},
 		{"ANALYZE_INTERVAL_MS", "2000", "ms between checks of the row counts of the tables pops, acks and pushes read; one that holds at least 1000 rows and four times what its statistics say, while they say fewer than 10000, is analyzed then instead of at autoanalyze's next round, so that no connection keeps a plan built while it looked empty (0: leave it to autovacuum)", false, msVar(&c.Jobs.AnalyzeInterval)},
 		{"RETENTION_INTERVAL", "300000", "ms between retention passes (one broker per pass)", false, msVar(&c.Jobs.RetentionInterval)},

@@ -46,7 +46,7 @@ var Routes = []Route{
 
 	// Queues.
 	{"POST", "/api/v1/configure", Consume, "create or fully reconfigure a queue", ok((*Server).handleConfigure)},
-	{"GET", "/api/v1/resources/queues", Read, "queues with rolled-up counts (at most STATS_INTERVAL_MS old)", ok((*Server).handleResourceQueues)},
+	{"GET", "/api/v1/resources/queues", Read, "queues with rolled-up counts (at most two STATS_INTERVAL_MS old)", ok((*Server).handleResourceQueues)},
 	{"GET", "/api/v1/resources/queues/{queue}", Read, "one queue with exact per-partition counts; 404 when missing", ok((*Server).handleResourceQueue)},
 	{"DELETE", "/api/v1/resources/queues/{queue}", Admin, "delete a queue with everything in it", ok((*Server).handleQueueDelete)},
 	{"GET", "/api/v1/resources/namespaces", Read, "namespaces with rolled-up counts", ok((*Server).handleNamespaces)},

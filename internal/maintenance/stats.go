@@ -31,14 +31,16 @@ type StatsOptions struct {
 	OnSnapshot func(StatsSnapshot)
 }
 
-// statsDuty bounds the share of the time the stats loop spends in passes. A pass visits every
-// partition (about a second of PostgreSQL time per 100 000 partitions on a quiet 2-core host, five under
-// load); at the default interval a pass of more than a second would otherwise take that much of a core
-// from the pushes and pops it reports on (docs/decisions.md "Stats from counters").
+// statsDuty bounds the share of the time the stats loop spends in passes. A pass recomputes only the
+// partitions changed since the last one (docs/decisions.md "Stats from counters"), but one that finds
+// most of them changed (the first after an upgrade, a seek of a large queue) costs about a second of
+// PostgreSQL time per 100 000 partitions: bounded, its counts age instead of taking that share of a
+// core from the pushes and pops they report on.
 const statsDuty = 0.1
 
 // NewStatsLoop builds the loop that flushes this broker's operation counters to queue_ops_history and
-// refreshes the rolled-up queue_stats table (one broker per pass refreshes; every broker flushes).
+// refreshes the rolled-up queue_stats table (every broker flushes and hands its changes over; one
+// broker per pass recomputes them).
 func NewStats(st *store.Store, counters Counters, log *slog.Logger, o StatsOptions) *Loop {
 	if o.NowFunc == nil {
 		o.NowFunc = time.Now

@@ -97,6 +97,7 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 		return err
 	}
 	defer c.Release() // a connection left inside a transaction is discarded by the pool
+	s.changed.note(len(targets), func(i int) uuid.UUID { return targets[i].PartitionID })
 	if err := ackTx(ctx, c, targets, decide, true, s.now()); err != nil {
 		if !c.Conn().IsClosed() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
@@ -108,6 +109,7 @@ func (s *Store) Ack(ctx context.Context, targets []AckTarget, decide AckDecision
 
 // Ack applies acknowledgements inside the transaction; see [Store.Ack].
 func (t *Tx) Ack(ctx context.Context, targets []AckTarget, decide AckDecision) error {
+	t.changed.note(len(targets), func(i int) uuid.UUID { return targets[i].PartitionID })
 	if err := ackTx(ctx, t.tx, targets, decide, false, t.s.now()); err != nil {
 		return fmt.Errorf("store: ack: %w", interpret(err))
 	}
@@ -274,6 +276,7 @@ func (s *Store) AckCompletions(ctx context.Context, items []AckCompletion) (_ []
 		return nil, false, err
 	}
 	defer c.Release()
+	s.changed.note(n, func(i int) uuid.UUID { return pids[i] })
 	rows, err := c.Query(ctx, q("AckCompletions"), pids, groups, txids, leases, s.now())
 	if err != nil {
 		return nil, false, fmt.Errorf("store: ack completions: %w", interpret(err))
@@ -334,6 +337,7 @@ func (s *Store) AckLeases(ctx context.Context, leases []LeaseAck) (applied bool,
 		return false, err
 	}
 	defer c.Release()
+	s.changed.note(len(pids), func(i int) uuid.UUID { return pids[i] })
 	if err := c.QueryRow(ctx, q("AckLeases"), pids, groups, ids, counts, s.now()).Scan(&applied); err != nil {
 		return false, fmt.Errorf("store: ack leases: %w", interpret(err))
 	}

@@ -73,12 +73,14 @@ func (s *Store) GetDeadLetters(ctx context.Context, partitionID uuid.UUID, txID,
 
 // DeleteDeadLetters removes the dead letters of one message and reports how many there were.
 func (s *Store) DeleteDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	s.changed.notePartition(partitionID)
 	return s.countQuery(ctx, "DeadLetterDelete", partitionID, txID, nullText(group))
 }
 
 // RetryDeadLetters serves the message again to each group it was dead-lettered for and removes the
 // dead letters; it reports how many there were.
 func (s *Store) RetryDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	s.changed.notePartition(partitionID)
 	return s.countQuery(ctx, "DeadLetterRetry", partitionID, txID, nullText(group), s.now())
 }
 

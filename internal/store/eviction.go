@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -12,11 +13,19 @@ import (
 // job lock; it reports how many messages it moved.
 func (s *Store) ExpireWaiting(ctx context.Context, limit int) (int64, error) {
 	var n int64
+	var parts []uuid.UUID
 	_, err := s.withJobLock(ctx, evictionJob, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, q("MessageExpireWaiting"), limit, s.now()).Scan(&n)
+		// The plan's cost estimate grows with the partitions of every queue, although it reads those of
+		// the queues that set maxWaitTimeSeconds only: at 100 000 partitions PostgreSQL compiled it with
+		// JIT, 420 ms of CPU per pass for a statement that then read 52 buffers.
+		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, q("MessageExpireWaiting"), limit, s.now()).Scan(&n, &parts)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: expire waiting: %w", interpret(err))
 	}
+	s.changed.note(len(parts), func(i int) uuid.UUID { return parts[i] })
 	return n, nil
 }

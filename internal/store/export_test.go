@@ -37,6 +37,12 @@ func SetStatsSlice(s *Store, n int) { s.statsSlice = n }
 // SetSeedChunk makes a test's store seed a default-mode subscription n partitions per transaction.
 func SetSeedChunk(s *Store, n int) { s.seedChunk = n }
 
+// SchemaOf is the schema a test's store works in, to open another store on it.
+func SchemaOf(s *Store) string { return s.schema }
+
+// HandOver hands a store's changes to the stats pass of any store of its schema.
+func HandOver(ctx context.Context, s *Store) error { return s.handOverChanges(ctx) }
+
 // PoolOf exposes a store's general pool to the external tests.
 func PoolOf(s *Store) *pgxpool.Pool { return s.pool.Pool }
 

@@ -31,16 +31,20 @@ const (
 // the first subscription wins, whatever mode later pops ask for.
 func (s *Store) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
 	if mode != SubscribeAll {
-		var exists bool
+		var exists, recorded bool
 		t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
 		err := s.withTx(ctx, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, q("SubscriptionLock"), queue, group, QueueMode); err != nil {
 				return err
 			}
-			return tx.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists)
+			return tx.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists, &recorded)
 		})
 		if err != nil || !exists {
 			return false, wrapSubscription(queue, group, err)
+		}
+		if recorded {
+			// A group's cursors are part of every partition's counts (the slowest position).
+			s.changed.noteQueue(queue, false)
 		}
 	}
 	return s.subscribeAll(ctx, queue, group)
@@ -66,6 +70,7 @@ func (s *Store) subscribeAll(ctx context.Context, queue, group string) (bool, er
 	if err != nil || !unseeded {
 		return err == nil, wrapSubscription(queue, group, err)
 	}
+	defer s.changed.noteQueue(queue, false) // the new group is before every partition's first message
 	chunk := s.seedChunk
 	if chunk <= 0 {
 		chunk = defaultSeedChunk
@@ -164,6 +169,7 @@ func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]
 // DeleteGroup removes group's cursors on queue (every queue when queue is ""). Without deleteMetadata
 // the cursors restart at the recorded subscription point; with it, the next pop subscribes anew.
 func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMetadata bool) (cursors, metadata int64, err error) {
+	defer s.changed.noteQueue(queue, queue == "")
 	qn := nullText(queue)
 	err = s.withTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, q("ConsumerGroupDeleteCursors"), group, qn, deleteMetadata).Scan(&cursors, &metadata); err != nil {
@@ -185,6 +191,7 @@ func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMeta
 // UpdateSubscription moves group's subscription point on every queue to ts; cursors that have not
 // consumed anything yet move with it.
 func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Time) (int64, error) {
+	defer s.changed.noteQueue("", true)
 	var n int64
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, q("SubscriptionUpdate"), group, ts).Scan(&n); err != nil {
@@ -205,6 +212,7 @@ func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Ti
 // after the last message at or before ts, and returns the number of partitions; ErrNotFound when there
 // is no such queue. A named group seeking a queue it is not subscribed to subscribes (seekSubscribe).
 func (s *Store) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (int64, error) {
+	defer s.changed.noteQueue(queue, false)
 	var n, moved int64 // moved: positions written; n: every partition of the queue
 	var exists bool
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
@@ -244,6 +252,7 @@ func seekSubscribe(ctx context.Context, tx pgx.Tx, group, queue string) (bool, e
 // SeekPartition moves group's cursor on one partition to its end; ErrNotFound when there is no
 // such partition.
 func (s *Store) SeekPartition(ctx context.Context, group, queue, partition string) (int64, error) {
+	defer s.changed.noteQueue(queue, false)
 	var seq pgtype.Int8
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
 		recorded, err := seekSubscribe(ctx, tx, group, queue)

@@ -95,6 +95,7 @@ func (s *Store) GetMessage(ctx context.Context, partitionID uuid.UUID, transacti
 
 // DeleteMessage deletes one message with its dead letters and traces; ErrNotFound when it did not exist.
 func (s *Store) DeleteMessage(ctx context.Context, partitionID uuid.UUID, transactionID string) error {
+	s.changed.notePartition(partitionID)
 	var n int64
 	if err := s.pool.QueryRow(ctx, q("MessageDelete"), partitionID, transactionID).Scan(&n); err != nil {
 		return fmt.Errorf("store: delete message: %w", interpret(err))

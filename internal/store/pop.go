@@ -69,6 +69,7 @@ func (s *Store) Pop(ctx context.Context, p PopParams) ([]PoppedMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: pop %q: %w", p.Queue, interpret(err))
 	}
+	s.changed.note(len(out), func(i int) uuid.UUID { return out[i].PartitionID })
 	return out, nil
 }
 

@@ -97,6 +97,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 	// cost a third of PostgreSQL's time per pushed row (bench -push-sql, docs/performance.md), for the
 	// rare push that repeats a stored id.
 	out, err := push(ctx, c, rows, true, false, s.now())
+	s.changed.note(len(rows), func(i int) uuid.UUID { return rows[i].PartitionID })
 	if err != nil && !c.Conn().IsClosed() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 	}
@@ -118,6 +119,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 // transactionIds are looked up first (a duplicate must not fail the caller's transaction); ids the
 // broker minted are not.
 func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
+	t.changed.note(len(rows), func(i int) uuid.UUID { return rows[i].PartitionID })
 	return push(ctx, t.tx, rows, false, false, t.s.now())
 }
 

@@ -43,6 +43,7 @@ func (s *Store) ConfigureQueue(ctx context.Context, name string, o QueueOptions)
 	if err != nil {
 		return uuid.Nil, uuid.Nil, fmt.Errorf("store: configure %q: %w", name, interpret(err))
 	}
+	s.changed.notePartition(defaultPartition) // so that the queue has counts (zeros) after the next pass
 	return queueID, defaultPartition, nil
 }
 

@@ -75,5 +75,14 @@ func (s *Store) RunRetention(ctx context.Context, p RetentionParams) (RetentionR
 	if err != nil {
 		return res, fmt.Errorf("store: retention: %w", err)
 	}
+	// Messages left these queues' partitions; a partition removed leaves stored counts that the stats
+	// pass's sweep subtracts.
+	for _, m := range []map[string]int64{res.Expired, res.Completed} {
+		for queue, n := range m {
+			if n > 0 {
+				s.changed.noteQueue(queue, false)
+			}
+		}
+	}
 	return res, nil
 }

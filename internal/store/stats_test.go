@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestStats covers queries/stats.sql: the rolled-up queue counts and the per-broker operation counters.
@@ -16,7 +17,7 @@ func TestStats(t *testing.T) {
 	st := sharedStore(t)
 	ctx := t.Context()
 
-	t.Run("StatsPartitionSlice", func(t *testing.T) {
+	t.Run("StatsApply", func(t *testing.T) {
 		t.Parallel()
 		st := schemaStore(t) // a pass reads every queue of its schema
 		store.SetStatsSlice(st, 2)
@@ -67,9 +68,11 @@ func TestStats(t *testing.T) {
 		ackDone(t, st, p, store.QueueMode, "2")
 		refreshStats(t, st)
 		require.Equal(t, []int64{5, 3, 0, 2, 1}, counts(name), "rewritten, not added to")
-		oldest := scalar[time.Time](t, st, `SELECT s.oldest_pending_at FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, fan)
 		first := scalar[time.Time](t, st, `SELECT created_at FROM messages WHERE partition_id = $1 AND seq = 1`, f)
-		require.True(t, oldest.Equal(first), "the oldest message not consumed by every group")
+		t.Run("StatsOldest", func(t *testing.T) {
+			oldest := scalar[time.Time](t, st, `SELECT s.oldest_pending_at FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, fan)
+			require.True(t, oldest.Equal(first), "the oldest message not consumed by every group")
+		})
 
 		t.Run("QueueGauges", func(t *testing.T) { // what the pass wrote, for the metrics
 			gauges, err := st.QueueGauges(ctx, 100)
@@ -89,13 +92,15 @@ func TestStats(t *testing.T) {
 		})
 	})
 
-	t.Run("StatsWrite", func(t *testing.T) {
+	t.Run("StatsLockQueues", func(t *testing.T) {
 		t.Parallel()
 		st := schemaStore(t)
 		gone, kept := uniq("stats-gone"), uniq("stats-kept")
-		push(t, st, partition(t, st, gone, "a"), "1")
+		pg := partition(t, st, gone, "a")
+		push(t, st, pg, "1")
 		push(t, st, partition(t, st, kept, "a"), "1")
 		refreshStats(t, st)
+		push(t, st, pg, "2") // the next pass recomputes the partition of the queue deleted below
 		// The queue is deleted while a pass runs: the pass waits for the delete and leaves the queue out
 		// (it used to fail on queue_stats' foreign key).
 		del, err := store.PoolOf(st).Begin(ctx)
@@ -122,6 +127,73 @@ func TestStats(t *testing.T) {
 		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT s.total FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, kept))
 	})
 
+	// What no write hands over: a lease that ends by time, a change made behind the store's back, the
+	// stored counts of a partition that no longer exists.
+	t.Run("StatsLeased", func(t *testing.T) {
+		t.Parallel()
+		st := schemaStore(t)
+		name := uniq("stats-leased")
+		p := partition(t, st, name, "a")
+		push(t, st, p, "1", "2")
+		pop(t, st, name, store.QueueMode, "a", 2)
+		refreshStats(t, st)
+		require.Equal(t, int64(2), statsOf(t, st, name)[2], "processing")
+		exec(t, st, `UPDATE partition_consumers SET lease_expires_at = now() - interval '1 second' WHERE partition_id = $1`, p)
+		refreshStats(t, st)
+		require.Equal(t, []int64{2, 2, 0, 0, 0}, statsOf(t, st, name), "the expired lease no longer counts")
+	})
+
+	t.Run("StatsReconcileSlice", func(t *testing.T) {
+		t.Parallel()
+		st := schemaStore(t)
+		name := uniq("stats-sweep")
+		p := partition(t, st, name, "a")
+		push(t, st, p, "1", "2", "3")
+		refreshStats(t, st)
+		// Counts no broker handed over (as after a broker died before its hand-over), and the stored counts
+		// of a partition that is gone.
+		exec(t, st, `UPDATE partitions SET message_count = 1 WHERE id = $1`, p)
+		qid := scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, name)
+		exec(t, st, `INSERT INTO partition_stats (partition_id, queue_id, total, pending, processing, completed, dead_letter)
+			VALUES ($1, $2, 7, 7, 0, 0, 0)`, uuid.New(), qid)
+		exec(t, st, `UPDATE queue_stats SET total = total + 7, pending = pending + 7 WHERE queue_id = $1`, qid)
+		require.Equal(t, []int64{10, 10, 0, 0, 0}, statsOf(t, st, name))
+		refreshStats(t, st) // a schema of one queue: the sweep's slice covers it at every pass
+		require.Equal(t, []int64{1, 1, 0, 0, 0}, statsOf(t, st, name))
+		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT count(*) FROM partition_stats`))
+	})
+
+	// Changes reach the pass that another store of the schema runs, and a whole queue's: a seek moves
+	// every partition of the queue, none of them written by a push or an ack.
+	t.Run("StatsDirtyAdd", func(t *testing.T) {
+		t.Parallel()
+		st := schemaStore(t)
+		other := openStore(t, testenv.SharedDatabase(t, "store"), store.SchemaOf(st))
+		name := uniq("stats-handover")
+		p := partition(t, st, name, "a")
+		push(t, st, p, "1", "2")
+		refreshStats(t, st)
+		require.Equal(t, []int64{2, 2, 0, 0, 0}, statsOf(t, st, name))
+		ackDone(t, st, p, store.QueueMode, "1")
+		require.NoError(t, store.HandOver(t.Context(), st))
+		t.Run("StatsDirtyTake", func(t *testing.T) {
+			refreshStats(t, other)
+			require.Equal(t, []int64{2, 1, 0, 1, 0}, statsOf(t, st, name), "counted by the other store's pass")
+		})
+		_, err := st.SeekQueue(ctx, store.QueueMode, name, true, time.Time{})
+		require.NoError(t, err)
+		refreshStats(t, st)
+		require.Equal(t, []int64{2, 0, 0, 2, 0}, statsOf(t, st, name), "the seek to the end consumed everything")
+	})
+
+	t.Run("StatsPassMark", func(t *testing.T) {
+		t.Parallel()
+		st := schemaStore(t)
+		before := scalar[time.Time](t, st, `SELECT now()`)
+		refreshStats(t, st) // nothing changed: the pass still says when the counts were current
+		require.False(t, scalar[time.Time](t, st, `SELECT at FROM stats_pass`).Before(before))
+	})
+
 	t.Run("QueueOpsAdd", func(t *testing.T) {
 		q := uniq("ops")
 		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -144,4 +216,13 @@ func TestStats(t *testing.T) {
 		require.Equal(t, int64(4), push)
 		require.Equal(t, int64(11), lagMax, "the lag maximum is the larger one")
 	})
+}
+
+// statsOf reads a queue's row of queue_stats: total, pending, processing, completed, dead letter.
+func statsOf(t *testing.T, st *store.Store, queue string) []int64 {
+	t.Helper()
+	var c [5]int64
+	require.NoError(t, store.PoolOf(st).QueryRow(t.Context(), `SELECT s.total, s.pending, s.processing, s.completed, s.dead_letter
+		FROM queue_stats s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, queue).Scan(&c[0], &c[1], &c[2], &c[3], &c[4]))
+	return c[:]
 }

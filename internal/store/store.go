@@ -72,6 +72,8 @@ type Store struct {
 	clock          func() time.Time // Options.Clock; nil: the database clock
 	statsSlice     int              // partitions per statement of a stats pass (defaultStatsSlice; tests set less)
 	seedChunk      int              // partitions per transaction of a subscription's seed (defaultSeedChunk; tests set less)
+	changed        changes          // what this store's writes changed since the last hand-over to the stats pass
+	statsSweep     statsSweep       // where the stats pass's slow sweep over every partition goes on
 }
 
 // Open connects to PostgreSQL and applies the schema migrations. Every connection runs with
@@ -282,9 +284,10 @@ func (s *Store) withTx(ctx context.Context, fn func(pgx.Tx) error) error {
 
 // Tx is an explicit transaction, for operations that must commit together (transactions of the API).
 type Tx struct {
-	s    *Store
-	conn conn
-	tx   pgx.Tx
+	s       *Store
+	conn    conn
+	tx      pgx.Tx
+	changed changes // handed to the store's notes once the transaction commits
 }
 
 // Begin starts an explicit transaction on a pooled connection. Its BEGIN carries TxPlanSettings (no
@@ -308,6 +311,7 @@ func (t *Tx) Commit(ctx context.Context) error {
 	if err := t.tx.Commit(ctx); err != nil {
 		return fmt.Errorf("store: commit: %w", interpret(err))
 	}
+	t.s.changed.merge(&t.changed)
 	return nil
 }
 

@@ -36,4 +36,4 @@ WITH q AS (
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET cursor_seq = greatest(pc.cursor_seq, EXCLUDED.cursor_seq)
     WHERE pc.lease_expires_at IS NULL OR pc.lease_expires_at <= coalesce($2::timestamptz, now())
 )
-SELECT count(*) FROM exp
+SELECT count(*), coalesce(array_agg(DISTINCT partition_id), '{}') FROM exp

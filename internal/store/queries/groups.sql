@@ -88,7 +88,8 @@ FOR UPDATE OF q
 -- records (0006_pending_partitions.sql); the partitions are share-locked first, so a push in flight
 -- either committed before (and is counted here) or waits and then sees the subscription. Partitions
 -- created meanwhile: see SubscriptionLock.
--- $5 is the queue-mode group, $6 now (NULL: the database clock). Returns whether the queue exists.
+-- $5 is the queue-mode group, $6 now (NULL: the database clock). Returns whether the queue exists and
+-- whether this statement recorded the subscription.
 WITH q AS (
     SELECT id FROM queues WHERE name = $1
 ), ins AS (
@@ -128,7 +129,7 @@ WITH q AS (
     ORDER BY st.id
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
 )
-SELECT EXISTS (SELECT 1 FROM q)
+SELECT EXISTS (SELECT 1 FROM q), EXISTS (SELECT 1 FROM ins)
 
 -- name: ConsumerGroupList :many
 -- One row per (group, queue) for every group of every queue (queue_groups, migration 0021): lag and

@@ -20,13 +20,14 @@ WHERE q.name = ANY($1::text[]) AND q.max_size > 0
 GROUP BY q.name, q.max_size
 
 -- name: QueueList :many
--- Queue listing from the rolled-up stats ($1 namespace, $2 task: NULL = any). Partition counts and
+-- Queue listing from the rolled-up stats ($1 namespace, $2 task: NULL = any); statsAt is the latest
+-- pass's end once a pass counted the queue (its counts are as of then). Partition counts and
 -- consumption totals are read live (small tables); message counts are at most one stats interval old
 -- (or ten passes' duration, when passes are long: docs/decisions.md "Stats from counters").
 SELECT q.id, q.name, q.namespace, q.task, q.priority, q.created_at,
        (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
        coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0), coalesce(s.completed, 0),
-       coalesce(s.dead_letter, 0), s.oldest_pending_at, s.refreshed_at,
+       coalesce(s.dead_letter, 0), s.oldest_pending_at, CASE WHEN s.queue_id IS NOT NULL THEN (SELECT sp.at FROM stats_pass sp) END,
        (SELECT coalesce(sum(pc.total_consumed), 0)::bigint FROM partition_consumers pc
           JOIN partitions p ON p.id = pc.partition_id WHERE p.queue_id = q.id)
 FROM queues q
