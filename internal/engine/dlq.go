@@ -68,7 +68,7 @@ func (dl *DeadLetters) ListDLQ(ctx context.Context, f DLQFilter) (*DLQPage, erro
 	if f.Limit <= 0 {
 		f.Limit = 100
 	}
-	rows, total, err := dl.st.ListDeadLetters(ctx, f)
+	rows, total, err := dl.st.DeadLetters().ListDeadLetters(ctx, f)
 	if err != nil {
 		return nil, OpFailed("dlq", err)
 	}
@@ -86,7 +86,7 @@ func (dl *DeadLetters) ListDLQ(ctx context.Context, f DLQFilter) (*DLQPage, erro
 
 // GetDLQ returns the dead letter of one message: the given group's, or the most recent failure.
 func (dl *DeadLetters) GetDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (*DeadLetter, error) {
-	rows, err := dl.st.GetDeadLetters(ctx, partitionID, txID, group)
+	rows, err := dl.st.DeadLetters().GetDeadLetters(ctx, partitionID, txID, group)
 	if err != nil {
 		return nil, OpFailed("dlq", err)
 	}
@@ -102,12 +102,12 @@ func (dl *DeadLetters) GetDLQ(ctx context.Context, partitionID uuid.UUID, txID, 
 
 // DeleteDLQ discards the dead letters of one message (the given group's, or every group's).
 func (dl *DeadLetters) DeleteDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	return dlqChange(ctx, "dlq delete", dl.st.DeleteDeadLetters, partitionID, txID, group)
+	return dlqChange(ctx, "dlq delete", dl.st.DeadLetters().DeleteDeadLetters, partitionID, txID, group)
 }
 
 // RetryDLQ serves a dead-lettered message again to the group(s) it failed for, and only to them.
 func (dl *DeadLetters) RetryDLQ(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
-	n, err := dlqChange(ctx, "dlq retry", dl.st.RetryDeadLetters, partitionID, txID, group)
+	n, err := dlqChange(ctx, "dlq retry", dl.st.DeadLetters().RetryDeadLetters, partitionID, txID, group)
 	if err == nil {
 		dl.hub.WakeAll()
 	}

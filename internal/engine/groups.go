@@ -60,7 +60,7 @@ func (e *Engine) ensureSubscription(ctx context.Context, queue, group, mode stri
 	if _, ok := e.subs.get(key); ok {
 		return nil
 	}
-	exists, err := e.st.EnsureSubscription(ctx, queue, group, mode, ts)
+	exists, err := e.st.Groups().EnsureSubscription(ctx, queue, group, mode, ts)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ const laggingAfter = 300.0
 // ConsumerGroups lists every group of every queue (docs/decisions.md: the named groups subscribed to
 // it, and queue mode when it read the queue or no named group did).
 func (g *Groups) ConsumerGroups(ctx context.Context) ([]GroupQueue, error) {
-	rows, err := g.st.ListConsumerGroups(ctx)
+	rows, err := g.st.Groups().ListConsumerGroups(ctx)
 	if err != nil {
 		return nil, OpFailed("list consumer groups", err)
 	}
@@ -155,7 +155,7 @@ type GroupDetails map[string]struct {
 // ConsumerGroup describes one group's position on every partition of its queues (a never-read one:
 // HasCursor false, lag from the partition's first message).
 func (g *Groups) ConsumerGroup(ctx context.Context, group string) (GroupDetails, error) {
-	rows, err := g.st.GroupPartitions(ctx, group)
+	rows, err := g.st.Groups().GroupPartitions(ctx, group)
 	if err != nil {
 		return nil, OpFailed("consumer group", err)
 	}
@@ -192,7 +192,7 @@ type LaggingPartition struct {
 // LaggingPartitions lists the (group, partition) pairs whose oldest message after the group's position
 // is older than minLag, worst first; partitions a group never read are among them.
 func (g *Groups) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
-	rows, err := g.st.LaggingPartitions(ctx, minLag)
+	rows, err := g.st.Groups().LaggingPartitions(ctx, minLag)
 	if err != nil {
 		return nil, OpFailed("lagging partitions", err)
 	}
@@ -219,7 +219,7 @@ type DeleteGroupResult struct {
 // DeleteConsumerGroup removes a group's cursors (on one queue, or all when queue is ""); ErrNotFound
 // when it had none and no subscription either.
 func (g *Groups) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*DeleteGroupResult, error) {
-	cursors, meta, err := g.st.DeleteGroup(ctx, group, queue, deleteMetadata)
+	cursors, meta, err := g.st.Groups().DeleteGroup(ctx, group, queue, deleteMetadata)
 	if err != nil {
 		return nil, OpFailed("delete consumer group", err)
 	}
@@ -244,7 +244,7 @@ type SubscriptionResult struct {
 
 // UpdateSubscription moves a group's subscription point; cursors that have consumed nothing yet move too.
 func (g *Groups) UpdateSubscription(ctx context.Context, group string, ts time.Time) (*SubscriptionResult, error) {
-	n, err := g.st.UpdateSubscription(ctx, group, ts)
+	n, err := g.st.Groups().UpdateSubscription(ctx, group, ts)
 	if err != nil {
 		return nil, OpFailed("update subscription", err)
 	}
@@ -272,7 +272,7 @@ func (g *Groups) SeekQueue(ctx context.Context, group, queue string, toEnd bool,
 	if group == "" {
 		group = QueueMode
 	}
-	n, err := g.st.SeekQueue(ctx, group, queue, toEnd, ts)
+	n, err := g.st.Groups().SeekQueue(ctx, group, queue, toEnd, ts)
 	if err != nil {
 		return nil, OpFailedOr("seek", err, "queue %q not found", queue)
 	}
@@ -300,7 +300,7 @@ func (g *Groups) SeekPartition(ctx context.Context, group, queue, partition stri
 	if group == "" {
 		group = QueueMode
 	}
-	seq, err := g.st.SeekPartition(ctx, group, queue, partition)
+	seq, err := g.st.Groups().SeekPartition(ctx, group, queue, partition)
 	if err != nil {
 		if err == store.ErrNotFound {
 			return nil, notFound("partition %q of queue %q not found", partition, queue)

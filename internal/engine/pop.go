@@ -171,7 +171,7 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		one := try
 		keys = []string{notify.AnyQueue}
 		try = func(ctx context.Context) (*PopResult, error) {
-			queues, err := e.st.QueuesByNamespaceTask(ctx, r.Namespace, r.Task)
+			queues, err := e.st.Queues().QueuesByNamespaceTask(ctx, r.Namespace, r.Task)
 			if err != nil {
 				return nil, OpFailed("pop", err)
 			}

@@ -116,7 +116,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 	if err := e.checkEncryption(eff.EncryptionEnabled); err != nil {
 		return nil, err
 	}
-	qid, pid, err := e.st.ConfigureQueue(ctx, queue, eff.stored(namespace, task))
+	qid, pid, err := e.st.Queues().ConfigureQueue(ctx, queue, eff.stored(namespace, task))
 	if err != nil {
 		return nil, OpFailed("configure", err)
 	}
@@ -132,7 +132,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 
 // DeleteQueue removes a queue and everything in it; ErrNotFound when it does not exist.
 func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
-	ok, err := e.st.DeleteQueue(ctx, name)
+	ok, err := e.st.Queues().DeleteQueue(ctx, name)
 	if err != nil {
 		return OpFailed("delete queue", err)
 	}

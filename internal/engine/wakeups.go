@@ -60,7 +60,7 @@ func (e *Engine) readQueueTimes(queue string) (queueTimes, error) {
 	// Not the request's context: the lookup serves whatever the queue schedules in the meantime too.
 	ctx, cancel := context.WithTimeout(context.Background(), e.opt.OperationTimeout)
 	defer cancel()
-	q, err := e.st.QueueByName(ctx, queue)
+	q, err := e.st.Queues().QueueByName(ctx, queue)
 	if err != nil {
 		return queueTimes{}, err
 	}

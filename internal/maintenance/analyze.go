@@ -31,7 +31,7 @@ const analyzeSettled = 10_000
 // round.
 func NewAnalyze(st *store.Store, log *slog.Logger, interval time.Duration) *Loop {
 	return NewLoop("analyze", interval, log, func(ctx context.Context) error {
-		names, err := st.AnalyzeOutgrown(ctx, analyzeMinRows, analyzeGrowth, analyzeSettled)
+		names, err := st.Jobs().AnalyzeOutgrown(ctx, analyzeMinRows, analyzeGrowth, analyzeSettled)
 		if len(names) > 0 {
 			log.DebugContext(ctx, "analyzed tables that outgrew their statistics", slog.Any("tables", names))
 		}

@@ -23,7 +23,7 @@ func NewEviction(st *store.Store, log *slog.Logger, interval time.Duration) *Loo
 func evictExpired(ctx context.Context, st *store.Store) (int64, error) {
 	var total int64
 	for {
-		n, err := st.ExpireWaiting(ctx, 1000)
+		n, err := st.Jobs().ExpireWaiting(ctx, 1000)
 		total += n
 		if err != nil || n < 1000 {
 			return total, err

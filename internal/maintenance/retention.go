@@ -33,7 +33,7 @@ func runRetention(ctx context.Context, st *store.Store, log *slog.Logger, o Rete
 	if o.NowFunc == nil {
 		o.NowFunc = time.Now
 	}
-	res, err := st.RunRetention(ctx, store.RetentionParams{
+	res, err := st.Jobs().RunRetention(ctx, store.RetentionParams{
 		Now: o.NowFunc(), BatchSize: max(o.BatchSize, 1), PartitionCleanupDays: o.PartitionCleanupDays,
 		MetricsRetentionDays: o.MetricsRetentionDays,
 	})

@@ -49,7 +49,7 @@ func NewSamples(st *store.Store, parked Parked, log *slog.Logger, o SampleOption
 	}
 	sm := &sampler{id: uuid.Must(uuid.NewV7()).String(), host: o.Hostname, port: o.Port, pid: os.Getpid()}
 	return NewLoop("samples", o.Interval, log, func(ctx context.Context) error {
-		return st.AddBrokerSample(ctx, sm.sample(st, parked, o.NowFunc()), o.KeepDays)
+		return st.Analytics().AddBrokerSample(ctx, sm.sample(st, parked, o.NowFunc()), o.KeepDays)
 	})
 }
 

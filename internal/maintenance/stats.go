@@ -48,21 +48,21 @@ func NewStats(st *store.Store, counters Counters, log *slog.Logger, o StatsOptio
 	brokerID := uuid.Must(uuid.NewV7()).String()
 	return NewLoop("stats", o.Interval, log, func(ctx context.Context) error {
 		ops := counters.TakeQueueOps()
-		if err := st.AddQueueOps(ctx, o.NowFunc(), brokerID, ops); err != nil {
+		if err := st.Jobs().AddQueueOps(ctx, o.NowFunc(), brokerID, ops); err != nil {
 			counters.PutBackQueueOps(ops)
 			return err
 		}
-		if _, err := st.RefreshQueueStats(ctx); err != nil {
+		if _, err := st.Jobs().RefreshQueueStats(ctx); err != nil {
 			return err
 		}
 		if o.OnSnapshot == nil {
 			return nil
 		}
-		qs, err := st.QueueGauges(ctx, 100_000)
+		qs, err := st.Jobs().QueueGauges(ctx, 100_000)
 		if err != nil {
 			return err
 		}
-		dlq, err := st.DLQByQueue(ctx)
+		dlq, err := st.DeadLetters().DLQByQueue(ctx)
 		if err != nil {
 			return err
 		}

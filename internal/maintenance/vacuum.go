@@ -52,7 +52,7 @@ func NewVacuum(st *store.Store, log *slog.Logger, interval time.Duration) *Loop 
 }
 
 func (j *vacuumJob) pass(ctx context.Context) error {
-	cur, ok, err := j.st.PendingLineSample(ctx)
+	cur, ok, err := j.st.Jobs().PendingLineSample(ctx)
 	if err != nil || !ok {
 		return err
 	}
@@ -67,7 +67,7 @@ func (j *vacuumJob) pass(ctx context.Context) error {
 		minDead = vacuumMinDeadAnyWalk
 	}
 	began := time.Now()
-	vacuumed, err := j.st.VacuumPending(ctx, minDead)
+	vacuumed, err := j.st.Jobs().VacuumPending(ctx, minDead)
 	if err != nil || !vacuumed {
 		return err
 	}

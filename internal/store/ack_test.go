@@ -107,7 +107,7 @@ func TestAck(t *testing.T) {
 		deadLetter(t, st, p, g, "a", "first")
 		// The same message failing again for the group updates its dead letter.
 		observe(t, []store.AckTarget{target(p, g, "a")}, store.AckEffects{DeadLetters: []store.DeadLetter{{ConsumerKey: store.ConsumerKey{PartitionID: p, Group: g}, Seq: 1, Error: "second", Retries: 4}}})
-		dl, err := st.GetDeadLetters(ctx, p, "a", "")
+		dl, err := st.DeadLetters().GetDeadLetters(ctx, p, "a", "")
 		require.NoError(t, err)
 		require.Len(t, dl, 1)
 		require.Equal(t, "second", *dl[0].Error)
@@ -125,7 +125,7 @@ func TestAck(t *testing.T) {
 		// Consumed to the end: the pending-work record goes.
 		require.Equal(t, int64(2), cursor(t, p, g))
 		require.Empty(t, pending(t, st, p))
-		_, err := st.RetryDeadLetters(ctx, p, "a", g)
+		_, err := st.DeadLetters().RetryDeadLetters(ctx, p, "a", g)
 		require.NoError(t, err)
 		require.Equal(t, []string{g}, pending(t, st, p))
 		got, _ := pop(t, st, q, g, "", 10)

@@ -14,7 +14,8 @@ type QueueOpsPoint struct {
 }
 
 // QueueOpsSeries reads the counters between from and to in buckets of bucketMinutes; queue "" = all.
-func (s *Store) QueueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]QueueOpsPoint, error) {
+func (a Analytics) QueueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]QueueOpsPoint, error) {
+	s := a.s
 	return collect(ctx, s, "QueueOpsSeries", func(r pgx.Rows) (p QueueOpsPoint, err error) {
 		err = r.Scan(&p.Bucket, &p.Queue, &p.PushRequests, &p.PushMessages, &p.PopRequests, &p.PopMessages,
 			&p.PopEmpty, &p.AckSuccess, &p.AckFailed, &p.DLQ, &p.LagSumMs, &p.LagCount, &p.LagMaxMs)
@@ -31,7 +32,8 @@ type RetentionPoint struct {
 }
 
 // RetentionSeries reads the retention history between from and to in buckets of bucketMinutes.
-func (s *Store) RetentionSeries(ctx context.Context, from, to time.Time, bucketMinutes int) ([]RetentionPoint, error) {
+func (a Analytics) RetentionSeries(ctx context.Context, from, to time.Time, bucketMinutes int) ([]RetentionPoint, error) {
+	s := a.s
 	return collect(ctx, s, "RetentionSeries", func(r pgx.Rows) (p RetentionPoint, err error) {
 		err = r.Scan(&p.Bucket, &p.Queue, &p.Kind, &p.Deleted)
 		return p, err

@@ -165,9 +165,9 @@ func TestTransactionPooling(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, out[0].Inserted)
 		require.NoError(t, tx.Commit(ctx))
-		_, err = st.VacuumPending(ctx, 0)
+		_, err = st.Jobs().VacuumPending(ctx, 0)
 		require.NoError(t, err)
-		_, err = st.AnalyzeOutgrown(ctx, 1, 1, 1e9)
+		_, err = st.Jobs().AnalyzeOutgrown(ctx, 1, 1, 1e9)
 		require.NoError(t, err)
 
 		for _, hot := range []bool{false, true} {

@@ -42,7 +42,8 @@ func scanDeadLetter(r pgx.Rows, total *int64) (d DeadLetterRow, err error) {
 
 // ListDeadLetters returns one page of dead letters, newest failure first, and the filtered total, both
 // read from one snapshot.
-func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterRow, int64, error) {
+func (d DeadLetters) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterRow, int64, error) {
+	s := d.s
 	args := []any{nullText(f.Queue), nullText(f.Group), nullText(f.Partition), nullTime(f.From), nullTime(f.To)}
 	var out []DeadLetterRow
 	var total int64
@@ -65,21 +66,24 @@ func (s *Store) ListDeadLetters(ctx context.Context, f DLQFilter) ([]DeadLetterR
 }
 
 // GetDeadLetters returns the dead letters of one message (one per group; only group's when given).
-func (s *Store) GetDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) ([]DeadLetterRow, error) {
+func (d DeadLetters) GetDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) ([]DeadLetterRow, error) {
+	s := d.s
 	var ignored int64
 	return collect(ctx, s, "DeadLetterGet", func(r pgx.Rows) (DeadLetterRow, error) { return scanDeadLetter(r, &ignored) },
 		partitionID, txID, nullText(group))
 }
 
 // DeleteDeadLetters removes the dead letters of one message and reports how many there were.
-func (s *Store) DeleteDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+func (d DeadLetters) DeleteDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	s := d.s
 	s.changed.notePartition(partitionID)
 	return s.countQuery(ctx, "DeadLetterDelete", partitionID, txID, nullText(group))
 }
 
 // RetryDeadLetters serves the message again to each group it was dead-lettered for and removes the
 // dead letters; it reports how many there were.
-func (s *Store) RetryDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+func (d DeadLetters) RetryDeadLetters(ctx context.Context, partitionID uuid.UUID, txID, group string) (int64, error) {
+	s := d.s
 	s.changed.notePartition(partitionID)
 	return s.countQuery(ctx, "DeadLetterRetry", partitionID, txID, nullText(group), s.now())
 }
@@ -93,7 +97,8 @@ func (s *Store) countQuery(ctx context.Context, name string, args ...any) (int64
 }
 
 // DLQByQueue counts dead-letter rows per queue name.
-func (s *Store) DLQByQueue(ctx context.Context) (map[string]int64, error) {
+func (d DeadLetters) DLQByQueue(ctx context.Context) (map[string]int64, error) {
+	s := d.s
 	rows, err := s.pool.Query(ctx, q("DeadLetterCountByQueue"))
 	if err != nil {
 		return nil, fmt.Errorf("store: dlq by queue: %w", interpret(err))

@@ -24,7 +24,7 @@ func TestDLQ(t *testing.T) {
 		deadLetter(t, st, pa, "g1", "1", "x")
 		deadLetter(t, st, pa, "g2", "1", "x")
 		deadLetter(t, st, pa, "g1", "2", "x")
-		got, err := st.DLQByQueue(ctx)
+		got, err := st.DeadLetters().DLQByQueue(ctx)
 		require.NoError(t, err)
 		require.Equal(t, int64(3), got[a])
 		require.NotContains(t, got, b, "a queue without dead letters has no entry")
@@ -47,7 +47,7 @@ func TestDLQ(t *testing.T) {
 			if f.Limit == 0 {
 				f.Limit = 10
 			}
-			rows, total, err := st.ListDeadLetters(ctx, f)
+			rows, total, err := st.DeadLetters().ListDeadLetters(ctx, f)
 			require.NoError(t, err)
 			out := make([]string, len(rows))
 			for i, r := range rows {
@@ -72,7 +72,7 @@ func TestDLQ(t *testing.T) {
 			require.Equal(t, c.want, got, "%+v", c.f)
 			require.Equal(t, c.total, total, "%+v", c.f)
 		}
-		rows, _, err := st.ListDeadLetters(ctx, store.DLQFilter{Queue: name, Partition: "a", To: time.Now().Add(-time.Hour), Limit: 1})
+		rows, _, err := st.DeadLetters().ListDeadLetters(ctx, store.DLQFilter{Queue: name, Partition: "a", To: time.Now().Add(-time.Hour), Limit: 1})
 		require.NoError(t, err)
 		r := rows[0]
 		require.Equal(t, []any{name, "a", "g1", "e1", int32(1), pa, &trace}, []any{r.Queue, r.Partition, r.Group, *r.Error, r.RetryCount, r.PartitionID, r.TraceID})
@@ -89,7 +89,7 @@ func TestDLQ(t *testing.T) {
 		deadLetter(t, st, p, "g1", "other", "e3")
 		get := func(group string) []string {
 			t.Helper()
-			rows, err := st.GetDeadLetters(ctx, p, "m", group)
+			rows, err := st.DeadLetters().GetDeadLetters(ctx, p, "m", group)
 			require.NoError(t, err)
 			var out []string
 			for _, r := range rows {
@@ -100,18 +100,18 @@ func TestDLQ(t *testing.T) {
 		}
 		require.ElementsMatch(t, []string{"g1", "g2"}, get(""))
 		require.Equal(t, []string{"g2"}, get("g2"))
-		n, err := st.DeleteDeadLetters(ctx, p, "m", "g1")
+		n, err := st.DeadLetters().DeleteDeadLetters(ctx, p, "m", "g1")
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, []string{"g2"}, get(""))
-		n, err = st.DeleteDeadLetters(ctx, p, "m", "")
+		n, err = st.DeadLetters().DeleteDeadLetters(ctx, p, "m", "")
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Empty(t, get(""))
-		n, err = st.DeleteDeadLetters(ctx, p, "m", "")
+		n, err = st.DeadLetters().DeleteDeadLetters(ctx, p, "m", "")
 		require.NoError(t, err)
 		require.Zero(t, n)
-		rows, err := st.GetDeadLetters(ctx, p, "other", "")
+		rows, err := st.DeadLetters().GetDeadLetters(ctx, p, "other", "")
 		require.NoError(t, err)
 		require.Len(t, rows, 1, "another message's dead letter stays")
 	})
@@ -121,7 +121,7 @@ func TestDLQ(t *testing.T) {
 		p := partition(t, st, name, "Default")
 		push(t, st, p, "m")
 		for _, g := range []string{"g1", "g2"} {
-			ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+			ok, err := st.Groups().EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 			require.NoError(t, err)
 			require.True(t, ok)
 			ackDone(t, st, p, g, "m")
@@ -129,7 +129,7 @@ func TestDLQ(t *testing.T) {
 		deadLetter(t, st, p, "g1", "m", "e1")
 		deadLetter(t, st, p, "g2", "m", "e2")
 		require.Equal(t, []string{store.QueueMode}, pending(t, st, p), "g1 and g2 are done with the partition")
-		n, err := st.RetryDeadLetters(ctx, p, "m", "g1")
+		n, err := st.DeadLetters().RetryDeadLetters(ctx, p, "m", "g1")
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		// Served again to g1 only: a redelivery and a pending-work record for g1.
@@ -139,10 +139,10 @@ func TestDLQ(t *testing.T) {
 		require.Equal(t, []string{"m"}, txids(got))
 		got, _ = pop(t, st, name, "g2", "", 10)
 		require.Empty(t, got)
-		n, err = st.RetryDeadLetters(ctx, p, "m", "g1")
+		n, err = st.DeadLetters().RetryDeadLetters(ctx, p, "m", "g1")
 		require.NoError(t, err)
 		require.Zero(t, n, "already retried")
-		n, err = st.RetryDeadLetters(ctx, p, "m", "")
+		n, err = st.DeadLetters().RetryDeadLetters(ctx, p, "m", "")
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n, "every group left: g2")
 	})

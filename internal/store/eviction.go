@@ -11,7 +11,8 @@ import (
 // ExpireWaiting moves up to limit messages that waited longer than their queue's maxWaitTimeSeconds to
 // the dead letters of each group still waiting for them. It does nothing when another broker holds the
 // job lock; it reports how many messages it moved.
-func (s *Store) ExpireWaiting(ctx context.Context, limit int) (int64, error) {
+func (j Jobs) ExpireWaiting(ctx context.Context, limit int) (int64, error) {
+	s := j.s
 	var n int64
 	var parts []uuid.UUID
 	_, err := s.withJobLock(ctx, evictionJob, func(tx pgx.Tx) error {

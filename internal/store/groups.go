@@ -29,7 +29,8 @@ const (
 // share-locked until it commits, and pushes to them wait (docs/performance.md, Known issue 20).
 // Either way, a default-mode subscription recorded earlier whose seed was cut short is seeded now:
 // the first subscription wins, whatever mode later pops ask for.
-func (s *Store) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
+func (g Groups) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
+	s := g.s
 	if mode != SubscribeAll {
 		var exists, recorded bool
 		t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
@@ -116,7 +117,8 @@ type GroupSummary struct {
 
 // ListConsumerGroups lists every (group, queue) pair: the groups of every queue (migration 0021,
 // queue_groups).
-func (s *Store) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
+func (g Groups) ListConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
+	s := g.s
 	return collectViews(ctx, s, "ConsumerGroupList", func(r pgx.Rows) (g GroupSummary, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.QueueMode, &g.Members, &g.Partitions, &g.Behind, &g.Lag, &g.Processing, &g.Total,
 			&g.DeadLetter, &g.DLQConsumed, &g.MaxLagSeconds, &g.Consumed, &g.Mode, &g.SubscriptionTS, &g.SubscribedAt)
@@ -138,7 +140,8 @@ type GroupPartition struct {
 }
 
 // GroupPartitions lists every partition of the queues group belongs to, with its position there.
-func (s *Store) GroupPartitions(ctx context.Context, group string) ([]GroupPartition, error) {
+func (g Groups) GroupPartitions(ctx context.Context, group string) ([]GroupPartition, error) {
+	s := g.s
 	return collectViews(ctx, s, "ConsumerGroupPartitions", func(r pgx.Rows) (g GroupPartition, err error) {
 		err = r.Scan(&g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.LastConsumedAt, &g.TotalConsumed, &g.OffsetLag, &g.TimeLagSeconds, &g.LeaseActive, &g.HasCursor)
 		return g, err
@@ -159,7 +162,8 @@ type LaggingPartition struct {
 
 // LaggingPartitions lists the (group, partition) pairs lagging more than minLag, worst first, never-read
 // partitions included.
-func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
+func (g Groups) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]LaggingPartition, error) {
+	s := g.s
 	return collectViews(ctx, s, "PartitionListLagging", func(r pgx.Rows) (g LaggingPartition, err error) {
 		err = r.Scan(&g.Group, &g.Queue, &g.Partition, &g.PartitionID, &g.LeaseID, &g.OffsetLag, &g.TimeLagSeconds, &g.OldestUnconsumedAt, &g.LastConsumedAt, &g.HasCursor)
 		return g, err
@@ -168,7 +172,8 @@ func (s *Store) LaggingPartitions(ctx context.Context, minLag time.Duration) ([]
 
 // DeleteGroup removes group's cursors on queue (every queue when queue is ""). Without deleteMetadata
 // the cursors restart at the recorded subscription point; with it, the next pop subscribes anew.
-func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMetadata bool) (cursors, metadata int64, err error) {
+func (g Groups) DeleteGroup(ctx context.Context, group, queue string, deleteMetadata bool) (cursors, metadata int64, err error) {
+	s := g.s
 	defer s.changed.noteQueue(queue, queue == "")
 	qn := nullText(queue)
 	err = s.withTx(ctx, func(tx pgx.Tx) error {
@@ -190,7 +195,8 @@ func (s *Store) DeleteGroup(ctx context.Context, group, queue string, deleteMeta
 
 // UpdateSubscription moves group's subscription point on every queue to ts; cursors that have not
 // consumed anything yet move with it.
-func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Time) (int64, error) {
+func (g Groups) UpdateSubscription(ctx context.Context, group string, ts time.Time) (int64, error) {
+	s := g.s
 	defer s.changed.noteQueue("", true)
 	var n int64
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
@@ -211,7 +217,8 @@ func (s *Store) UpdateSubscription(ctx context.Context, group string, ts time.Ti
 // SeekQueue places group's position on every partition of queue, read by it or not, at the end or
 // after the last message at or before ts, and returns the number of partitions; ErrNotFound when there
 // is no such queue. A named group seeking a queue it is not subscribed to subscribes (seekSubscribe).
-func (s *Store) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (int64, error) {
+func (g Groups) SeekQueue(ctx context.Context, group, queue string, toEnd bool, ts time.Time) (int64, error) {
+	s := g.s
 	defer s.changed.noteQueue(queue, false)
 	var n, moved int64 // moved: positions written; n: every partition of the queue
 	var exists bool
@@ -251,7 +258,8 @@ func seekSubscribe(ctx context.Context, tx pgx.Tx, group, queue string) (bool, e
 
 // SeekPartition moves group's cursor on one partition to its end; ErrNotFound when there is no
 // such partition.
-func (s *Store) SeekPartition(ctx context.Context, group, queue, partition string) (int64, error) {
+func (g Groups) SeekPartition(ctx context.Context, group, queue, partition string) (int64, error) {
+	s := g.s
 	defer s.changed.noteQueue(queue, false)
 	var seq pgtype.Int8
 	err := s.withTx(ctx, func(tx pgx.Tx) error {

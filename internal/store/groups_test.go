@@ -68,7 +68,7 @@ func TestGroups(t *testing.T) {
 				defer wg.Done()
 				// Delays that vary by round move the subscription across the pushes' statements.
 				time.Sleep(time.Duration(i%11) * 200 * time.Microsecond)
-				ok, err := st.EnsureSubscription(ctx, q, "g", mode, ts)
+				ok, err := st.Groups().EnsureSubscription(ctx, q, "g", mode, ts)
 				assert.NoError(t, err)
 				assert.True(t, ok)
 			}()
@@ -104,7 +104,7 @@ func TestGroups(t *testing.T) {
 		push(t, st, pids[4], "e1")
 		qid := scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, name)
 		exec(t, st, `INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, seeded, seed_after) VALUES ('cut', $1, 'all', false, 'a')`, qid)
-		ok, err := st.EnsureSubscription(ctx, name, "cut", store.SubscribeNew, time.Time{})
+		ok, err := st.Groups().EnsureSubscription(ctx, name, "cut", store.SubscribeNew, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.True(t, scalar[bool](t, st, `SELECT seeded AND seed_after IS NULL FROM consumer_group_subscriptions WHERE consumer_group = 'cut'`))
@@ -118,7 +118,7 @@ func TestGroups(t *testing.T) {
 		pa := partition(t, st, name, "a")
 		push(t, st, pa, "a1")
 		g := uniq("g")
-		ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+		ok, err := st.Groups().EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.True(t, scalar[bool](t, st, `SELECT seeded FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
@@ -126,7 +126,7 @@ func TestGroups(t *testing.T) {
 		require.Contains(t, pending(t, st, pa), g)
 		// A later call finds it seeded and seeds nothing again: the record dropped here stays dropped.
 		exec(t, st, `DELETE FROM pending_partitions WHERE partition_id = $1 AND consumer_group = $2`, pa, g)
-		ok, err = st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+		ok, err = st.Groups().EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.NotContains(t, pending(t, st, pa), g)
@@ -152,7 +152,7 @@ func TestGroups(t *testing.T) {
 		} {
 			t.Run(c.mode, func(t *testing.T) {
 				g := uniq("g-" + c.mode)
-				ok, err := st.EnsureSubscription(ctx, name, g, c.mode, c.ts)
+				ok, err := st.Groups().EnsureSubscription(ctx, name, g, c.mode, c.ts)
 				require.NoError(t, err)
 				require.True(t, ok)
 				require.Equal(t, c.cursors, cursors(t, g, pa, pb))
@@ -160,16 +160,16 @@ func TestGroups(t *testing.T) {
 					require.Equal(t, c.pending[i], slices.Contains(pending(t, st, p), g), "pending on partition %d", i)
 				}
 				// The first subscription wins.
-				ok, err = st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+				ok, err = st.Groups().EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 				require.NoError(t, err)
 				require.True(t, ok)
 				require.Equal(t, c.mode, scalar[string](t, st, `SELECT mode FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
 			})
 		}
-		ok, err := st.EnsureSubscription(ctx, uniq("none"), "g", store.SubscribeAll, time.Time{})
+		ok, err := st.Groups().EnsureSubscription(ctx, uniq("none"), "g", store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.False(t, ok, "no such queue")
-		ok, err = st.EnsureSubscription(ctx, name, store.QueueMode, store.SubscribeNew, time.Time{})
+		ok, err = st.Groups().EnsureSubscription(ctx, name, store.QueueMode, store.SubscribeNew, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM consumer_group_subscriptions WHERE consumer_group = $1`, store.QueueMode),
@@ -180,7 +180,7 @@ func TestGroups(t *testing.T) {
 		name := uniq("list")
 		g := uniq("g")
 		pa, pb := partition(t, st, name, "a"), partition(t, st, name, "b")
-		ok, err := st.EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
+		ok, err := st.Groups().EnsureSubscription(ctx, name, g, store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
 		push(t, st, pa, "a1", "a2", "a3")
@@ -191,7 +191,7 @@ func TestGroups(t *testing.T) {
 		_, lease := pop(t, st, name, g, "a", 1)
 
 		var mine []store.GroupSummary
-		all, err := st.ListConsumerGroups(ctx)
+		all, err := st.Groups().ListConsumerGroups(ctx)
 		require.NoError(t, err)
 		for _, x := range all {
 			if x.Group == g {
@@ -204,7 +204,7 @@ func TestGroups(t *testing.T) {
 		require.InDelta(t, 3600, s.MaxLagSeconds, 60)
 		require.NotNil(t, s.SubscribedAt)
 
-		parts, err := st.GroupPartitions(ctx, g)
+		parts, err := st.Groups().GroupPartitions(ctx, g)
 		require.NoError(t, err)
 		require.Len(t, parts, 2)
 		a, b := parts[0], parts[1]
@@ -216,7 +216,7 @@ func TestGroups(t *testing.T) {
 		require.Nil(t, b.LeaseID)
 
 		lagging := func(min time.Duration) []store.LaggingPartition {
-			all, err := st.LaggingPartitions(ctx, min)
+			all, err := st.Groups().LaggingPartitions(ctx, min)
 			require.NoError(t, err)
 			var out []store.LaggingPartition
 			for _, x := range all {
@@ -239,7 +239,7 @@ func TestGroups(t *testing.T) {
 		push(t, st, po, "1")
 		g := uniq("g")
 		for _, q := range []string{name, other} {
-			ok, err := st.EnsureSubscription(ctx, q, g, store.SubscribeNew, time.Time{})
+			ok, err := st.Groups().EnsureSubscription(ctx, q, g, store.SubscribeNew, time.Time{})
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
@@ -247,13 +247,13 @@ func TestGroups(t *testing.T) {
 		ackDone(t, st, p, g, "3")
 		require.Equal(t, []int64{3}, cursors(t, g, p))
 		// Without metadata: the cursors restart at the subscription point.
-		cur, meta, err := st.DeleteGroup(ctx, g, name, false)
+		cur, meta, err := st.Groups().DeleteGroup(ctx, g, name, false)
 		require.NoError(t, err)
 		require.Equal(t, []int64{1, 0}, []int64{cur, meta})
 		require.Equal(t, []int64{2}, cursors(t, g, p), "re-seeded after the messages before the subscription")
 		require.Equal(t, []string{store.QueueMode, g}, pending(t, st, p), "3 is to do again")
 		// With metadata, on every queue: cursors and subscriptions go.
-		cur, meta, err = st.DeleteGroup(ctx, g, "", true)
+		cur, meta, err = st.Groups().DeleteGroup(ctx, g, "", true)
 		require.NoError(t, err)
 		require.Equal(t, []int64{2, 2}, []int64{cur, meta})
 		require.Equal(t, []int64{-1, -1}, cursors(t, g, p, po))
@@ -269,20 +269,20 @@ func TestGroups(t *testing.T) {
 		push(t, st, p, "new")
 		g, busy := uniq("g"), uniq("busy")
 		for _, x := range []string{g, busy} {
-			ok, err := st.EnsureSubscription(ctx, name, x, store.SubscribeAll, time.Time{})
+			ok, err := st.Groups().EnsureSubscription(ctx, name, x, store.SubscribeAll, time.Time{})
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
 		ackDone(t, st, p, busy, "old")
-		n, err := st.UpdateSubscription(ctx, g, time.Now().Add(-30*time.Minute))
+		n, err := st.Groups().UpdateSubscription(ctx, g, time.Now().Add(-30*time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, store.SubscribeTimestamp, scalar[string](t, st, `SELECT mode FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
 		require.Equal(t, []int64{1}, cursors(t, g, p), "a cursor that consumed nothing moves to the new point")
-		_, err = st.UpdateSubscription(ctx, busy, time.Now())
+		_, err = st.Groups().UpdateSubscription(ctx, busy, time.Now())
 		require.NoError(t, err)
 		require.Equal(t, []int64{1}, cursors(t, busy, p), "one that consumed keeps its place")
-		n, err = st.UpdateSubscription(ctx, uniq("none"), time.Now())
+		n, err = st.Groups().UpdateSubscription(ctx, uniq("none"), time.Now())
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
@@ -296,7 +296,7 @@ func TestGroups(t *testing.T) {
 		g := uniq("g")
 		pop(t, st, name, g, "Default", 10)
 		exec(t, st, `UPDATE partition_consumers SET batch_retry_count = 2 WHERE partition_id = $1 AND consumer_group = $2`, p, g)
-		n, err := st.SeekQueue(ctx, g, name, false, time.Now().Add(-30*time.Minute))
+		n, err := st.Groups().SeekQueue(ctx, g, name, false, time.Now().Add(-30*time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, []int64{2}, cursors(t, g, p))
@@ -305,7 +305,7 @@ func TestGroups(t *testing.T) {
 		require.NoError(t, store.PoolOf(st).QueryRow(ctx, `SELECT lease_expires_at, batch_retry_count FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g).Scan(&expires, &retries))
 		require.Nil(t, expires, "the lease ends")
 		require.Zero(t, retries)
-		n, err = st.SeekQueue(ctx, g, name, true, time.Time{})
+		n, err = st.Groups().SeekQueue(ctx, g, name, true, time.Time{})
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, []int64{3}, cursors(t, g, p))
@@ -314,24 +314,24 @@ func TestGroups(t *testing.T) {
 		// before the time, or (nothing before it) not at all, which is where a never-read one starts.
 		unread, empty := partition(t, st, name, "unread"), partition(t, st, name, "empty")
 		push(t, st, unread, "u1", "u2")
-		n, err = st.SeekQueue(ctx, g, name, true, time.Time{})
+		n, err = st.Groups().SeekQueue(ctx, g, name, true, time.Time{})
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n, "every partition of the queue")
 		require.Equal(t, []int64{3, 2, -1}, cursors(t, g, p, unread, empty))
 		nobody := uniq("nobody")
-		n, err = st.SeekQueue(ctx, nobody, name, false, time.Now().Add(-2*time.Hour))
+		n, err = st.Groups().SeekQueue(ctx, nobody, name, false, time.Now().Add(-2*time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n)
 		require.Equal(t, []int64{-1, -1, -1}, cursors(t, nobody, p, unread, empty), "before everything: no cursor needed")
 		require.Equal(t, store.SubscribeAll, scalar[string](t, st,
 			`SELECT s.mode FROM consumer_group_subscriptions s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1 AND s.consumer_group = $2`, name, nobody),
 			"a group seeking a queue subscribes to it")
-		n, err = st.SeekQueue(ctx, store.QueueMode, name, true, time.Time{})
+		n, err = st.Groups().SeekQueue(ctx, store.QueueMode, name, true, time.Time{})
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n)
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM consumer_group_subscriptions WHERE consumer_group = $1`, store.QueueMode),
 			"the queue mode never subscribes")
-		_, err = st.SeekQueue(ctx, g, uniq("none"), true, time.Time{})
+		_, err = st.Groups().SeekQueue(ctx, g, uniq("none"), true, time.Time{})
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
@@ -340,17 +340,17 @@ func TestGroups(t *testing.T) {
 		p := partition(t, st, name, "Default")
 		push(t, st, p, "1", "2")
 		g := uniq("g")
-		seq, err := st.SeekPartition(ctx, g, name, "Default")
+		seq, err := st.Groups().SeekPartition(ctx, g, name, "Default")
 		require.NoError(t, err)
 		require.Equal(t, int64(2), seq)
 		require.Equal(t, []int64{2}, cursors(t, g, p), "created at the end")
 		push(t, st, p, "3")
 		pop(t, st, name, g, "Default", 10)
-		seq, err = st.SeekPartition(ctx, g, name, "Default")
+		seq, err = st.Groups().SeekPartition(ctx, g, name, "Default")
 		require.NoError(t, err)
 		require.Equal(t, int64(3), seq)
 		require.Nil(t, scalar[*time.Time](t, st, `SELECT lease_expires_at FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g))
-		_, err = st.SeekPartition(ctx, g, name, "none")
+		_, err = st.Groups().SeekPartition(ctx, g, name, "none")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 }

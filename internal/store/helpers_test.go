@@ -77,7 +77,7 @@ func scalar[T any](t *testing.T, st *store.Store, sql string, args ...any) T {
 // configure creates queue name with options o and returns the id of its Default partition.
 func configure(t *testing.T, st *store.Store, name string, o store.QueueOptions) uuid.UUID {
 	t.Helper()
-	_, def, err := st.ConfigureQueue(t.Context(), name, o)
+	_, def, err := st.Queues().ConfigureQueue(t.Context(), name, o)
 	require.NoError(t, err)
 	return def
 }
@@ -202,7 +202,7 @@ func pending(t *testing.T, st *store.Store, pid uuid.UUID) []string {
 func refreshStats(t *testing.T, st *store.Store) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		ran, err := st.RefreshQueueStats(context.Background())
+		ran, err := st.Jobs().RefreshQueueStats(context.Background())
 		require.NoError(t, err)
 		return ran
 	}, 10*time.Second, time.Millisecond)

@@ -83,7 +83,7 @@ func TestHotPathPlans(t *testing.T) {
 			push(t, st, pid, uniq("a"), uniq("b"))
 		}
 		for _, g := range []string{"g1", "g2"} {
-			_, err := st.EnsureSubscription(t.Context(), "fresh", g, store.SubscribeAll, time.Time{})
+			_, err := st.Groups().EnsureSubscription(t.Context(), "fresh", g, store.SubscribeAll, time.Time{})
 			require.NoError(t, err)
 		}
 		pop(t, st, "fresh", store.QueueMode, "", 10)

@@ -50,7 +50,8 @@ func (s *Store) withJobLock(ctx context.Context, job string, fn func(pgx.Tx) err
 // a deleted queue emptied it leaves statistics of an empty table too, from which the push planned its
 // read of the pending-work rows as a walk of the whole line index; AnalyzeOutgrown replaces such plans
 // once the table has grown again (Known issue 18).
-func (s *Store) VacuumPending(ctx context.Context, minDead int64) (bool, error) {
+func (j Jobs) VacuumPending(ctx context.Context, minDead int64) (bool, error) {
+	s := j.s
 	var due bool
 	if err := s.pool.QueryRow(ctx, q("PendingDeadRows"), minDead).Scan(&due); err != nil {
 		return false, fmt.Errorf("store: vacuum pending_partitions: %w", interpret(err))
@@ -80,7 +81,8 @@ type PendingLine struct {
 
 // PendingLineSample reads the counters of pending_partitions' line index; ok is false when the table or
 // the index is not in the schema.
-func (s *Store) PendingLineSample(ctx context.Context) (l PendingLine, ok bool, err error) {
+func (j Jobs) PendingLineSample(ctx context.Context) (l PendingLine, ok bool, err error) {
+	s := j.s
 	err = s.pool.QueryRow(ctx, q("PendingLineSample")).Scan(&l.Scans, &l.Entries, &l.Pages, &l.IndexPages)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return PendingLine{}, false, nil
@@ -105,7 +107,8 @@ var statisticsTables = []string{"messages", "partition_consumers", "partitions",
 // for longer. Each ANALYZE re-plans the statements that read the table, on every connection: the
 // factor keeps them few while a table grows, and settled ends them once the statistics are no
 // longer those of a nearly empty table, leaving the rest to autoanalyze.
-func (s *Store) AnalyzeOutgrown(ctx context.Context, minRows int64, factor, settled float64) ([]string, error) {
+func (j Jobs) AnalyzeOutgrown(ctx context.Context, minRows int64, factor, settled float64) ([]string, error) {
+	s := j.s
 	names, err := collect(ctx, s, "StatisticsOutgrown", scanOne[string], statisticsTables, minRows, factor, settled)
 	if err != nil {
 		return nil, err

@@ -87,13 +87,13 @@ func TestAnalyzeOutgrownReplans(t *testing.T) {
 
 	// The writes reach the statistics a moment after their commit.
 	require.Eventually(t, func() bool {
-		names, err := st.AnalyzeOutgrown(ctx, 1000, 4, 10_000)
+		names, err := st.Jobs().AnalyzeOutgrown(ctx, 1000, 4, 10_000)
 		require.NoError(t, err)
 		return slices.Contains(names, "pending_partitions")
 	}, 30*time.Second, 100*time.Millisecond)
 	plan, text := analyzed(t, run)
 	require.Empty(t, checkAckPlan(plan, hot, leading, ""), "generic plan after AnalyzeOutgrown:\n%s", text)
-	names, err := st.AnalyzeOutgrown(ctx, 1000, 4, 10_000)
+	names, err := st.Jobs().AnalyzeOutgrown(ctx, 1000, 4, 10_000)
 	require.NoError(t, err)
 	require.Empty(t, names, "nothing outgrew its statistics since")
 }

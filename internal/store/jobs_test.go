@@ -44,22 +44,22 @@ func TestJobs(t *testing.T) {
 		// A schema of its own: the check reads the dead rows of the schema's table only.
 		st := schemaStore(t)
 		q := queueOfPartitions(t, st, "churn", 40)
-		vacuumed, err := st.VacuumPending(ctx, 20)
+		vacuumed, err := st.Jobs().VacuumPending(ctx, 20)
 		require.NoError(t, err)
 		require.False(t, vacuumed, "40 live rows and no dead one")
-		ok, err := st.DeleteQueue(ctx, q)
+		ok, err := st.Queues().DeleteQueue(ctx, q)
 		require.NoError(t, err)
 		require.True(t, ok)
 		// 40 dead rows and no live one. A session reports its dead rows to the statistics a moment after
 		// its commit.
 		require.Eventually(t, func() bool {
-			vacuumed, err := st.VacuumPending(ctx, 20)
+			vacuumed, err := st.Jobs().VacuumPending(ctx, 20)
 			require.NoError(t, err)
 			return vacuumed
 		}, 30*time.Second, 50*time.Millisecond)
 		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT count(*) FROM pg_stat_user_tables
 			WHERE schemaname = current_schema() AND relname = 'pending_partitions' AND n_dead_tup = 0 AND vacuum_count = 1`))
-		vacuumed, err = st.VacuumPending(ctx, 20)
+		vacuumed, err = st.Jobs().VacuumPending(ctx, 20)
 		require.NoError(t, err)
 		require.False(t, vacuumed, "nothing is due once the dead rows are gone")
 	})
@@ -72,7 +72,7 @@ func TestJobs(t *testing.T) {
 		var names []string
 		require.Eventually(t, func() bool {
 			var err error
-			names, err = st.AnalyzeOutgrown(ctx, 20, 4, 1e9)
+			names, err = st.Jobs().AnalyzeOutgrown(ctx, 20, 4, 1e9)
 			require.NoError(t, err)
 			return slices.Contains(names, "partitions")
 		}, 30*time.Second, 50*time.Millisecond)
@@ -80,7 +80,7 @@ func TestJobs(t *testing.T) {
 		// The 40 and the queue's default partition.
 		require.Equal(t, int64(41), scalar[int64](t, st, `SELECT c.reltuples::bigint FROM pg_class c
 			WHERE c.oid = to_regclass(quote_ident(current_schema()) || '.partitions')`))
-		names, err := st.AnalyzeOutgrown(ctx, 20, 4, 1e9)
+		names, err := st.Jobs().AnalyzeOutgrown(ctx, 20, 4, 1e9)
 		require.NoError(t, err)
 		require.NotContains(t, names, "partitions", "its statistics now count its rows")
 
@@ -91,17 +91,17 @@ func TestJobs(t *testing.T) {
 			return scalar[int64](t, st, `SELECT n_live_tup FROM pg_stat_user_tables
 				WHERE schemaname = current_schema() AND relname = 'partitions'`) >= 241
 		}, 30*time.Second, 50*time.Millisecond)
-		names, err = st.AnalyzeOutgrown(ctx, 20, 4, 41)
+		names, err = st.Jobs().AnalyzeOutgrown(ctx, 20, 4, 41)
 		require.NoError(t, err)
 		require.NotContains(t, names, "partitions", "statistics of 41 rows are settled at 41")
-		names, err = st.AnalyzeOutgrown(ctx, 20, 4, 42)
+		names, err = st.Jobs().AnalyzeOutgrown(ctx, 20, 4, 42)
 		require.NoError(t, err)
 		require.Contains(t, names, "partitions")
 	})
 	t.Run("PendingLineSample", func(t *testing.T) {
 		// A schema of its own: the counters are the schema's line index's.
 		st := schemaStore(t)
-		before, ok, err := st.PendingLineSample(ctx)
+		before, ok, err := st.Jobs().PendingLineSample(ctx)
 		require.NoError(t, err)
 		require.True(t, ok)
 		q := queueOfPartitions(t, st, "walk", 5)
@@ -112,7 +112,7 @@ func TestJobs(t *testing.T) {
 		var after store.PendingLine
 		require.Eventually(t, func() bool {
 			pop(t, st, q, store.QueueMode, "", 10)
-			after, ok, err = st.PendingLineSample(ctx)
+			after, ok, err = st.Jobs().PendingLineSample(ctx)
 			require.NoError(t, err)
 			require.True(t, ok)
 			return after.Scans > before.Scans && after.Entries >= before.Entries+5
@@ -129,11 +129,11 @@ func TestJobs(t *testing.T) {
 func jobPasses(t *testing.T, st *store.Store) []bool {
 	t.Helper()
 	ctx := t.Context()
-	stats, err := st.RefreshQueueStats(ctx)
+	stats, err := st.Jobs().RefreshQueueStats(ctx)
 	require.NoError(t, err)
-	ret, err := st.RunRetention(ctx, store.RetentionParams{Now: time.Now(), BatchSize: 10, PartitionCleanupDays: 7, MetricsRetentionDays: 30})
+	ret, err := st.Jobs().RunRetention(ctx, store.RetentionParams{Now: time.Now(), BatchSize: 10, PartitionCleanupDays: 7, MetricsRetentionDays: 30})
 	require.NoError(t, err)
-	_, err = st.ExpireWaiting(ctx, 10)
+	_, err = st.Jobs().ExpireWaiting(ctx, 10)
 	require.NoError(t, err)
 	return []bool{stats, ret.Ran}
 }

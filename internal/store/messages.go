@@ -33,7 +33,8 @@ type MessageRow struct {
 }
 
 // ListMessages lists messages newest first with their status for one consumer group.
-func (s *Store) ListMessages(ctx context.Context, p ListMessagesParams) ([]MessageRow, error) {
+func (m Messages) ListMessages(ctx context.Context, p ListMessagesParams) ([]MessageRow, error) {
+	s := m.s
 	return collect(ctx, s, "MessageList", func(r pgx.Rows) (x MessageRow, err error) {
 		err = r.Scan(&x.ID, &x.TransactionID, &x.PartitionID, &x.Queue, &x.Partition, &x.Namespace, &x.Task,
 			&x.TraceID, &x.ProducerSub, &x.Priority, &x.CreatedAt, &x.Status, &x.LeaseExpiresAt)
@@ -70,7 +71,8 @@ type MessageConsumer struct {
 }
 
 // GetMessage reads one message and every group's view of it; ErrNotFound when it does not exist.
-func (s *Store) GetMessage(ctx context.Context, partitionID uuid.UUID, transactionID string) (*MessageDetail, []MessageConsumer, error) {
+func (m Messages) GetMessage(ctx context.Context, partitionID uuid.UUID, transactionID string) (*MessageDetail, []MessageConsumer, error) {
+	s := m.s
 	var x MessageDetail
 	err := s.pool.QueryRow(ctx, q("MessageGet"), partitionID, transactionID).Scan(&x.ID, &x.TransactionID,
 		&x.PartitionID, &x.Queue, &x.Partition, &x.Namespace, &x.Task, &x.Payload, &x.Encrypted, &x.TraceID,
@@ -94,7 +96,8 @@ func (s *Store) GetMessage(ctx context.Context, partitionID uuid.UUID, transacti
 }
 
 // DeleteMessage deletes one message with its dead letters and traces; ErrNotFound when it did not exist.
-func (s *Store) DeleteMessage(ctx context.Context, partitionID uuid.UUID, transactionID string) error {
+func (m Messages) DeleteMessage(ctx context.Context, partitionID uuid.UUID, transactionID string) error {
+	s := m.s
 	s.changed.notePartition(partitionID)
 	var n int64
 	if err := s.pool.QueryRow(ctx, q("MessageDelete"), partitionID, transactionID).Scan(&n); err != nil {

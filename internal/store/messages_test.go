@@ -37,7 +37,7 @@ func TestMessages(t *testing.T) {
 			if p.Limit == 0 {
 				p.Limit = 100
 			}
-			rows, err := st.ListMessages(ctx, p)
+			rows, err := st.Messages().ListMessages(ctx, p)
 			require.NoError(t, err)
 			out := make([]string, len(rows))
 			for i, r := range rows {
@@ -65,7 +65,7 @@ func TestMessages(t *testing.T) {
 		} {
 			require.Equal(t, c.want, list(c.p), "%+v", c.p)
 		}
-		rows, err := st.ListMessages(ctx, store.ListMessagesParams{Queue: name, Group: g, Status: "processing", Limit: 10})
+		rows, err := st.Messages().ListMessages(ctx, store.ListMessagesParams{Queue: name, Group: g, Status: "processing", Limit: 10})
 		require.NoError(t, err)
 		r := rows[0]
 		require.NotNil(t, r.LeaseExpiresAt)
@@ -87,7 +87,7 @@ func TestMessages(t *testing.T) {
 		ackDone(t, st, p, "behind", "first")
 		pop(t, st, name, "leased", "Default", 10)
 		deadLetter(t, st, p, "dlq", "m", "bad")
-		m, cs, err := st.GetMessage(ctx, p, "m")
+		m, cs, err := st.Messages().GetMessage(ctx, p, "m")
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), m.CreatedAt, time.Minute)
 		m.CreatedAt = time.Time{}
@@ -104,7 +104,7 @@ func TestMessages(t *testing.T) {
 		require.Equal(t, store.MessageConsumer{Group: "done", Consumed: true}, cs[2])
 		require.NotNil(t, cs[3].LeaseExpiresAt)
 		require.False(t, cs[3].Consumed)
-		_, _, err = st.GetMessage(ctx, p, "none")
+		_, _, err = st.Messages().GetMessage(ctx, p, "none")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
@@ -113,16 +113,16 @@ func TestMessages(t *testing.T) {
 		p := partition(t, st, name, "Default")
 		push(t, st, p, "a", "b")
 		deadLetter(t, st, p, g, "a", "x")
-		_, err := st.RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "a", EventType: "info", Data: []byte(`{}`), Names: []string{"n"}})
+		_, err := st.Traces().RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "a", EventType: "info", Data: []byte(`{}`), Names: []string{"n"}})
 		require.NoError(t, err)
-		require.NoError(t, st.DeleteMessage(ctx, p, "a"))
-		_, _, err = st.GetMessage(ctx, p, "a")
+		require.NoError(t, st.Messages().DeleteMessage(ctx, p, "a"))
+		_, _, err = st.Messages().GetMessage(ctx, p, "a")
 		require.ErrorIs(t, err, store.ErrNotFound)
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM dead_letters WHERE partition_id = $1`, p))
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM message_traces WHERE partition_id = $1`, p))
 		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT message_count FROM partitions WHERE id = $1`, p))
-		require.ErrorIs(t, st.DeleteMessage(ctx, p, "a"), store.ErrNotFound)
-		_, _, err = st.GetMessage(ctx, p, "b")
+		require.ErrorIs(t, st.Messages().DeleteMessage(ctx, p, "a"), store.ErrNotFound)
+		_, _, err = st.Messages().GetMessage(ctx, p, "b")
 		require.NoError(t, err)
 	})
 }

@@ -8,7 +8,8 @@ import (
 
 // PostgresStats reads the database's health figures (pg_stat_* views, scoped to the broker's schema),
 // one JSON value per section, keyed as the dashboard expects.
-func (s *Store) PostgresStats(ctx context.Context) (map[string]json.RawMessage, error) {
+func (a Analytics) PostgresStats(ctx context.Context) (map[string]json.RawMessage, error) {
+	s := a.s
 	out := map[string]json.RawMessage{}
 	for key, name := range map[string]string{
 		"database": "PgDatabase", "tableCache": "PgTableCache", "indexCache": "PgIndexCache",

@@ -13,7 +13,7 @@ func TestPgStats(t *testing.T) {
 	t.Parallel()
 	st := sharedStore(t)
 	ctx := t.Context()
-	got, err := st.PostgresStats(ctx)
+	got, err := st.Analytics().PostgresStats(ctx)
 	require.NoError(t, err)
 	section := func(t *testing.T, key string, into any) {
 		t.Helper()

@@ -58,7 +58,7 @@ func TestPop(t *testing.T) {
 		// independently.
 		again, _ := pop(t, st, q, g, "", 10)
 		require.Empty(t, again)
-		ok, err := st.EnsureSubscription(ctx, q, "other", store.SubscribeAll, time.Time{})
+		ok, err := st.Groups().EnsureSubscription(ctx, q, "other", store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		require.True(t, ok)
 		other, _ := pop(t, st, q, "other", "", 10)
@@ -248,7 +248,7 @@ func TestPop(t *testing.T) {
 		require.Len(t, got, 2)
 		deadLetter(t, st, p, g, "1", "boom")
 		ackDone(t, st, p, g, "1", "2")
-		n, err := st.RetryDeadLetters(ctx, p, "1", "")
+		n, err := st.DeadLetters().RetryDeadLetters(ctx, p, "1", "")
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		// Behind the cursor, but served again to the group it was dead-lettered for.

@@ -62,7 +62,7 @@ func TestQueueDeleteRacingPushesLeavesNoOrphans(t *testing.T) {
 	t.Parallel()
 	raceRounds(t, "race", []string{"a", "b", "c"}, func(ctx context.Context, st *store.Store, queue string, started <-chan struct{}) {
 		<-started
-		deleted, err := st.DeleteQueue(ctx, queue)
+		deleted, err := st.Queues().DeleteQueue(ctx, queue)
 		require.NoError(t, err)
 		require.True(t, deleted)
 	})
@@ -76,7 +76,7 @@ func TestPartitionCleanupRacingPushesLeavesNoOrphans(t *testing.T) {
 	t.Parallel()
 	raceRounds(t, "cleanup", []string{"a", "b", "empty"}, func(ctx context.Context, st *store.Store, _ string, started <-chan struct{}) {
 		cleanup := func() {
-			_, err := st.RunRetention(ctx, store.RetentionParams{Now: time.Now().Add(48 * time.Hour), BatchSize: 1000, MaxRounds: 5,
+			_, err := st.Jobs().RunRetention(ctx, store.RetentionParams{Now: time.Now().Add(48 * time.Hour), BatchSize: 1000, MaxRounds: 5,
 				PartitionCleanupDays: 1, MetricsRetentionDays: 30})
 			require.NoError(t, err)
 		}

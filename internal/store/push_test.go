@@ -58,7 +58,7 @@ func TestPush(t *testing.T) {
 		require.Equal(t, int64(3), scalar[int64](t, st, `SELECT message_count FROM partitions WHERE id = $1`, pa))
 		require.NotNil(t, scalar[*time.Time](t, st, `SELECT last_push_at FROM partitions WHERE id = $1`, pa))
 		// Work is recorded for the queue-mode group and for every group subscribed to the queue.
-		_, err = st.EnsureSubscription(t.Context(), q, "sub", store.SubscribeAll, time.Time{})
+		_, err = st.Groups().EnsureSubscription(t.Context(), q, "sub", store.SubscribeAll, time.Time{})
 		require.NoError(t, err)
 		pc := partition(t, st, q, "c")
 		push(t, st, pc, "1")

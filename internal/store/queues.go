@@ -30,7 +30,8 @@ type QueueOptions struct {
 }
 
 // ConfigureQueue creates or fully reconfigures a queue and makes sure its Default partition exists.
-func (s *Store) ConfigureQueue(ctx context.Context, name string, o QueueOptions) (queueID, defaultPartition uuid.UUID, err error) {
+func (qs Queues) ConfigureQueue(ctx context.Context, name string, o QueueOptions) (queueID, defaultPartition uuid.UUID, err error) {
+	s := qs.s
 	err = s.withTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, q("QueueConfigure"), name, o.Namespace, o.Task, o.Priority, o.LeaseTime, o.RetryLimit,
 			o.RetryDelay, o.MaxSize, o.TTL, o.DeadLetterQueue, o.DLQAfterMaxRetries, o.DelayedProcessing, o.WindowBuffer,
@@ -67,7 +68,8 @@ type ListQueuesParams struct {
 }
 
 // ListQueues lists queues newest first with their rolled-up counts.
-func (s *Store) ListQueues(ctx context.Context, p ListQueuesParams) ([]QueueSummary, error) {
+func (qs Queues) ListQueues(ctx context.Context, p ListQueuesParams) ([]QueueSummary, error) {
+	s := qs.s
 	return collect(ctx, s, "QueueList", func(r pgx.Rows) (x QueueSummary, err error) {
 		err = r.Scan(&x.ID, &x.Name, &x.Namespace, &x.Task, &x.Priority, &x.CreatedAt, &x.Partitions, &x.Total,
 			&x.Pending, &x.Processing, &x.Completed, &x.DeadLetter, &x.OldestPendingAt, &x.StatsAt, &x.TotalConsumed)
@@ -84,7 +86,8 @@ type QueueInfo struct {
 }
 
 // QueueByName reads one queue; ErrNotFound when it does not exist.
-func (s *Store) QueueByName(ctx context.Context, name string) (*QueueInfo, error) {
+func (qs Queues) QueueByName(ctx context.Context, name string) (*QueueInfo, error) {
+	s := qs.s
 	var x QueueInfo
 	err := s.pool.QueryRow(ctx, q("QueueGetByName"), name).Scan(&x.ID, &x.Name, &x.Namespace, &x.Task, &x.Priority,
 		&x.CreatedAt, &x.LeaseTime, &x.RetryLimit, &x.RetryDelay, &x.TTL, &x.MaxSize, &x.DeadLetterQueue,
@@ -112,7 +115,8 @@ type PartitionCounts struct {
 }
 
 // PartitionCounts counts the messages of each partition of a queue exactly.
-func (s *Store) PartitionCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionCounts, error) {
+func (qs Queues) PartitionCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionCounts, error) {
+	s := qs.s
 	return collectViews(ctx, s, "PartitionCounts", func(r pgx.Rows) (x PartitionCounts, err error) {
 		err = r.Scan(&x.ID, &x.Name, &x.CreatedAt, &x.LastPushAt, &x.Total, &x.Consumed, &x.Processing, &x.DeadLetter,
 			&x.DLQConsumed, &x.Oldest, &x.Newest, &x.OldestPending, &x.TotalConsumed, &x.LastConsumedAt)
@@ -135,7 +139,8 @@ type PartitionGroupCounts struct {
 
 // PartitionGroupCounts counts each partition of a queue for each of its groups, exactly, in partition
 // name order (queue mode first within a partition).
-func (s *Store) PartitionGroupCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionGroupCounts, error) {
+func (qs Queues) PartitionGroupCounts(ctx context.Context, queueID uuid.UUID) ([]PartitionGroupCounts, error) {
+	s := qs.s
 	return collectViews(ctx, s, "PartitionGroupCounts", func(r pgx.Rows) (x PartitionGroupCounts, err error) {
 		err = r.Scan(&x.PartitionID, &x.Group, &x.QueueMode, &x.Cursor, &x.Total, &x.Unconsumed, &x.Processing,
 			&x.LagSeconds, &x.DeadLetter, &x.DLQConsumed)
@@ -144,7 +149,8 @@ func (s *Store) PartitionGroupCounts(ctx context.Context, queueID uuid.UUID) ([]
 }
 
 // QueueGroups names the consumer groups that exist on a queue.
-func (s *Store) QueueGroups(ctx context.Context, queue string) ([]string, error) {
+func (qs Queues) QueueGroups(ctx context.Context, queue string) ([]string, error) {
+	s := qs.s
 	return collect(ctx, s, "QueueGroupList", scanOne[string], queue)
 }
 
@@ -168,14 +174,16 @@ func (s *Store) AnyEncryptedQueue(ctx context.Context) (bool, error) {
 
 // DeleteQueue removes a queue with its partitions, messages, cursors and dead letters; false when
 // there was no such queue.
-func (s *Store) DeleteQueue(ctx context.Context, name string) (bool, error) {
+func (qs Queues) DeleteQueue(ctx context.Context, name string) (bool, error) {
+	s := qs.s
 	n, err := s.countQuery(ctx, "QueueDelete", name)
 	return n > 0, err
 }
 
 // QueuesByNamespaceTask lists the queues matching namespace and/or task ("" matches any), highest
 // priority first.
-func (s *Store) QueuesByNamespaceTask(ctx context.Context, namespace, task string) ([]string, error) {
+func (qs Queues) QueuesByNamespaceTask(ctx context.Context, namespace, task string) ([]string, error) {
+	s := qs.s
 	return collect(ctx, s, "QueueListByNamespaceTask", scanOne[string], nullText(namespace), nullText(task))
 }
 

@@ -47,25 +47,25 @@ func TestQueues(t *testing.T) {
 			MaxSize: 50, TTL: 60, DeadLetterQueue: true, RetentionEnabled: true, RetentionSeconds: 10,
 			CompletedRetentionSeconds: 20, EncryptionEnabled: true, DLQAfterMaxRetries: true, DelayedProcessing: 3,
 			WindowBuffer: 2, MaxWaitTimeSeconds: 9}
-		id, def, err := st.ConfigureQueue(ctx, name, o)
+		id, def, err := st.Queues().ConfigureQueue(ctx, name, o)
 		require.NoError(t, err)
-		info, err := st.QueueByName(ctx, name)
+		info, err := st.Queues().QueueByName(ctx, name)
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), info.CreatedAt, time.Minute)
 		info.CreatedAt = time.Time{}
 		require.Equal(t, store.QueueInfo{ID: id, Name: name, QueueOptions: o}, *info)
 		// Configure again: a full replace of the options, same queue, same Default partition.
-		id2, def2, err := st.ConfigureQueue(ctx, name, store.QueueOptions{Priority: 1})
+		id2, def2, err := st.Queues().ConfigureQueue(ctx, name, store.QueueOptions{Priority: 1})
 		require.NoError(t, err)
 		require.Equal(t, id, id2)
 		require.Equal(t, def, def2)
-		info, err = st.QueueByName(ctx, name)
+		info, err = st.Queues().QueueByName(ctx, name)
 		require.NoError(t, err)
 		require.Equal(t, int32(1), info.Priority)
 		require.Empty(t, info.Namespace)
 		require.False(t, info.EncryptionEnabled)
 		require.Equal(t, def, partition(t, st, name, "Default"))
-		_, err = st.QueueByName(ctx, uniq("none"))
+		_, err = st.Queues().QueueByName(ctx, uniq("none"))
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
@@ -80,17 +80,17 @@ func TestQueues(t *testing.T) {
 		require.Equal(t, ids[keys[0]], again[keys[0]], "an existing partition keeps its id")
 		require.Equal(t, ids[keys[1]], again[keys[1]])
 		// Auto-created queues take namespace and task from their name's first two dot-segments.
-		info, err := st.QueueByName(ctx, dotted)
+		info, err := st.Queues().QueueByName(ctx, dotted)
 		require.NoError(t, err)
 		require.Equal(t, []string{"ns", "task"}, []string{info.Namespace, info.Task})
-		info, err = st.QueueByName(ctx, plain)
+		info, err = st.Queues().QueueByName(ctx, plain)
 		require.NoError(t, err)
 		require.Equal(t, []string{"", ""}, []string{info.Namespace, info.Task})
 		// A configured queue is not touched by ensuring it.
 		conf := uniq("conf.x")
 		configure(t, st, conf, store.QueueOptions{Namespace: "mine", Priority: 3})
 		partition(t, st, conf, "p")
-		info, err = st.QueueByName(ctx, conf)
+		info, err = st.Queues().QueueByName(ctx, conf)
 		require.NoError(t, err)
 		require.Equal(t, "mine", info.Namespace)
 		require.Equal(t, int32(3), info.Priority)
@@ -102,16 +102,16 @@ func TestQueues(t *testing.T) {
 		push(t, st, p, "a")
 		pop(t, st, name, store.QueueMode, "", 1)
 		deadLetter(t, st, p, store.QueueMode, "a", "x")
-		tr, err := st.RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "a", EventType: "info", Data: []byte(`{}`), Names: []string{uniq("n")}})
+		tr, err := st.Traces().RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "a", EventType: "info", Data: []byte(`{}`), Names: []string{uniq("n")}})
 		require.NoError(t, err)
-		ok, err := st.DeleteQueue(ctx, name)
+		ok, err := st.Queues().DeleteQueue(ctx, name)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM message_trace_names WHERE trace_id = $1`, tr))
 		for _, table := range []string{"partitions", "messages", "partition_consumers", "dead_letters", "pending_partitions", "message_traces"} {
 			require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM `+table+` WHERE `+map[bool]string{true: "id", false: "partition_id"}[table == "partitions"]+` = $1`, p), table)
 		}
-		ok, err = st.DeleteQueue(ctx, name)
+		ok, err = st.Queues().DeleteQueue(ctx, name)
 		require.NoError(t, err)
 		require.False(t, ok)
 	})
@@ -131,7 +131,7 @@ func TestQueues(t *testing.T) {
 			{"", "t2", []string{b}},
 			{uniq("nobody"), "", []string{}},
 		} {
-			got, err := st.QueuesByNamespaceTask(ctx, tc.ns, tc.task)
+			got, err := st.Queues().QueuesByNamespaceTask(ctx, tc.ns, tc.task)
 			require.NoError(t, err)
 			if tc.ns == "" {
 				got = only(got, tc.want)
@@ -172,7 +172,7 @@ func TestQueues(t *testing.T) {
 		push(t, st, p, "a", "b")
 		pop(t, st, older, store.QueueMode, "", 1)
 		ackDone(t, st, p, store.QueueMode, "a")
-		got, err := st.ListQueues(ctx, store.ListQueuesParams{Namespace: ns, Limit: 10})
+		got, err := st.Queues().ListQueues(ctx, store.ListQueuesParams{Namespace: ns, Limit: 10})
 		require.NoError(t, err)
 		require.Equal(t, []string{newer, older}, []string{got[0].Name, got[1].Name}, "newest first")
 		o := got[1]
@@ -181,12 +181,12 @@ func TestQueues(t *testing.T) {
 		require.Zero(t, o.Total, "counts wait for the stats refresh")
 		require.Nil(t, o.StatsAt)
 		refreshStats(t, st)
-		got, err = st.ListQueues(ctx, store.ListQueuesParams{Namespace: ns, Task: "t", Limit: 10})
+		got, err = st.Queues().ListQueues(ctx, store.ListQueuesParams{Namespace: ns, Task: "t", Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, []int64{2, 1, 1}, []int64{got[0].Total, got[0].Pending, got[0].Completed})
 		require.NotNil(t, got[0].StatsAt)
-		got, err = st.ListQueues(ctx, store.ListQueuesParams{Namespace: ns, Limit: 1, Offset: 1})
+		got, err = st.Queues().ListQueues(ctx, store.ListQueuesParams{Namespace: ns, Limit: 1, Offset: 1})
 		require.NoError(t, err)
 		require.Equal(t, older, got[0].Name)
 	})
@@ -200,7 +200,7 @@ func TestQueues(t *testing.T) {
 		deadLetter(t, st, p, store.QueueMode, "a", "x")
 		ackDone(t, st, p, store.QueueMode, "a")
 		qid := scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, name)
-		got, err := st.PartitionCounts(ctx, qid)
+		got, err := st.Queues().PartitionCounts(ctx, qid)
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		d, idle := got[0], got[1]
@@ -228,16 +228,16 @@ func TestQueues(t *testing.T) {
 		push(t, st, x, "x1")
 		pop(t, st, name, store.QueueMode, "Default", 1) // a processing
 		g := uniq("g")
-		_, err := st.SeekPartition(ctx, g, name, "x")
+		_, err := st.Groups().SeekPartition(ctx, g, name, "x")
 		require.NoError(t, err)
 		deadLetter(t, st, x, g, "x1", "x")
 		qid := scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, name)
-		parts, err := st.PartitionCounts(ctx, qid)
+		parts, err := st.Queues().PartitionCounts(ctx, qid)
 		require.NoError(t, err)
 		require.Equal(t, []int64{1, 0}, []int64{parts[1].Total, parts[1].Consumed}, "x: consumed by nobody but g")
 		require.Equal(t, []int64{2, 0, 1}, []int64{parts[0].Total, parts[0].Consumed, parts[0].Processing},
 			"Default: g, which never read it, is before its first message")
-		got, err := st.PartitionGroupCounts(ctx, qid)
+		got, err := st.Queues().PartitionGroupCounts(ctx, qid)
 		require.NoError(t, err)
 		type row struct {
 			Part, Group                                        string
@@ -264,10 +264,10 @@ func TestQueues(t *testing.T) {
 		push(t, st, p, "a")
 		ackDone(t, st, p, "zeta", "a")
 		ackDone(t, st, p, "alpha", "a")
-		got, err := st.QueueGroups(ctx, name)
+		got, err := st.Queues().QueueGroups(ctx, name)
 		require.NoError(t, err)
 		require.Equal(t, []string{"alpha", "zeta"}, got)
-		got, err = st.QueueGroups(ctx, uniq("none"))
+		got, err = st.Queues().QueueGroups(ctx, uniq("none"))
 		require.NoError(t, err)
 		require.Empty(t, got)
 	})

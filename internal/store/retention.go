@@ -28,7 +28,8 @@ type RetentionResult struct {
 
 // RunRetention does one retention pass in one transaction under the retention advisory lock; Ran is
 // false when another broker holds it.
-func (s *Store) RunRetention(ctx context.Context, p RetentionParams) (RetentionResult, error) {
+func (j Jobs) RunRetention(ctx context.Context, p RetentionParams) (RetentionResult, error) {
+	s := j.s
 	res := RetentionResult{Expired: map[string]int64{}, Completed: map[string]int64{}, Partitions: map[string]int64{}}
 	if p.MaxRounds <= 0 {
 		p.MaxRounds = 100

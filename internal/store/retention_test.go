@@ -27,7 +27,7 @@ func TestRetention(t *testing.T) {
 		if p.MetricsRetentionDays == 0 {
 			p.MetricsRetentionDays = 30
 		}
-		res, err := st.RunRetention(ctx, p)
+		res, err := st.Jobs().RunRetention(ctx, p)
 		require.NoError(t, err)
 		require.True(t, res.Ran)
 		return res
@@ -123,8 +123,8 @@ func TestRetention(t *testing.T) {
 	t.Run("RetentionTrimHistory", func(t *testing.T) {
 		q := uniq("trim")
 		now := time.Now()
-		require.NoError(t, st.AddQueueOps(ctx, now.Add(-40*24*time.Hour), "b", []store.QueueOps{{Queue: q, PushRequests: 1}}))
-		require.NoError(t, st.AddQueueOps(ctx, now.Add(-20*24*time.Hour), "b", []store.QueueOps{{Queue: q, PushRequests: 1}}))
+		require.NoError(t, st.Jobs().AddQueueOps(ctx, now.Add(-40*24*time.Hour), "b", []store.QueueOps{{Queue: q, PushRequests: 1}}))
+		require.NoError(t, st.Jobs().AddQueueOps(ctx, now.Add(-20*24*time.Hour), "b", []store.QueueOps{{Queue: q, PushRequests: 1}}))
 		exec(t, st, `INSERT INTO retention_history (queue_name, kind, deleted, executed_at) VALUES ($1, 'retention', 1, $2), ($1, 'retention', 1, $3)`,
 			q, now.Add(-40*24*time.Hour), now.Add(-time.Hour))
 		res := run(t, store.RetentionParams{Now: now, MetricsRetentionDays: 30})

@@ -24,7 +24,8 @@ type BrokerSample struct {
 }
 
 // AddBrokerSample stores one sample and drops this and every broker's samples older than keepDays.
-func (s *Store) AddBrokerSample(ctx context.Context, b BrokerSample, keepDays int) error {
+func (a Analytics) AddBrokerSample(ctx context.Context, b BrokerSample, keepDays int) error {
+	s := a.s
 	byQueue := b.ParkedByQueue
 	if byQueue == nil {
 		byQueue = map[string]int{}
@@ -40,7 +41,8 @@ func (s *Store) AddBrokerSample(ctx context.Context, b BrokerSample, keepDays in
 
 // BrokerSamples reads the samples between from and to, oldest first; hostname and brokerID filter
 // when not empty.
-func (s *Store) BrokerSamples(ctx context.Context, from, to time.Time, hostname, brokerID string) ([]BrokerSample, error) {
+func (a Analytics) BrokerSamples(ctx context.Context, from, to time.Time, hostname, brokerID string) ([]BrokerSample, error) {
+	s := a.s
 	return collect(ctx, s, "BrokerSampleList", func(r pgx.Rows) (b BrokerSample, err error) {
 		err = r.Scan(&b.At, &b.BrokerID, &b.Hostname, &b.Port, &b.PID, &b.CPUUserPct, &b.CPUSysPct, &b.RSSMB,
 			&b.Goroutines, &b.SchedLagAvgMs, &b.SchedLagMaxMs, &b.PoolSize, &b.PoolIdle, &b.PoolActive,

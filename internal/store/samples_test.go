@@ -25,14 +25,14 @@ func TestSamples(t *testing.T) {
 		}
 		h1, h2, h3 := uniq("h1"), uniq("h2"), uniq("h3")
 		old := s(now.Add(-72*time.Hour), h1, "b1")
-		require.NoError(t, st.AddBrokerSample(ctx, old, 7))
+		require.NoError(t, st.Analytics().AddBrokerSample(ctx, old, 7))
 		first := s(now.Add(-time.Minute), h1, "b1")
 		first.ParkedByQueue = nil
-		require.NoError(t, st.AddBrokerSample(ctx, first, 7))
-		require.NoError(t, st.AddBrokerSample(ctx, s(now, h2, "b2"), 7))
+		require.NoError(t, st.Analytics().AddBrokerSample(ctx, first, 7))
+		require.NoError(t, st.Analytics().AddBrokerSample(ctx, s(now, h2, "b2"), 7))
 		list := func(host, id string) []store.BrokerSample {
 			t.Helper()
-			got, err := st.BrokerSamples(ctx, now.Add(-100*time.Hour), now, host, id)
+			got, err := st.Analytics().BrokerSamples(ctx, now.Add(-100*time.Hour), now, host, id)
 			require.NoError(t, err)
 			var out []store.BrokerSample
 			for _, x := range got {
@@ -55,7 +55,7 @@ func TestSamples(t *testing.T) {
 		require.Len(t, list("", "b2"), 1)
 		require.Empty(t, list(h1, "b2"))
 		// Each insert trims every broker's samples older than keepDays.
-		require.NoError(t, st.AddBrokerSample(ctx, s(now, h3, "b3"), 1))
+		require.NoError(t, st.Analytics().AddBrokerSample(ctx, s(now, h3, "b3"), 1))
 		all = list("", "")
 		require.Len(t, all, 3)
 		require.Equal(t, "b1", all[0].BrokerID)

@@ -34,7 +34,8 @@ type statsSweep struct {
 // sweep's next slice; each queue's row of queue_stats moves by the difference in the same statement
 // (queries/stats.sql, StatsApply). A pass over a database where nothing changed reads two index
 // ranges and writes one row. ran is false when another broker did it at the same moment.
-func (s *Store) RefreshQueueStats(ctx context.Context) (ran bool, err error) {
+func (j Jobs) RefreshQueueStats(ctx context.Context) (ran bool, err error) {
+	s := j.s
 	if err := s.handOverChanges(ctx); err != nil {
 		return false, fmt.Errorf("store: refresh queue stats: hand over: %w", err)
 	}
@@ -154,7 +155,8 @@ func sweepInto(ctx context.Context, tx pgx.Tx, after uuid.UUID, ids *[]uuid.UUID
 
 // QueueGauges reads the rolled-up counts of up to limit queues, newest first, for the metrics gauges:
 // only Name, Pending, Processing and OldestPendingAt of each QueueSummary are filled.
-func (s *Store) QueueGauges(ctx context.Context, limit int) ([]QueueSummary, error) {
+func (j Jobs) QueueGauges(ctx context.Context, limit int) ([]QueueSummary, error) {
+	s := j.s
 	return collect(ctx, s, "QueueGauges", func(r pgx.Rows) (x QueueSummary, err error) {
 		err = r.Scan(&x.Name, &x.Pending, &x.Processing, &x.OldestPendingAt)
 		return x, err
@@ -186,7 +188,8 @@ func (q *QueueOps) Add(o QueueOps) {
 }
 
 // AddQueueOps adds this broker's counter deltas to the minute bucket of now.
-func (s *Store) AddQueueOps(ctx context.Context, now time.Time, broker string, ops []QueueOps) error {
+func (j Jobs) AddQueueOps(ctx context.Context, now time.Time, broker string, ops []QueueOps) error {
+	s := j.s
 	if len(ops) == 0 {
 		return nil
 	}

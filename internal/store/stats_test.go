@@ -52,7 +52,7 @@ func TestStats(t *testing.T) {
 		require.Equal(t, []int64{0, 0, 0, 0, 0}, counts(empty), "a queue without messages has a row")
 		require.Equal(t, []int64{6, 2, 4, 0, 0}, counts(fan), "g2 has consumed nothing; 1-4 are leased")
 		exact := func(q string) []int64 {
-			parts, err := st.PartitionCounts(ctx, scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, q))
+			parts, err := st.Queues().PartitionCounts(ctx, scalar[uuid.UUID](t, st, `SELECT id FROM queues WHERE name = $1`, q))
 			require.NoError(t, err)
 			var c [5]int64
 			for _, pc := range parts {
@@ -75,7 +75,7 @@ func TestStats(t *testing.T) {
 		})
 
 		t.Run("QueueGauges", func(t *testing.T) { // what the pass wrote, for the metrics
-			gauges, err := st.QueueGauges(ctx, 100)
+			gauges, err := st.Jobs().QueueGauges(ctx, 100)
 			require.NoError(t, err)
 			byName := map[string]store.QueueSummary{}
 			for _, g := range gauges {
@@ -86,7 +86,7 @@ func TestStats(t *testing.T) {
 			require.True(t, byName[fan].OldestPendingAt.Equal(first))
 			require.Equal(t, []int64{0, 0}, []int64{byName[empty].Pending, byName[empty].Processing})
 			require.Nil(t, byName[empty].OldestPendingAt)
-			gauges, err = st.QueueGauges(ctx, 1)
+			gauges, err = st.Jobs().QueueGauges(ctx, 1)
 			require.NoError(t, err)
 			require.Equal(t, fan, gauges[0].Name, "newest first")
 		})
@@ -111,7 +111,7 @@ func TestStats(t *testing.T) {
 		passed := make(chan error, 1)
 		go func() {
 			for {
-				ran, err := st.RefreshQueueStats(ctx)
+				ran, err := st.Jobs().RefreshQueueStats(ctx)
 				if err != nil || ran {
 					passed <- err
 					return
@@ -180,7 +180,7 @@ func TestStats(t *testing.T) {
 			refreshStats(t, other)
 			require.Equal(t, []int64{2, 1, 0, 1, 0}, statsOf(t, st, name), "counted by the other store's pass")
 		})
-		_, err := st.SeekQueue(ctx, store.QueueMode, name, true, time.Time{})
+		_, err := st.Groups().SeekQueue(ctx, store.QueueMode, name, true, time.Time{})
 		require.NoError(t, err)
 		refreshStats(t, st)
 		require.Equal(t, []int64{2, 0, 0, 2, 0}, statsOf(t, st, name), "the seek to the end consumed everything")
@@ -199,13 +199,13 @@ func TestStats(t *testing.T) {
 		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		ops := store.QueueOps{Queue: q, PushRequests: 1, PushMessages: 2, PopRequests: 3, PopMessages: 4, PopEmpty: 5,
 			AckSuccess: 6, AckFailed: 7, DLQ: 8, LagSumMs: 9, LagCount: 10, LagMaxMs: 11}
-		require.NoError(t, st.AddQueueOps(ctx, at, "b1", []store.QueueOps{ops}))
+		require.NoError(t, st.Jobs().AddQueueOps(ctx, at, "b1", []store.QueueOps{ops}))
 		more := ops
 		more.LagMaxMs = 5
-		require.NoError(t, st.AddQueueOps(ctx, at.Add(30*time.Second), "b1", []store.QueueOps{more})) // same minute: added up
-		require.NoError(t, st.AddQueueOps(ctx, at, "b2", []store.QueueOps{ops}))                      // another broker: a row of its own
-		require.NoError(t, st.AddQueueOps(ctx, at.Add(time.Minute), "b1", []store.QueueOps{ops}))     // next minute: a row of its own
-		require.NoError(t, st.AddQueueOps(ctx, at, "b1", nil))
+		require.NoError(t, st.Jobs().AddQueueOps(ctx, at.Add(30*time.Second), "b1", []store.QueueOps{more})) // same minute: added up
+		require.NoError(t, st.Jobs().AddQueueOps(ctx, at, "b2", []store.QueueOps{ops}))                      // another broker: a row of its own
+		require.NoError(t, st.Jobs().AddQueueOps(ctx, at.Add(time.Minute), "b1", []store.QueueOps{ops}))     // next minute: a row of its own
+		require.NoError(t, st.Jobs().AddQueueOps(ctx, at, "b1", nil))
 		var n int64
 		var push, lagMax int64
 		var bucket time.Time

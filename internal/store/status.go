@@ -25,7 +25,8 @@ type ErrorCount struct {
 }
 
 // Overview reads the live lease and dead-letter summaries.
-func (s *Store) Overview(ctx context.Context) (LeaseSummary, DLQSummary, error) {
+func (a Analytics) Overview(ctx context.Context) (LeaseSummary, DLQSummary, error) {
+	s := a.s
 	var l LeaseSummary
 	var d DLQSummary
 	if err := s.pool.QueryRow(ctx, q("LeaseSummary"), s.now()).Scan(&l.Active, &l.Partitions, &l.Messages); err != nil {

@@ -16,7 +16,7 @@ func TestStatus(t *testing.T) {
 	ctx := t.Context()
 
 	t.Run("LeaseSummary+DeadLetterTotals+DeadLetterTopErrors", func(t *testing.T) {
-		l, d, err := st.Overview(ctx)
+		l, d, err := st.Analytics().Overview(ctx)
 		require.NoError(t, err)
 		require.Equal(t, store.LeaseSummary{}, l)
 		require.Equal(t, store.DLQSummary{TopErrors: []store.ErrorCount{}}, d)
@@ -36,7 +36,7 @@ func TestStatus(t *testing.T) {
 		}
 		deadLetter(t, st, pa, "g", "1", "e2")
 		deadLetter(t, st, pa, "g", "2", "e2")
-		l, d, err = st.Overview(ctx)
+		l, d, err = st.Analytics().Overview(ctx)
 		require.NoError(t, err)
 		// Live leases: two (the expired one is not counted), on two partitions, delivering 2 + 7.
 		require.Equal(t, store.LeaseSummary{Active: 2, Partitions: 2, Messages: 9}, l)

@@ -28,7 +28,8 @@ type StreamRegistration struct {
 
 // RegisterStreamQuery inserts or updates the query named sq.Name in one transaction. A changed config
 // hash is only accepted with Reset, and then every state row of the query is deleted with it.
-func (s *Store) RegisterStreamQuery(ctx context.Context, sq StreamQuery) (StreamRegistration, error) {
+func (ss Streams) RegisterStreamQuery(ctx context.Context, sq StreamQuery) (StreamRegistration, error) {
+	s := ss.s
 	var out StreamRegistration
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
 		out = StreamRegistration{}
@@ -79,7 +80,8 @@ type StateRow struct {
 }
 
 // StreamState reads the state rows of one shard, ordered by key.
-func (s *Store) StreamState(ctx context.Context, f StateFilter) ([]StateRow, error) {
+func (ss Streams) StreamState(ctx context.Context, f StateFilter) ([]StateRow, error) {
+	s := ss.s
 	keys := f.Keys
 	if keys == nil {
 		keys = []string{}

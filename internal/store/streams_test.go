@@ -33,7 +33,7 @@ func TestStreams(t *testing.T) {
 	}
 	register := func(t *testing.T, q store.StreamQuery) store.StreamRegistration {
 		t.Helper()
-		r, err := st.RegisterStreamQuery(ctx, q)
+		r, err := st.Streams().RegisterStreamQuery(ctx, q)
 		require.NoError(t, err)
 		return r
 	}
@@ -65,14 +65,14 @@ func TestStreams(t *testing.T) {
 		mis := register(t, store.StreamQuery{Name: name, SourceQueue: "x", ConfigHash: "h2"})
 		require.Equal(t, store.StreamRegistration{ID: r.ID, Mismatch: true}, mis)
 		require.Equal(t, []string{"src2", "sink", "h1"}, stored(t, r.ID))
-		rows, err := st.StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p})
+		rows, err := st.Streams().StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p})
 		require.NoError(t, err)
 		require.Len(t, rows, 1)
 		// With reset: accepted, and the query's state is wiped.
 		reset := register(t, store.StreamQuery{Name: name, SourceQueue: "x", ConfigHash: "h2", Reset: true})
 		require.Equal(t, store.StreamRegistration{ID: r.ID, Reset: true}, reset)
 		require.Equal(t, []string{"x", "", "h2"}, stored(t, r.ID))
-		rows, err = st.StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p})
+		rows, err = st.Streams().StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p})
 		require.NoError(t, err)
 		require.Empty(t, rows)
 		// Concurrent first registrations of one name: one inserts, the others find it.
@@ -81,7 +81,7 @@ func TestStreams(t *testing.T) {
 		regs := make([]store.StreamRegistration, 4)
 		for i := range regs {
 			wg.Go(func() {
-				r, err := st.RegisterStreamQuery(ctx, store.StreamQuery{Name: name2, SourceQueue: "s", ConfigHash: "h"})
+				r, err := st.Streams().RegisterStreamQuery(ctx, store.StreamQuery{Name: name2, SourceQueue: "s", ConfigHash: "h"})
 				if err == nil {
 					regs[i] = r
 				}
@@ -118,7 +118,7 @@ func TestStreams(t *testing.T) {
 		keys := func(f store.StateFilter) []string {
 			t.Helper()
 			f.QueryID, f.PartitionID = r.ID, p
-			rows, err := st.StreamState(ctx, f)
+			rows, err := st.Streams().StreamState(ctx, f)
 			require.NoError(t, err)
 			out := []string{}
 			for _, x := range rows {
@@ -141,7 +141,7 @@ func TestStreams(t *testing.T) {
 		}
 
 		// Checked ops: the row must be as the writer read it.
-		rows, err := st.StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p, Keys: []string{"total"}})
+		rows, err := st.Streams().StreamState(ctx, store.StateFilter{QueryID: r.ID, PartitionID: p, Keys: []string{"total"}})
 		require.NoError(t, err)
 		at := rows[0].UpdatedAt
 		for _, c := range []struct {

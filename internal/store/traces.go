@@ -21,7 +21,8 @@ type TraceParams struct {
 }
 
 // RecordTrace stores a trace event on a message; ErrNotFound when the message does not exist.
-func (s *Store) RecordTrace(ctx context.Context, p TraceParams) (uuid.UUID, error) {
+func (tr Traces) RecordTrace(ctx context.Context, p TraceParams) (uuid.UUID, error) {
+	s := tr.s
 	id := uuid.Must(uuid.NewV7())
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, q("TraceInsert"), id, p.PartitionID, p.TransactionID, p.EventType, p.Data,
@@ -55,7 +56,8 @@ type Trace struct {
 }
 
 // MessageTraces lists a message's trace events, oldest first.
-func (s *Store) MessageTraces(ctx context.Context, partitionID uuid.UUID, transactionID string) ([]Trace, error) {
+func (tr Traces) MessageTraces(ctx context.Context, partitionID uuid.UUID, transactionID string) ([]Trace, error) {
+	s := tr.s
 	rows, err := s.pool.Query(ctx, q("TraceListByMessage"), partitionID, transactionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: message traces: %w", interpret(err))
@@ -72,7 +74,8 @@ func (s *Store) MessageTraces(ctx context.Context, partitionID uuid.UUID, transa
 }
 
 // TracesByName lists the events carrying a trace name, newest first, with the total count.
-func (s *Store) TracesByName(ctx context.Context, name string, limit, offset int) ([]Trace, int64, error) {
+func (tr Traces) TracesByName(ctx context.Context, name string, limit, offset int) ([]Trace, int64, error) {
+	s := tr.s
 	rows, err := s.pool.Query(ctx, q("TraceListByName"), name, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: traces by name: %w", interpret(err))
@@ -101,7 +104,8 @@ type TraceName struct {
 }
 
 // TraceNames lists trace names, most recently used first, with the total count of names.
-func (s *Store) TraceNames(ctx context.Context, limit, offset int) ([]TraceName, int64, error) {
+func (tr Traces) TraceNames(ctx context.Context, limit, offset int) ([]TraceName, int64, error) {
+	s := tr.s
 	rows, err := s.pool.Query(ctx, q("TraceNameList"), limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: trace names: %w", interpret(err))

@@ -22,7 +22,7 @@ func TestTraces(t *testing.T) {
 
 	record := func(t *testing.T, tx, event string, names ...string) uuid.UUID {
 		t.Helper()
-		id, err := st.RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: tx, EventType: event,
+		id, err := st.Traces().RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: tx, EventType: event,
 			Data: []byte(`{"e":"` + event + `"}`), ConsumerGroup: "g", WorkerID: "w", Names: names})
 		require.NoError(t, err)
 		return id
@@ -30,11 +30,11 @@ func TestTraces(t *testing.T) {
 
 	t.Run("TraceInsert+TraceNamesInsert+TraceListByMessage", func(t *testing.T) {
 		a := record(t, "m1", "info", "order-1", "order-1", "", "batch") // repeated and empty names are dropped
-		b, err := st.RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "m1", EventType: "error", Data: []byte(`{}`)})
+		b, err := st.Traces().RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "m1", EventType: "error", Data: []byte(`{}`)})
 		require.NoError(t, err)
-		_, err = st.RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "none", EventType: "info", Data: []byte(`{}`), Names: []string{"x"}})
+		_, err = st.Traces().RecordTrace(ctx, store.TraceParams{PartitionID: p, TransactionID: "none", EventType: "info", Data: []byte(`{}`), Names: []string{"x"}})
 		require.ErrorIs(t, err, store.ErrNotFound)
-		got, err := st.MessageTraces(ctx, p, "m1")
+		got, err := st.Traces().MessageTraces(ctx, p, "m1")
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		require.Equal(t, []uuid.UUID{a, b}, []uuid.UUID{got[0].ID, got[1].ID}, "oldest first")
@@ -44,7 +44,7 @@ func TestTraces(t *testing.T) {
 		require.JSONEq(t, `{"e":"info"}`, string(x.Data))
 		require.Empty(t, got[1].Names)
 		require.Nil(t, got[1].ConsumerGroup)
-		got, err = st.MessageTraces(ctx, p, "m2")
+		got, err = st.Traces().MessageTraces(ctx, p, "m2")
 		require.NoError(t, err)
 		require.Empty(t, got)
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM message_trace_names WHERE trace_name = 'x'`), "nothing of the failed trace")
@@ -54,18 +54,18 @@ func TestTraces(t *testing.T) {
 		first := record(t, "m1", "one", "byname")
 		second := record(t, "m2", "two", "byname", "other")
 		exec(t, st, `UPDATE message_traces SET created_at = created_at - interval '1 minute' WHERE id = $1`, first)
-		got, total, err := st.TracesByName(ctx, "byname", 10, 0)
+		got, total, err := st.Traces().TracesByName(ctx, "byname", 10, 0)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), total)
 		require.Equal(t, []uuid.UUID{second, first}, []uuid.UUID{got[0].ID, got[1].ID}, "newest first")
 		x := got[0]
 		require.Equal(t, []any{"m2", p, name, "Default", []string{"byname", "other"}}, []any{x.TransactionID, x.PartitionID, x.Queue, x.Partition, x.Names})
 		require.JSONEq(t, `{"tx":"m2"}`, string(x.Payload))
-		got, total, err = st.TracesByName(ctx, "byname", 1, 1)
+		got, total, err = st.Traces().TracesByName(ctx, "byname", 1, 1)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), total, "the total ignores the page")
 		require.Equal(t, []uuid.UUID{first}, []uuid.UUID{got[0].ID})
-		got, total, err = st.TracesByName(ctx, "nobody", 10, 0)
+		got, total, err = st.Traces().TracesByName(ctx, "nobody", 10, 0)
 		require.NoError(t, err)
 		require.Empty(t, got)
 		require.Zero(t, total)
@@ -75,7 +75,7 @@ func TestTraces(t *testing.T) {
 		// Names so far: order-1, batch (one trace of m1), byname (m1, m2), other (m2).
 		latest := record(t, "m2", "late", "newest")
 		exec(t, st, `UPDATE message_traces SET created_at = now() + interval '1 minute' WHERE id = $1`, latest)
-		got, total, err := st.TraceNames(ctx, 10, 0)
+		got, total, err := st.Traces().TraceNames(ctx, 10, 0)
 		require.NoError(t, err)
 		require.Equal(t, int64(5), total)
 		require.Len(t, got, 5)
@@ -86,7 +86,7 @@ func TestTraces(t *testing.T) {
 				require.WithinDuration(t, time.Now(), n.LastSeen, time.Minute)
 			}
 		}
-		page, total, err := st.TraceNames(ctx, 2, 1)
+		page, total, err := st.Traces().TraceNames(ctx, 2, 1)
 		require.NoError(t, err)
 		require.Equal(t, int64(5), total)
 		require.Equal(t, []string{got[1].Name, got[2].Name}, []string{page[0].Name, page[1].Name})
@@ -116,7 +116,7 @@ func TestTraceInsertRacingQueueDelete(t *testing.T) {
 
 	deleted := make(chan error, 1)
 	go func() {
-		_, err := st.DeleteQueue(ctx, name)
+		_, err := st.Queues().DeleteQueue(ctx, name)
 		deleted <- err
 	}()
 	// The delete is blocked by the trace's transaction (and by nothing else).

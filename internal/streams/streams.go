@@ -52,7 +52,7 @@ func (s *Service) Register(ctx context.Context, q Query) (*Registration, error) 
 	if err := validate(q); err != nil {
 		return nil, err
 	}
-	r, err := s.st.RegisterStreamQuery(ctx, q)
+	r, err := s.st.Streams().RegisterStreamQuery(ctx, q)
 	if err != nil {
 		return nil, engine.OpFailed("register stream query", err)
 	}
@@ -82,7 +82,7 @@ type StateRow struct {
 
 // State returns the matching state rows ordered by key; missing keys are simply absent.
 func (s *Service) State(ctx context.Context, f StateQuery) ([]StateRow, error) {
-	rows, err := s.st.StreamState(ctx, f)
+	rows, err := s.st.Streams().StreamState(ctx, f)
 	if err != nil {
 		return nil, engine.OpFailed("state get", err)
 	}

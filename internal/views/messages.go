@@ -88,7 +88,7 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 	if f.Group == "" {
 		f.Group = engine.QueueMode
 	}
-	rows, err := v.st.ListMessages(ctx, store.ListMessagesParams(f))
+	rows, err := v.st.Messages().ListMessages(ctx, store.ListMessagesParams(f))
 	if err != nil {
 		return nil, engine.OpFailed("list messages", err)
 	}
@@ -99,7 +99,7 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 			QueuePriority: m.Priority, CreatedAt: engine.ISOMillis(m.CreatedAt), LeaseExpiresAt: engine.OptTime(m.LeaseExpiresAt)}
 	}
 	if f.Queue != "" {
-		groups, err := v.st.QueueGroups(ctx, f.Queue)
+		groups, err := v.st.Queues().QueueGroups(ctx, f.Queue)
 		if err != nil {
 			return nil, engine.OpFailed("queue groups", err)
 		}
@@ -157,7 +157,7 @@ type MessageView struct {
 
 // Message reads one message (payload decrypted) and every group's view of it; a NotFoundError when missing.
 func (v *Views) Message(ctx context.Context, partitionID uuid.UUID, tx string) (*MessageView, error) {
-	m, cs, err := v.st.GetMessage(ctx, partitionID, tx)
+	m, cs, err := v.st.Messages().GetMessage(ctx, partitionID, tx)
 	if err != nil {
 		return nil, engine.OpFailedOr("get message", err, "Message not found: %s/%s", partitionID, tx)
 	}
@@ -209,5 +209,5 @@ func (v *Views) Message(ctx context.Context, partitionID uuid.UUID, tx string) (
 
 // DeleteMessage deletes one message; a NotFoundError when missing.
 func (v *Views) DeleteMessage(ctx context.Context, partitionID uuid.UUID, tx string) error {
-	return engine.OpFailedOr("delete message", v.st.DeleteMessage(ctx, partitionID, tx), "Message not found: %s/%s", partitionID, tx)
+	return engine.OpFailedOr("delete message", v.st.Messages().DeleteMessage(ctx, partitionID, tx), "Message not found: %s/%s", partitionID, tx)
 }

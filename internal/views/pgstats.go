@@ -28,7 +28,7 @@ type PostgresStatsReport struct {
 
 // PostgresStats reads pg_stat_* for the broker's schema.
 func (v *Views) PostgresStats(ctx context.Context) (*PostgresStatsReport, error) {
-	m, err := v.st.PostgresStats(ctx)
+	m, err := v.st.Analytics().PostgresStats(ctx)
 	if err != nil {
 		return nil, engine.OpFailed("postgres stats", err)
 	}

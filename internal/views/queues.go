@@ -106,7 +106,7 @@ func statsAge(qs []store.QueueSummary) int64 {
 }
 
 func (v *Views) listQueues(ctx context.Context, f QueueFilter) ([]store.QueueSummary, error) {
-	out, err := v.st.ListQueues(ctx, store.ListQueuesParams(f))
+	out, err := v.st.Queues().ListQueues(ctx, store.ListQueuesParams(f))
 	return out, engine.OpFailed("list queues", err)
 }
 
@@ -259,7 +259,7 @@ type QueueDetail struct {
 
 // queueInfo reads one queue; a NotFoundError naming it when missing.
 func (v *Views) queueInfo(ctx context.Context, name string) (*store.QueueInfo, error) {
-	q, err := v.st.QueueByName(ctx, name)
+	q, err := v.st.Queues().QueueByName(ctx, name)
 	return q, engine.OpFailedOr("queue", err, "Queue not found: %s", name)
 }
 
@@ -269,7 +269,7 @@ func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, err := v.st.PartitionCounts(ctx, q.ID)
+	ps, err := v.st.Queues().PartitionCounts(ctx, q.ID)
 	if err != nil {
 		return nil, engine.OpFailed("partition counts", err)
 	}
@@ -287,7 +287,7 @@ func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 			OldestMessage: engine.OptTime(p.Oldest), NewestMessage: engine.OptTime(p.Newest), LastActivity: engine.OptTime(last),
 			TotalConsumed: p.TotalConsumed, LastConsumedAt: engine.OptTime(p.LastConsumedAt), ConsumerGroups: []PartitionGroup{}}
 	}
-	gs, err := v.st.PartitionGroupCounts(ctx, q.ID)
+	gs, err := v.st.Queues().PartitionGroupCounts(ctx, q.ID)
 	if err != nil {
 		return nil, engine.OpFailed("consumer group counts", err)
 	}
