@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,6 +50,7 @@ type Broker struct {
 	eng      *engine.Engine
 	services []service // notify hub, stats, retention, eviction, samples; stopped, in reverse, before the engine
 	srv      *http.Server
+	conns    atomic.Int64 // open connections of srv (countConn)
 	ln       net.Listener
 	served   chan error
 }
@@ -203,8 +205,8 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	}
 	b.ln = ln
 	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
-		IdleTimeout: cfg.HTTP.IdleTimeout,
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		IdleTimeout: cfg.HTTP.IdleTimeout, ConnState: b.countConn,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	// A request with both Content-Length and Transfer-Encoding is refused and its connection closed:
 	// net/http would serve a request smuggled behind it (RFC 9112 §6.1, §6.3).
 	guarded := httpguard.Install(b.srv, ln)
@@ -317,12 +319,17 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(cfg.GCPercent)
 	}
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && cfg.MemoryLimit > 0 {
+	_, ownLimit := os.LookupEnv("GOMEMLIMIT")
+	ownLimit = !ownLimit && cfg.MemoryLimit > 0
+	if ownLimit {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
 	b, err := Start(ctx, cfg, log, nil)
 	if err != nil {
 		return err
+	}
+	if ownLimit {
+		go followConnections(ctx, time.Second, cfg.MemoryLimit, b.conns.Load, setMemoryLimit)
 	}
 	select {
 	case <-ctx.Done():

@@ -48,7 +48,7 @@ func varsOf(c *Config) []Var {
 		{"LOG_LEVEL", "info", "debug, info, warn or error", false, strVar(&c.LogLevel)},
 		{"LOG_FORMAT", "text", "text or json", false, strVar(&c.LogFormat)},
 		{"QUEEN_GC_PERCENT", "200", "the Go collector's GOGC: the heap may grow by this percent of the live heap before a collection (GOGC, when set, wins); QUEEN_MEMORY_LIMIT_BYTES caps what this lets the heap take", false, intVar(&c.GCPercent)},
-		{"QUEEN_MEMORY_LIMIT_BYTES", "41943040", "soft limit of the memory the Go runtime holds (GOMEMLIMIT, when set, wins): past it the collector runs sooner than QUEEN_GC_PERCENT says, at most half the CPU; 0 = no limit", false, func(v string) error {
+		{"QUEEN_MEMORY_LIMIT_BYTES", "41943040", "soft limit of the memory the Go runtime holds, plus 64 KiB per open connection (GOMEMLIMIT, when set, wins): past it the collector runs sooner than QUEEN_GC_PERCENT says, at most half the CPU; 0 = no limit", false, func(v string) error {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil || n < 0 {
 				return fmt.Errorf("not a byte count: %q", v)
