@@ -90,7 +90,6 @@ func (s *Store) handOverChanges(ctx context.Context) error {
 	if len(parts) == 0 && len(queues) == 0 && !all {
 		return nil
 	}
-	slices.SortFunc(parts, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
 	if _, err := s.pool.Exec(ctx, q("StatsDirtyAdd"), parts, queues, all); err != nil {
 		s.changed.note(len(parts), func(i int) uuid.UUID { return parts[i] })
 		for _, name := range queues {

@@ -19,7 +19,7 @@ func (j Jobs) ExpireWaiting(ctx context.Context, limit int) (int64, error) {
 		// The plan's cost estimate grows with the partitions of every queue, although it reads those of
 		// the queues that set maxWaitTimeSeconds only: at 100 000 partitions PostgreSQL compiled it with
 		// JIT, 420 ms of CPU per pass for a statement that then read 52 buffers.
-		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+		if err := jitOff(ctx, tx); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, q("MessageExpireWaiting"), limit, s.now()).Scan(&n, &parts)

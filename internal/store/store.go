@@ -377,6 +377,13 @@ func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Ro
 	return out, nil
 }
 
+// jitOff turns JIT compilation off for the rest of tx: statements whose cost estimate grows with the
+// whole schema while they read little would otherwise be compiled at every execution.
+func jitOff(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, "SET LOCAL jit = off")
+	return err
+}
+
 // collectViews is collect for the consumer-group and per-group count views (queries/groups.sql,
 // queues.sql), run with JIT off in a transaction of their own: they visit every (group, partition)
 // pair, so their estimated cost crosses jit_above_cost as soon as a queue has a few hundred
@@ -386,7 +393,7 @@ func collect[T any](ctx context.Context, s *Store, name string, scan func(pgx.Ro
 func collectViews[T any](ctx context.Context, s *Store, name string, scan func(pgx.Rows) (T, error), args ...any) ([]T, error) {
 	var out []T
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+		if err := jitOff(ctx, tx); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, q(name), args...)
