@@ -66,15 +66,10 @@ func (r *runner) runBackground(ctx context.Context) (*Result, error) {
 	case <-time.After(r.opt.backgroundSettle):
 	}
 	r.resetStatements(ctx)
-	cpu0 := r.cpu.read()
-	start = time.Now()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(r.opt.backgroundWindow):
+	elapsed, cpu, err := r.quietWindow(ctx, r.opt.backgroundWindow)
+	if err != nil {
+		return nil, err
 	}
-	elapsed := time.Since(start)
-	cpu := r.cpu.read().sub(cpu0)
 	r.stmtTotals = StatementTotals{}
 	res.TopSQL = r.topStatements(ctx)
 	res.Seconds = elapsed.Seconds()

@@ -154,15 +154,10 @@ func (r *runner) runIdle(ctx context.Context) (*Result, error) {
 
 	// The quiet window.
 	r.rss.reset()
-	cpu0 := r.cpu.read()
-	start := time.Now()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(r.opt.idleWindow):
+	elapsed, cpu, err := r.quietWindow(ctx, r.opt.idleWindow)
+	if err != nil {
+		return nil, err
 	}
-	elapsed := time.Since(start)
-	cpu := r.cpu.read().sub(cpu0)
 	res.MaxRSSMB = round1(float64(r.rss.reset()) / (1 << 20))
 	res.Seconds = elapsed.Seconds()
 	res.CPU = cpuShare(cpu, elapsed.Seconds())
@@ -250,4 +245,17 @@ func (r *runner) parked(ctx context.Context) int {
 		}
 	}
 	return total
+}
+
+// quietWindow waits d while nothing is sent and returns how long it lasted and the CPU each process
+// used meanwhile.
+func (r *runner) quietWindow(ctx context.Context, d time.Duration) (time.Duration, cpuTimes, error) {
+	cpu0 := r.cpu.read()
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return 0, cpuTimes{}, ctx.Err()
+	case <-time.After(d):
+	}
+	return time.Since(start), r.cpu.read().sub(cpu0), nil
 }
