@@ -25,6 +25,7 @@ import (
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/httpguard"
+	"github.com/queen-go/queen/internal/httpx"
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/notify"
@@ -160,7 +161,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	}
 	b.eng.Start(ctx)
 	if cfg.PprofAddr != "" {
-		if err = startPprof(ctx, cfg.PprofAddr, log); err != nil {
+		if err = httpx.ServePprof(ctx, cfg.PprofAddr, log); err != nil {
 			return nil, err
 		}
 	}

@@ -98,6 +98,9 @@ func (s *Server) admin(h adminHandler) http.Handler {
 		if err == nil {
 			err = h(w, r)
 		}
+		if err == nil && r.Method != http.MethodGet {
+			s.creds.clear() // what changed may be a cached credential's or cluster's
+		}
 		if err != nil {
 			e := asError(err)
 			s.log.WarnContext(r.Context(), "proxy admin request failed", slog.String("code", string(e.Code)),

@@ -27,6 +27,10 @@ type Config struct {
 	MaxPollWait        time.Duration // QUEEN_PROXY_MAX_POLL_MS
 	MaxConns           int           // QUEEN_PROXY_MAX_CONNS
 	MaxConnsPerCluster int           // QUEEN_PROXY_MAX_CONNS_PER_CLUSTER
+	CacheTTL           time.Duration // QUEEN_PROXY_CACHE_MS
+	QuotaBlock         int64         // QUEEN_PROXY_QUOTA_BLOCK
+	UsageFlush         time.Duration // QUEEN_PROXY_USAGE_FLUSH_MS
+	PprofAddr          string        // QUEEN_PROXY_PPROF_ADDR; empty: none
 }
 
 // EnvVar documents one variable of [LoadConfig].
@@ -52,6 +56,10 @@ var EnvVars = []EnvVar{
 	{"QUEEN_PROXY_MAX_POLL_MS", "300000", "longest waiting-pop timeout the proxy extends its deadlines by (the brokers' POP_MAX_TIMEOUT_MS)"},
 	{"QUEEN_PROXY_MAX_CONNS", "10000", "open client connections per instance; beyond it a connection is answered 503 connection_limit and closed"},
 	{"QUEEN_PROXY_MAX_CONNS_PER_CLUSTER", "1000", "open client connections per cluster per instance (503 connection_limit)"},
+	{"QUEEN_PROXY_CACHE_MS", "2000", "ms a resolved credential and its cluster (state, plan, storage used) are reused; changes made through another instance or the CLI take effect within it (this instance's admin API clears it); at most half the JWT TTL; 0 reads the database on every request"},
+	{"QUEEN_PROXY_QUOTA_BLOCK", "1000", "messages of a monthly quota reserved ahead per cluster, at most an eighth of what is left; unspent blocks are given back after an idle flush interval and at shutdown; 0 reserves each push's own"},
+	{"QUEEN_PROXY_PPROF_ADDR", "", "address of a separate net/http/pprof listener (e.g. 127.0.0.1:6064); empty: none"},
+	{"QUEEN_PROXY_USAGE_FLUSH_MS", "1000", "ms between writes of the accepted messages and bytes (a crash loses at most this much counting); 0 writes each push's at once"},
 }
 
 // LoadConfig reads the environment through getenv. Garbage in a numeric variable is an error naming it.
@@ -81,6 +89,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		AdminToken:  get("QUEEN_PROXY_ADMIN_TOKEN"),
 		JWTSecret:   []byte(get("QUEEN_PROXY_JWT_SECRET")),
 		LogLevel:    get("QUEEN_PROXY_LOG_LEVEL"),
+		PprofAddr:   get("QUEEN_PROXY_PPROF_ADDR"),
 	}
 	if _, err := num("QUEEN_PROXY_PORT"); err != nil {
 		return Config{}, err
@@ -127,6 +136,19 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		*n.to = int(min(v, int64(math.MaxInt32)))
 	}
+	for _, n := range []struct {
+		name string
+		to   *int64
+	}{{"QUEEN_PROXY_CACHE_MS", (*int64)(&c.CacheTTL)}, {"QUEEN_PROXY_QUOTA_BLOCK", &c.QuotaBlock},
+		{"QUEEN_PROXY_USAGE_FLUSH_MS", (*int64)(&c.UsageFlush)}} {
+		v, err := strconv.ParseInt(get(n.name), 10, 64)
+		if err != nil || v < 0 {
+			return Config{}, fmt.Errorf("proxy: %s must be a non-negative integer, got %q", n.name, get(n.name))
+		}
+		*n.to = v
+	}
+	c.CacheTTL *= time.Millisecond
+	c.UsageFlush *= time.Millisecond
 	switch m := get("QUEEN_PROXY_RATE_MODE"); m {
 	case "enforce":
 	case "shadow":

@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/queen-go/queen/internal/httpx"
+	"github.com/queen-go/queen/internal/proxy/proxystore"
 )
 
 // errUpstreamTimeout is the cancel cause of a forwarded request that ran out of time.
@@ -56,15 +57,15 @@ func (s *Server) modifyResponse(res *http.Response) error {
 
 // mintToken signs the short-lived HS256 JWT the broker verifies: sub = key (or session) id, roles = the
 // credential's role set. It uses the wall clock, since the broker checks exp against its own.
-func (s *Server) mintToken(req *request) (string, error) {
+func (s *Server) mintToken(cluster string, cred proxystore.Credential) (string, error) {
 	now := time.Now()
 	claims := jwt.MapClaims{
-		"sub":     req.cred.ID,
-		"roles":   req.cred.Roles,
+		"sub":     cred.ID,
+		"roles":   cred.Roles,
 		"iat":     now.Unix(),
 		"exp":     now.Add(s.o.JWTTTL).Unix(),
 		"iss":     "queen-proxy",
-		"cluster": req.cluster.Name,
+		"cluster": cluster,
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.o.JWTSecret)
 }
@@ -88,13 +89,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, req *request) e
 	if err != nil {
 		return wrapError(CodeBadGateway, "bad upstream URI", err)
 	}
-	tok, err := s.mintToken(req)
-	if err != nil {
-		return fmt.Errorf("proxy: sign token: %w", err)
-	}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), s.o.UpstreamTimeout+req.timeout, errUpstreamTimeout)
 	defer cancel()
-	fi := &forwardInfo{target: target, path: req.path, token: tok, inspectTxn: req.push != nil && req.push.txn}
+	fi := &forwardInfo{target: target, path: req.path, token: req.token, inspectTxn: req.push != nil && req.push.txn}
 	ctx = context.WithValue(ctx, forwardKey{}, fi)
 	out := r.WithContext(ctx)
 	out.Body = req.bodyReader()
@@ -120,7 +117,7 @@ func (s *Server) countPush(ctx context.Context, req *request) {
 	c := req.cluster
 	messages := int64(len(req.push.Items)) - req.reserved
 	req.reserved = 0
-	if err := s.o.Store.AddUsage(ctx, c.ID, req.month, messages, req.push.bytes); err != nil {
+	if err := s.ledger.accept(ctx, c, req.month, messages, req.push.bytes); err != nil {
 		s.log.ErrorContext(ctx, "proxy usage update failed", slog.String("cluster", c.Name), slog.Any("error", err))
 	}
 	if c.Plan.MaxQueues > 0 || c.Plan.MaxPartitionsPerQueue > 0 {

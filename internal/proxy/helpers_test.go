@@ -85,6 +85,9 @@ type bundleOpts struct {
 	// connection limits (zero: the defaults)
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
 	maxConns, maxConnsPerCluster                              int
+	// the request path's batching (zero: off, every request reads and writes the database)
+	cacheTTL, usageFlush time.Duration
+	quotaBlock           int64
 }
 
 // newBundle starts a proxy server (real listener) on a fresh database of its own.
@@ -109,6 +112,7 @@ func newBundle(t testing.TB, o bundleOpts) *testBundle {
 		UpstreamTimeout: o.upstreamTimeout, AdminToken: testAdminToken, NowFunc: now,
 		ReadHeaderTimeout: o.readHeaderTimeout, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout,
 		IdleTimeout: o.idleTimeout, MaxConns: o.maxConns, MaxConnsPerCluster: o.maxConnsPerCluster,
+		CacheTTL: o.cacheTTL, UsageFlush: o.usageFlush, QuotaBlock: o.quotaBlock,
 	})
 	require.NoError(t, err)
 	// Served as queen-proxy serves: its timeouts, caps and framing guard on a real listener.

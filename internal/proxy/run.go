@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queen-go/queen/internal/httpx"
 	"github.com/queen-go/queen/internal/proxy/proxystore"
 )
 
@@ -29,9 +30,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, reg *prometheus.Regi
 		UpstreamTimeout: cfg.UpstreamTimeout, AdminToken: cfg.AdminToken,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
 		IdleTimeout: cfg.IdleTimeout, MaxPollWait: cfg.MaxPollWait, MaxConns: cfg.MaxConns,
-		MaxConnsPerCluster: cfg.MaxConnsPerCluster})
+		MaxConnsPerCluster: cfg.MaxConnsPerCluster, CacheTTL: cfg.CacheTTL, QuotaBlock: cfg.QuotaBlock,
+		UsageFlush: cfg.UsageFlush})
 	if err != nil {
 		return err
+	}
+	if cfg.PprofAddr != "" {
+		if err := httpx.ServePprof(ctx, cfg.PprofAddr, log); err != nil {
+			return fmt.Errorf("proxy: %w", err)
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

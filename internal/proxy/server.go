@@ -17,6 +17,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,7 +55,16 @@ type Options struct {
 	AdminToken      string
 	// NowFunc is the clock of the rate limiters, sessions and usage months; default time.Now.
 	NowFunc func() time.Time
-	// Transport reaches the brokers; default a clone of http.DefaultTransport.
+	// CacheTTL is how long a resolved credential (its cluster's state, plan and storage included) is
+	// reused; 0 reads the database on every request. Capped at half of JWTTTL.
+	CacheTTL time.Duration
+	// QuotaBlock is the most messages of a monthly quota reserved ahead per cluster; 0 reserves each
+	// push's own. UsageFlush is the interval at which accepted usage is written; 0 writes each push's.
+	// Both batch only under [Server.Serve], which flushes and gives back what it holds at Shutdown.
+	QuotaBlock int64
+	UsageFlush time.Duration
+	// Transport reaches the brokers; default a clone of http.DefaultTransport keeping up to
+	// MaxConnsPerCluster idle connections per broker.
 	Transport http.RoundTripper
 
 	// Connection limits of [Server.Serve] (zero: the defaults of [EnvVars]).
@@ -91,7 +101,14 @@ type Server struct {
 	rp      *httputil.ReverseProxy
 	ops     *http.ServeMux
 	conns   *connTracker
+	creds   *credCache
+	ledger  *ledger
 	hs      *http.Server // Serve's
+	// The ledger's flush loop runs from the first Serve until Shutdown.
+	ledgerCtx  context.Context
+	stopLedger context.CancelFunc
+	ledgerOnce sync.Once
+	ledgerDone chan struct{}
 }
 
 // NewServer builds the handler.
@@ -114,9 +131,6 @@ func NewServer(o Options) (*Server, error) {
 	if o.NowFunc == nil {
 		o.NowFunc = time.Now
 	}
-	if o.Transport == nil {
-		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
 	for _, d := range []struct {
 		to   *time.Duration
 		name string
@@ -138,12 +152,23 @@ func NewServer(o Options) (*Server, error) {
 	if o.MaxConnsPerCluster <= 0 {
 		o.MaxConnsPerCluster = defaultInt("QUEEN_PROXY_MAX_CONNS_PER_CLUSTER")
 	}
+	if o.Transport == nil {
+		// The default keeps 2 idle connections per broker: beyond 2 concurrent requests every answer
+		// closed one and the next request dialled anew (push b10 through the proxy spent most of its
+		// 568 µs of CPU per request there). Every client connection may keep one to its broker.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = o.MaxConns, o.MaxConnsPerCluster
+		o.Transport = tr
+	}
 	m, err := NewMetrics(o.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: register metrics: %w", err)
 	}
+	o.CacheTTL = min(o.CacheTTL, o.JWTTTL/2)
 	s := &Server{o: o, log: o.Logger, metrics: m, limits: newLimiter(o.NowFunc),
-		conns: newConnTracker(o.MaxConns, o.MaxConnsPerCluster, m)}
+		conns: newConnTracker(o.MaxConns, o.MaxConnsPerCluster, m), creds: newCredCache(o.CacheTTL),
+		ledger: newLedger(o.Store, o.Logger, max(o.QuotaBlock, 0), max(o.UsageFlush, 0)), ledgerDone: make(chan struct{})}
+	s.ledgerCtx, s.stopLedger = context.WithCancel(context.Background())
 	s.rp = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
 		Transport:      o.Transport,
@@ -167,6 +192,12 @@ func NewServer(o Options) (*Server, error) {
 // open-connection caps and the framing guard. Handlers see ctx (its end cancels them).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	s.ledgerOnce.Do(func() {
+		go func() {
+			defer close(s.ledgerDone)
+			s.ledger.run(s.ledgerCtx, s.o.NowFunc)
+		}()
+	})
 	guarded := httpguard.InstallFunc(s.hs, ln, func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.Decisions.WithLabelValues("unknown", string(CodeBadRequest)).Inc()
 		writeError(w, newError(CodeBadRequest, httpguard.Message))
@@ -180,6 +211,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.hs.Shutdown(ctx)
 	if err != nil {
 		_ = s.hs.Close()
+	}
+	s.stopLedger()
+	started := true
+	s.ledgerOnce.Do(func() { started = false })
+	if started {
+		<-s.ledgerDone
+		// The requests are done: write what they counted and give back the unspent quota, even when
+		// ctx has ended (a few statements, bounded on their own).
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		s.ledger.flush(fctx, proxystore.Month(s.o.NowFunc()), true)
 	}
 	return err
 }
@@ -221,6 +263,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type request struct {
 	cluster  proxystore.Cluster
 	cred     proxystore.Credential
+	token    string // the JWT forwarded in place of the credential
 	path     string // cleaned
 	body     []byte
 	push     *pushBody // non-nil for a parseable POST /api/v1/push
@@ -233,11 +276,12 @@ type request struct {
 
 func (s *Server) serveTenant(w http.ResponseWriter, r *http.Request) (string, error) {
 	ctx := r.Context()
-	c, cred, err := s.resolve(ctx, r)
+	e, err := s.resolve(ctx, r)
+	c := e.cluster
 	if err != nil {
 		return c.Name, err
 	}
-	req := &request{cluster: c, cred: cred}
+	req := &request{cluster: c, cred: e.cred, token: e.token}
 	if err := s.conns.attach(r, c.ID, c.Name); err != nil {
 		return c.Name, err
 	}
@@ -287,41 +331,49 @@ func credentialToken(r *http.Request) string {
 }
 
 // resolve maps the Host to a cluster (421 cluster_unknown) and then authenticates the API key or
-// session against it (401 unauthorized). An API key costs one database round trip in all.
-func (s *Server) resolve(ctx context.Context, r *http.Request) (proxystore.Cluster, proxystore.Credential, error) {
+// session against it (401 unauthorized). An API key costs one database round trip in all, and none
+// while its resolution is cached; the entry carries the token forwarded for it.
+func (s *Server) resolve(ctx context.Context, r *http.Request) (credEntry, error) {
 	tok := credentialToken(r)
-	sum := sha256.Sum256([]byte(tok))
+	k := credKey{host: r.Host, sum: sha256.Sum256([]byte(tok))}
+	now := s.o.NowFunc()
+	if e := s.creds.get(k, now); e != nil {
+		return *e, nil
+	}
 	var (
-		c    proxystore.Cluster
-		cred proxystore.Credential
-		ok   bool
-		err  error
+		e   credEntry
+		ok  bool
+		err error
 	)
 	if strings.HasPrefix(tok, keyPrefix) {
-		c, cred, ok, err = s.o.Store.ClusterAndKey(ctx, r.Host, sum[:])
+		e.cluster, e.cred, ok, err = s.o.Store.ClusterAndKey(ctx, r.Host, k.sum[:])
 	} else {
-		c, err = s.o.Store.ClusterByHost(ctx, r.Host)
+		e.cluster, err = s.o.Store.ClusterByHost(ctx, r.Host)
 	}
 	if errors.Is(err, proxystore.ErrNotFound) {
-		return c, cred, newError(CodeClusterUnknown, fmt.Sprintf("host %q does not resolve to a cluster", proxystore.NormalizeHost(r.Host)))
+		return e, newError(CodeClusterUnknown, fmt.Sprintf("host %q does not resolve to a cluster", proxystore.NormalizeHost(r.Host)))
 	}
 	if err != nil {
-		return c, cred, err
+		return e, err
 	}
 	if tok == "" {
-		return c, cred, newError(CodeUnauthorized, "missing bearer credential")
+		return e, newError(CodeUnauthorized, "missing bearer credential")
 	}
 	if strings.HasPrefix(tok, sessionPrefix) {
-		cred, err = s.o.Store.ActiveSession(ctx, c.ID, sum[:], s.o.NowFunc())
+		e.cred, err = s.o.Store.ActiveSession(ctx, e.cluster.ID, k.sum[:], now)
 		if err != nil && !errors.Is(err, proxystore.ErrNotFound) {
-			return c, cred, err
+			return e, err
 		}
 		ok = err == nil
 	}
 	if !ok {
-		return c, cred, newError(CodeUnauthorized, "unknown, revoked or expired credential")
+		return e, newError(CodeUnauthorized, "unknown, revoked or expired credential")
 	}
-	return c, cred, nil
+	if e.token, err = s.mintToken(e.cluster.Name, e.cred); err != nil {
+		return e, fmt.Errorf("proxy: sign token: %w", err)
+	}
+	s.creds.put(k, &e, now)
+	return e, nil
 }
 
 // cleanPath resolves dot segments so "/api/v1/../../internal/x" cannot dodge the route checks; the cleaned
@@ -519,7 +571,7 @@ func (s *Server) checkQuotas(ctx context.Context, r *http.Request, req *request)
 		// all see room (60 pushes stored 11 messages on a quota of 5). The reservation is atomic in the
 		// database, so it holds across every proxy instance sharing it.
 		n := int64(len(req.push.Items))
-		ok, used, err := s.o.Store.ReserveMessages(ctx, c.ID, req.month, n, plan.MonthlyMessageQuota)
+		ok, used, err := s.ledger.reserve(ctx, c, req.month, n, plan.MonthlyMessageQuota)
 		if err != nil {
 			return err
 		}
@@ -537,7 +589,7 @@ func (s *Server) releaseReserved(ctx context.Context, req *request) {
 	if req.reserved == 0 {
 		return
 	}
-	if err := s.o.Store.ReleaseMessages(ctx, req.cluster.ID, req.month, req.reserved); err != nil {
+	if err := s.ledger.release(ctx, req.cluster, req.month, req.reserved); err != nil {
 		s.log.ErrorContext(ctx, "proxy quota release failed", slog.String("cluster", req.cluster.Name), slog.Any("error", err))
 	}
 	req.reserved = 0

@@ -1,4 +1,4 @@
-package broker
+package httpx
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// startPprof serves net/http/pprof on its own listener (PPROF_ADDR), never on the API port: profiles
-// expose internals and a 30 s CPU profile must not count against API timeouts or auth. It stops when
-// ctx ends.
-func startPprof(ctx context.Context, addr string, log *slog.Logger) error {
+// ServePprof serves net/http/pprof on its own listener (the broker's PPROF_ADDR, the proxy's
+// QUEEN_PROXY_PPROF_ADDR), never on the API port: profiles expose internals and a 30 s CPU profile must
+// not count against API timeouts or auth. It stops when ctx ends.
+func ServePprof(ctx context.Context, addr string, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -22,7 +22,7 @@ func startPprof(ctx context.Context, addr string, log *slog.Logger) error {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("broker: pprof listen: %w", err)
+		return fmt.Errorf("pprof listen: %w", err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
