@@ -35,6 +35,10 @@ type Authenticator struct {
 	rolesClaim      string
 	rolesArrayClaim string
 	log             *slog.Logger
+
+	now      func() time.Time
+	leeway   time.Duration
+	verified verifiedCache
 }
 
 var (
@@ -56,6 +60,7 @@ func newAuthenticator(ctx context.Context, cfg Options, log *slog.Logger, now fu
 		alg: cfg.Algorithm, secret: []byte(cfg.Secret),
 		roles: newRoleSet(cfg), skip: skipList(cfg.SkipPaths),
 		rolesClaim: cfg.RolesClaim, rolesArrayClaim: cfg.RolesArrayClaim, log: log,
+		now: now, leeway: cfg.ClockSkew,
 	}
 	if cfg.PublicKey != "" {
 		key, err := parsePublicKey(cfg.PublicKey)
@@ -171,16 +176,32 @@ func (a *Authenticator) Authorize(r *http.Request, level Access) (Principal, err
 	if token == "" {
 		return Principal{}, errAuthRequired
 	}
-	claims, err := a.verify(r.Context(), token)
-	if err != nil {
-		return Principal{}, err
+	now := a.now()
+	p, ok := a.verified.get(token, now)
+	if !ok {
+		claims, err := a.verify(r.Context(), token)
+		if err != nil {
+			return Principal{}, err
+		}
+		p = Principal{Roles: rolesFrom(claims, a.rolesClaim, a.rolesArrayClaim)}
+		p.Subject, _ = claims["sub"].(string)
+		until := now.Add(verifiedTTL)
+		if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+			until = minTime(until, exp.Add(a.leeway))
+		}
+		a.verified.put(token, p, until)
 	}
-	p := Principal{Roles: rolesFrom(claims, a.rolesClaim, a.rolesArrayClaim)}
-	p.Subject, _ = claims["sub"].(string)
 	if !a.roles.allows(level, p.Roles) {
 		return p, errForbidden
 	}
 	return p, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // bearer strips a case-insensitive "Bearer " prefix; a header without it is the raw token.

@@ -540,3 +540,35 @@ func TestExpRequiredByDefault(t *testing.T) {
 	_, err = pubOnly.Authorize(request(sign(t, jwt.SigningMethodRS256, rk, "", claims())), Read)
 	require.NoError(t, err)
 }
+
+// TestVerifiedTokenCache: a token verified once is not verified again, but its exp (with the clock
+// skew allowed) still ends it, and no entry outlives verifiedTTL.
+func TestVerifiedTokenCache(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
+	a, err := newAuthenticator(t.Context(), baseConfig(t, map[string]string{"JWT_SECRET": testSecret, "JWT_CLOCK_SKEW": "5"}), discard, clk.now)
+	require.NoError(t, err)
+	now := clk.now().Unix()
+	tok := sign(t, jwt.SigningMethodHS256, []byte(testSecret), "", jwt.MapClaims{"sub": "s", "role": "read-only", "exp": now + 10})
+	p, err := a.Authorize(request(tok), Read)
+	require.NoError(t, err)
+	require.Equal(t, "s", p.Subject)
+	_, ok := a.verified.get(tok, clk.now())
+	require.True(t, ok, "verified once, remembered")
+	_, err = a.Authorize(request(tok), Admin)
+	requireAuthError(t, err, 403, "Insufficient permissions")
+
+	clk.add(14 * time.Second)
+	_, err = a.Authorize(request(tok), Read)
+	require.NoError(t, err, "within exp + skew")
+	clk.add(2 * time.Second)
+	_, err = a.Authorize(request(tok), Read)
+	requireAuthError(t, err, 401, "Token has expired")
+
+	long := sign(t, jwt.SigningMethodHS256, []byte(testSecret), "", jwt.MapClaims{"sub": "s", "role": "read-only", "exp": now + 3600})
+	_, err = a.Authorize(request(long), Read)
+	require.NoError(t, err)
+	clk.add(verifiedTTL)
+	_, ok = a.verified.get(long, clk.now())
+	require.False(t, ok, "an entry lives at most verifiedTTL")
+}
