@@ -450,6 +450,9 @@ const (
 func parsePush(body []byte, path string) (*pushBody, bool) {
 	switch path {
 	case pushPath:
+		if pb, ok := scanPush(body); ok {
+			return pb, true
+		}
 		var pb pushBody
 		if json.Unmarshal(body, &pb) != nil {
 			return nil, false
