@@ -41,7 +41,7 @@ func varsOf(c *Config) []Var {
 		{"DEFAULT_SUBSCRIPTION_MODE", "", "where a new consumer group starts when a pop does not say: all (empty) or new", false, strVar(&c.DefaultSubscriptionMode)},
 		{"EVICTION_INTERVAL", "60000", "ms between maxWaitTimeSeconds sweeps", false, msVar(&c.EvictionInterval)},
 		{"POP_MAX_TIMEOUT_MS", "300000", "longest long-poll timeout honoured", false, msVar(&c.MaxPollTimeout)},
-		{"POP_WAIT_MAX_INTERVAL_MS", "30000", "safety re-check of a parked long-poll, jittered ±25 % (pushes, acks, lease expiries and delays wake it by event; this catches what a crashed broker or a lost NOTIFY could not announce)", false, msVar(&c.PollRecheck)},
+		{"POP_WAIT_MAX_INTERVAL_MS", "30000", "safety re-check of a parked long-poll, jittered ±25 %, armed only when the pop's timeout ends after 1.25 × this (pushes, acks, lease expiries and delays wake it by event; this catches what a crashed broker or a lost NOTIFY could not announce)", false, msVar(&c.PollRecheck)},
 		{"QUEEN_MAX_BODY_BYTES", "67108864", "largest request body; larger ones are answered 413 without being read", false, bytesVar(&c.MaxBodyBytes)},
 		{"QUEEN_MAX_BATCH_ITEMS", "10000", "most entries one request may carry: the items of a push, the acknowledgments of an ack batch, the operations of a transaction (a push operation counting its items); more are answered 413 `batch of N items exceeds QUEEN_MAX_BATCH_ITEMS (M)` before any is decoded. An entry costs memory whatever its size, so this cap, with QUEEN_MAX_BODY_BYTES, bounds a request's memory (at most 10000, the default: it may only be lowered)", false, intVar(&c.MaxBatchItems)},
 		{"SHUTDOWN_TIMEOUT_MS", "10000", "ms graceful shutdown may take", false, msVar(&c.ShutdownTimeout)},

@@ -211,16 +211,26 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 			}
 			return res, err
 		}
-		recheck := time.NewTimer(jitter(e.opt.RecheckInterval))
+		// The safety re-check is armed only when the request outlives the latest it could come due:
+		// otherwise the client's next pop, which tries first, is that re-check. With the defaults
+		// (30 s timeouts and interval) parked consumers cost one statement per timeout, not 1.5.
+		var recheck <-chan time.Time
+		var t *time.Timer
+		if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.opt.RecheckInterval*5/4 {
+			t = time.NewTimer(jitter(e.opt.RecheckInterval))
+			recheck = t.C
+		}
 		draining := false
 		select {
 		case <-w.C():
-		case <-recheck.C:
+		case <-recheck:
 		case <-ctx.Done():
 		case <-e.draining:
 			draining = true
 		}
-		recheck.Stop()
+		if t != nil {
+			t.Stop()
+		}
 		e.hub.Unpark(w)
 		if ctx.Err() != nil || draining {
 			return nil, nil
