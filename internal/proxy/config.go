@@ -30,6 +30,7 @@ type Config struct {
 	CacheTTL           time.Duration // QUEEN_PROXY_CACHE_MS
 	QuotaBlock         int64         // QUEEN_PROXY_QUOTA_BLOCK
 	UsageFlush         time.Duration // QUEEN_PROXY_USAGE_FLUSH_MS
+	GCPercent          int64         // QUEEN_PROXY_GC_PERCENT
 	PprofAddr          string        // QUEEN_PROXY_PPROF_ADDR; empty: none
 }
 
@@ -60,6 +61,7 @@ var EnvVars = []EnvVar{
 	{"QUEEN_PROXY_QUOTA_BLOCK", "1000", "messages of a monthly quota reserved ahead per cluster, at most an eighth of what is left; unspent blocks are given back after an idle flush interval and at shutdown; 0 reserves each push's own"},
 	{"QUEEN_PROXY_PPROF_ADDR", "", "address of a separate net/http/pprof listener (e.g. 127.0.0.1:6064); empty: none"},
 	{"QUEEN_PROXY_USAGE_FLUSH_MS", "1000", "ms between writes of the accepted messages and bytes (a crash loses at most this much counting); 0 writes each push's at once"},
+	{"QUEEN_PROXY_GC_PERCENT", "400", "the Go collector's GOGC for the proxy (GOGC, when set, wins); 0 leaves Go's default"},
 }
 
 // LoadConfig reads the environment through getenv. Garbage in a numeric variable is an error naming it.
@@ -140,7 +142,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		name string
 		to   *int64
 	}{{"QUEEN_PROXY_CACHE_MS", (*int64)(&c.CacheTTL)}, {"QUEEN_PROXY_QUOTA_BLOCK", &c.QuotaBlock},
-		{"QUEEN_PROXY_USAGE_FLUSH_MS", (*int64)(&c.UsageFlush)}} {
+		{"QUEEN_PROXY_USAGE_FLUSH_MS", (*int64)(&c.UsageFlush)}, {"QUEEN_PROXY_GC_PERCENT", &c.GCPercent}} {
 		v, err := strconv.ParseInt(get(n.name), 10, 64)
 		if err != nil || v < 0 {
 			return Config{}, fmt.Errorf("proxy: %s must be a non-negative integer, got %q", n.name, get(n.name))

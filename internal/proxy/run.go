@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -20,6 +22,9 @@ import (
 
 // Run opens the proxy's store (migrating it), serves on cfg.Addr until ctx ends, then shuts down.
 func Run(ctx context.Context, cfg Config, log *slog.Logger, reg *prometheus.Registry) error {
+	if _, set := os.LookupEnv("GOGC"); !set && cfg.GCPercent > 0 {
+		debug.SetGCPercent(int(cfg.GCPercent))
+	}
 	st, err := proxystore.Open(ctx, cfg.DatabaseURL, cfg.Schema)
 	if err != nil {
 		return err
@@ -163,6 +168,9 @@ func Command(ctx context.Context, cfg Config, args []string, stdout io.Writer) e
 	}
 	if err := fs.Parse(args[2:]); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if _, set := os.LookupEnv("GOGC"); !set && cfg.GCPercent > 0 {
+		debug.SetGCPercent(int(cfg.GCPercent))
 	}
 	st, err := proxystore.Open(ctx, cfg.DatabaseURL, cfg.Schema)
 	if err != nil {
