@@ -276,7 +276,12 @@ func (c *client) transaction(ctx context.Context, ops []any) (txResponse, error)
 
 // configure creates the queue (configure replaces every option, so the others take their defaults).
 func (c *client) configure(ctx context.Context, queue string, leaseSeconds int) error {
-	_, err := c.do(ctx, http.MethodPost, "/api/v1/configure", map[string]any{"queue": queue, "options": map[string]any{"leaseTime": leaseSeconds}}, nil)
+	return c.configureOptions(ctx, queue, map[string]any{"leaseTime": leaseSeconds})
+}
+
+// configureOptions sets a queue's options (all of them: the ones not named take their defaults).
+func (c *client) configureOptions(ctx context.Context, queue string, options map[string]any) error {
+	_, err := c.do(ctx, http.MethodPost, "/api/v1/configure", map[string]any{"queue": queue, "options": options}, nil)
 	return err
 }
 

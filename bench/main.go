@@ -53,6 +53,7 @@ type options struct {
 	loadRate, loadFraction           float64       // xmin-hold, soak: offered msg/s (0: loadFraction of the measured capacity)
 	xminHold, xminPhase              time.Duration // xmin-hold: how long the horizon is held; the phases before and after
 	soak, soakWindow, soakChurn      time.Duration // soak: total length (0: not asked for), window, queue churn interval
+	soakRetention                    time.Duration // soak: completedRetentionSeconds of its two queues (0: none)
 	deletePartitions, deleteMessages int           // delete-then-run: the queue deleted
 	deleteVacuum                     bool          // delete-then-run: VACUUM ANALYZE instead of waiting for autovacuum
 	deleteWait                       time.Duration // delete-then-run: the longest wait for autovacuum
@@ -123,6 +124,7 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.soak, "soak", 0, "run the soak scenario for this long instead of -scenarios (the target's is 1h; -soak 3m -soak-window 1m is a smoke run)")
 	flag.DurationVar(&o.soakWindow, "soak-window", 5*time.Minute, "soak: the window over which p99, RSS and database size are reported")
 	flag.DurationVar(&o.soakChurn, "soak-churn", time.Minute, "soak: a queue is created, used and deleted this often")
+	flag.DurationVar(&o.soakRetention, "soak-retention", 2*time.Minute, "soak: its two queues delete consumed messages this old (retentionEnabled, completedRetentionSeconds), as a deployment would; 0 keeps them")
 	flag.IntVar(&o.deletePartitions, "delete-partitions", 10000, "delete-then-run: partitions of the queue deleted (the target's is 100000)")
 	flag.IntVar(&o.deleteMessages, "delete-messages", 100000, "delete-then-run: messages of the queue deleted (the target's is 1000000)")
 	flag.BoolVar(&o.deleteVacuum, "delete-vacuum", true, "delete-then-run: VACUUM ANALYZE after the delete; false waits for autovacuum instead (up to -delete-wait)")

@@ -82,6 +82,15 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ret := int(r.opt.soakRetention / time.Second); ret > 0 {
+		for _, q := range []string{qa, qb} {
+			if err := r.prod.configureOptions(ctx, q, map[string]any{"leaseTime": int(r.opt.lease / time.Second),
+				"retentionEnabled": true, "completedRetentionSeconds": ret}); err != nil {
+				return nil, fmt.Errorf("configure %s: %w", q, err)
+			}
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("both queues delete consumed messages after %v (completedRetentionSeconds)", r.opt.soakRetention))
+	}
 	groups := make([]string, soakGroups)
 	for i := range groups {
 		groups[i] = fmt.Sprintf("g%d", i)
