@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queen-go/queen/internal/proxy"
 	"github.com/queen-go/queen/internal/proxy/proxystore"
 	"github.com/queen-go/queen/internal/testenv"
 )
@@ -36,6 +37,14 @@ func TestCredentialCache(t *testing.T) {
 	require.Equal(t, http.StatusCreated, b.do(t, h, k2, "POST", "/api/v1/push", items("c", 1, 10)).status)
 	require.Equal(t, http.StatusOK, b.admin(t, "PATCH", "/_proxy/admin/clusters/acme", map[string]any{"state": "suspended"}).status)
 	requireCode(t, b.do(t, h, k2, "POST", "/api/v1/push", items("c", 1, 10)), 403, "cluster_suspended")
+
+	// A cached session is not served past its own end, however long the cache would keep it.
+	require.Equal(t, http.StatusOK, b.admin(t, "PATCH", "/_proxy/admin/clusters/acme", map[string]any{"state": "active"}).status)
+	_, tok, err := proxy.CreateSession(t.Context(), b.store, "acme", "dash", []string{"read-write"}, b.clock.Now().Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, b.do(t, h, tok, "POST", "/api/v1/push", items("c", 1, 10)).status)
+	b.clock.Advance(time.Second)
+	requireCode(t, b.do(t, h, tok, "POST", "/api/v1/push", items("c", 1, 10)), 401, "unauthorized")
 }
 
 // TestQuotaBlocksAcrossProxies: two instances reserving quota in blocks and writing usage once per
@@ -100,4 +109,26 @@ func TestQuotaBlocksAcrossProxies(t *testing.T) {
 	require.Positive(t, c.StorageBytesUsed, "the accepted bytes were written")
 
 	require.Equal(t, n*per, stored, "the broker stored exactly what was admitted")
+}
+
+// TestClientClosedIsNotBadGateway: a consumer that gives up its long-poll is not a broker failure:
+// it is counted as client_closed, never as bad_gateway.
+func TestClientClosedIsNotBadGateway(t *testing.T) {
+	t.Parallel()
+	broker := testenv.StartBroker(t, brokerEnv())
+	b := newBundle(t, bundleOpts{})
+	b.plan(t, "basic", nil)
+	h, k, _ := b.cluster(t, "acme", "basic", broker.URL)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", b.url+"/api/v1/pop/queue/idle?wait=true&timeout=10000", nil)
+	require.NoError(t, err)
+	req.Host = h
+	req.Header.Set("Authorization", "Bearer "+k)
+	_, err = http.DefaultClient.Do(req)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	labels := func(code string) map[string]string { return map[string]string{"cluster": "acme", "code": code} }
+	require.Eventually(t, func() bool { return b.metric(t, "queen_proxy_decisions_total", labels("client_closed")) == 1 },
+		5*time.Second, 20*time.Millisecond)
+	require.Zero(t, b.metric(t, "queen_proxy_decisions_total", labels("bad_gateway")))
 }

@@ -57,6 +57,9 @@ func (c *credCache) put(k credKey, e *credEntry, now time.Time) {
 		return
 	}
 	e.until = now.Add(c.ttl)
+	if x := e.cred.Expires; !x.IsZero() && x.Before(e.until) {
+		e.until = x // a session is not served past its end
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= credCacheMax {

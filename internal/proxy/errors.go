@@ -27,6 +27,9 @@ const (
 	CodeBadGateway           Code = "bad_gateway"
 	CodeUpstreamTimeout      Code = "upstream_timeout"
 	CodeConnectionLimit      Code = "connection_limit"
+	// CodeClientClosed: the client went away before the broker answered (a consumer giving up its
+	// long-poll). Counted as a decision of its own, never answered nor logged as a failure.
+	CodeClientClosed Code = "client_closed"
 
 	// Admin-API and internal codes (not part of the tenant table).
 	CodeBadRequest    Code = "bad_request"
@@ -53,6 +56,7 @@ var codeTable = map[Code]struct {
 	CodeBadGateway:           {http.StatusBadGateway, "bad gateway"},
 	CodeUpstreamTimeout:      {http.StatusGatewayTimeout, "upstream timeout"},
 	CodeConnectionLimit:      {http.StatusServiceUnavailable, "too many open connections"},
+	CodeClientClosed:         {499, "client closed request"},
 	CodeBadRequest:           {http.StatusBadRequest, "bad request"},
 	CodeNotFound:             {http.StatusNotFound, "not found"},
 	CodeConflict:             {http.StatusConflict, "already exists"},

@@ -158,7 +158,7 @@ func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error
 		e = wrapError(CodeUpstreamTimeout, "the broker did not answer in time", err)
 	case r.Context().Err() != nil && errors.Is(context.Cause(r.Context()), context.Canceled):
 		// The client went away; there is nobody to answer.
-		e = wrapError(CodeBadGateway, "client closed request", err)
+		e = wrapError(CodeClientClosed, "", err)
 	default:
 		e = wrapError(CodeBadGateway, "upstream unreachable", err)
 	}

@@ -243,6 +243,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		label = "unknown"
 	}
 	s.metrics.Decisions.WithLabelValues(label, string(e.Code)).Inc()
+	if e.Code == CodeClientClosed {
+		return // nobody to answer, nothing wrong to report
+	}
 	attrs := []any{slog.String("cluster", cluster), slog.String("code", string(e.Code)),
 		slog.Int("status", e.Status()), slog.String("method", r.Method), slog.String("path", r.URL.Path)}
 	if e.RetryAfter > 0 {

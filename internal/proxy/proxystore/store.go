@@ -287,6 +287,7 @@ type Credential struct {
 	Subject string
 	Roles   []string
 	Session bool
+	Expires time.Time // a session's end; zero for a key
 }
 
 // CreateKey stores the hash of a new API key for the named cluster and returns the key id.
@@ -350,7 +351,7 @@ func (s *Store) CreateSession(ctx context.Context, cluster, subject string, role
 func (s *Store) ActiveSession(ctx context.Context, clusterID int64, hash []byte, now time.Time) (Credential, error) {
 	var id uuid.UUID
 	var c Credential
-	if err := s.pool.QueryRow(ctx, q("ActiveSessionByHash"), clusterID, hash, now).Scan(&id, &c.Subject, &c.Roles); err != nil {
+	if err := s.pool.QueryRow(ctx, q("ActiveSessionByHash"), clusterID, hash, now).Scan(&id, &c.Subject, &c.Roles, &c.Expires); err != nil {
 		return Credential{}, fmt.Errorf("proxystore: session: %w", interpret(err))
 	}
 	c.ID = id.String()

@@ -11,7 +11,7 @@ UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL
 INSERT INTO sessions (id, cluster_id, token_hash, subject, roles, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
 
 -- name: ActiveSessionByHash :one
-SELECT id, subject, roles FROM sessions
+SELECT id, subject, roles, expires_at FROM sessions
 WHERE cluster_id = $1 AND token_hash = $2 AND revoked_at IS NULL AND expires_at > $3
 
 -- name: RevokeSession :execrows
