@@ -26,64 +26,85 @@ type RetentionResult struct {
 	HistoryRowsTrimmed int64
 }
 
-// RunRetention does one retention pass in one transaction under the retention advisory lock; Ran is
-// false when another broker holds it.
+// RunRetention does one retention pass under the retention advisory lock, one transaction per
+// statement: a pass deleting a backlog (up to MaxRounds statements per step) in one transaction held
+// the xmin horizon for all of it, and every in-place update of the hot rows meanwhile left versions no
+// vacuum could remove (docs/performance.md, target 7). Ran is false when another broker held the lock
+// at the first statement; a pass that loses it later stops there, the other broker going on.
 func (j Jobs) RunRetention(ctx context.Context, p RetentionParams) (RetentionResult, error) {
 	s := j.s
 	res := RetentionResult{Expired: map[string]int64{}, Completed: map[string]int64{}, Partitions: map[string]int64{}}
 	if p.MaxRounds <= 0 {
 		p.MaxRounds = 100
 	}
-	rounds := func(tx pgx.Tx, name string, into map[string]int64, args ...any) error {
+	// stmt runs one statement in its own locked transaction; held is false when the lock was taken.
+	stmt := func(fn func(tx pgx.Tx) error) (held bool, err error) {
+		held, err = s.withJobLock(ctx, retentionJob, fn)
+		res.Ran = res.Ran || held
+		return held, err
+	}
+	rounds := func(name string, into map[string]int64, args ...any) (held bool, err error) {
 		for range p.MaxRounds {
-			rows, err := tx.Query(ctx, q(name), args...)
-			if err != nil {
-				return err
-			}
 			var got int64
-			err = eachRow(rows, func(r pgx.Rows) error {
-				var queue string
-				var n int64
-				if err := r.Scan(&queue, &n); err != nil {
+			round := map[string]int64{} // counted once its transaction committed
+			held, err = stmt(func(tx pgx.Tx) error {
+				rows, err := tx.Query(ctx, q(name), args...)
+				if err != nil {
 					return err
 				}
-				into[queue] += n
-				got += n
-				return nil
+				return eachRow(rows, func(r pgx.Rows) error {
+					var queue string
+					var n int64
+					if err := r.Scan(&queue, &n); err != nil {
+						return err
+					}
+					round[queue] += n
+					got += n
+					return nil
+				})
 			})
-			if err != nil {
-				return err
+			if err != nil || !held {
+				return held, err
+			}
+			for queue, n := range round {
+				into[queue] += n
 			}
 			if got == 0 {
-				return nil
+				return true, nil
 			}
 		}
-		return nil
+		return true, nil
 	}
-	ran, err := s.withJobLock(ctx, retentionJob, func(tx pgx.Tx) error {
-		if err := rounds(tx, "RetentionDeleteExpired", res.Expired, p.Now, p.BatchSize); err != nil {
-			return err
+	err := func() error {
+		for _, step := range []struct {
+			name string
+			into map[string]int64
+			arg  any
+		}{
+			{"RetentionDeleteExpired", res.Expired, p.BatchSize},
+			{"RetentionDeleteCompleted", res.Completed, p.BatchSize},
+			{"RetentionCleanupPartitions", res.Partitions, p.PartitionCleanupDays},
+		} {
+			if held, err := rounds(step.name, step.into, p.Now, step.arg); err != nil || !held {
+				return err
+			}
 		}
-		if err := rounds(tx, "RetentionDeleteCompleted", res.Completed, p.Now, p.BatchSize); err != nil {
-			return err
-		}
-		if err := rounds(tx, "RetentionCleanupPartitions", res.Partitions, p.Now, p.PartitionCleanupDays); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, q("RetentionTrimHistory"), p.Now, p.MetricsRetentionDays).Scan(&res.HistoryRowsTrimmed)
-	})
-	res.Ran = ran
-	if err != nil {
-		return res, fmt.Errorf("store: retention: %w", err)
-	}
-	// Messages left these queues' partitions; a partition removed leaves stored counts that the stats
-	// pass's sweep subtracts.
+		_, err := stmt(func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, q("RetentionTrimHistory"), p.Now, p.MetricsRetentionDays).Scan(&res.HistoryRowsTrimmed)
+		})
+		return err
+	}()
+	// Messages left these queues' partitions (in the statements that committed, even if a later one
+	// failed); a partition removed leaves stored counts that the stats pass's sweep subtracts.
 	for _, m := range []map[string]int64{res.Expired, res.Completed} {
 		for queue, n := range m {
 			if n > 0 {
 				s.changed.noteQueue(queue, false)
 			}
 		}
+	}
+	if err != nil {
+		return res, fmt.Errorf("store: retention: %w", err)
 	}
 	return res, nil
 }
