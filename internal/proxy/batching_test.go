@@ -132,3 +132,15 @@ func TestClientClosedIsNotBadGateway(t *testing.T) {
 		5*time.Second, 20*time.Millisecond)
 	require.Zero(t, b.metric(t, "queen_proxy_decisions_total", labels("bad_gateway")))
 }
+
+// TestHealth: the load balancer's check needs no credential and fails when the proxy's database does.
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t, bundleOpts{})
+	r := b.do(t, "", "", "GET", "/_proxy/health", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.JSONEq(t, `{"status":"ok"}`, string(r.body))
+	b.store.Close()
+	r = b.do(t, "", "", "GET", "/_proxy/health", nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+}

@@ -181,6 +181,7 @@ func NewServer(o Options) (*Server, error) {
 		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)}
 	s.ops = http.NewServeMux()
 	s.ops.Handle("GET /_proxy/metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
+	s.ops.HandleFunc("GET /_proxy/health", s.health)
 	s.registerAdmin(s.ops)
 	s.ops.HandleFunc("/_proxy/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(CodeNotFound, "no such proxy route"))
@@ -727,6 +728,19 @@ func (s *Server) rateLimit(r *http.Request, req *request) (func(), error) {
 		return release, nil
 	}
 	return nil, e
+}
+
+// health is the load balancer's check: 200 while this instance serves and its database answers (a
+// credential not yet cached needs it), else 503; no credential needed.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.o.Store.Ping(ctx); err != nil {
+		s.log.WarnContext(ctx, "proxy health: database unreachable", slog.Any("error", err))
+		_ = writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+		return
+	}
+	_ = writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // serveOps serves /_proxy/*: metrics and the admin API. Its errors carry codes too.

@@ -102,6 +102,14 @@ func Open(ctx context.Context, url, schema string) (*Store, error) {
 // Close releases the pool.
 func (s *Store) Close() { s.pool.Close() }
 
+// Ping reports whether the proxy's database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("proxystore: ping: %w", err)
+	}
+	return nil
+}
+
 // Plan is a tenant plan: size caps, rates, quotas, ceilings and feature flags. Zero means unlimited for
 // rates, slots, quotas and ceilings.
 type Plan struct {
