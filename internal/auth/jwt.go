@@ -186,8 +186,8 @@ func (a *Authenticator) Authorize(r *http.Request, level Access) (Principal, err
 		p = Principal{Roles: rolesFrom(claims, a.rolesClaim, a.rolesArrayClaim)}
 		p.Subject, _ = claims["sub"].(string)
 		until := now.Add(verifiedTTL)
-		if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
-			until = minTime(until, exp.Add(a.leeway))
+		if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && exp.Add(a.leeway).Before(until) {
+			until = exp.Add(a.leeway)
 		}
 		a.verified.put(token, p, until)
 	}
@@ -195,13 +195,6 @@ func (a *Authenticator) Authorize(r *http.Request, level Access) (Principal, err
 		return p, errForbidden
 	}
 	return p, nil
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // bearer strips a case-insensitive "Bearer " prefix; a header without it is the raw token.

@@ -169,9 +169,6 @@ func Command(ctx context.Context, cfg Config, args []string, stdout io.Writer) e
 	if err := fs.Parse(args[2:]); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if _, set := os.LookupEnv("GOGC"); !set && cfg.GCPercent > 0 {
-		debug.SetGCPercent(int(cfg.GCPercent))
-	}
 	st, err := proxystore.Open(ctx, cfg.DatabaseURL, cfg.Schema)
 	if err != nil {
 		return err
