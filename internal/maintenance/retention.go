@@ -25,6 +25,15 @@ func NewRetention(st *store.Store, log *slog.Logger, o RetentionOptions) *Loop {
 	})
 }
 
+// passDeadline spends at most one interval on a pass's backlog (in real time, not NowFunc's: it bounds
+// work, not ages), so that the next pass starts on time with a fresh Now.
+func passDeadline(interval time.Duration) time.Time {
+	if interval <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(interval)
+}
+
 // runRetention does one retention pass now: messages past retentionSeconds (any state), messages past
 // completedRetentionSeconds that every group on the queue has consumed, empty partitions idle for
 // PARTITION_CLEANUP_DAYS and history older than METRICS_RETENTION_DAYS. Only one broker of those
@@ -35,7 +44,7 @@ func runRetention(ctx context.Context, st *store.Store, log *slog.Logger, o Rete
 	}
 	res, err := st.Jobs().RunRetention(ctx, store.RetentionParams{
 		Now: o.NowFunc(), BatchSize: max(o.BatchSize, 1), PartitionCleanupDays: o.PartitionCleanupDays,
-		MetricsRetentionDays: o.MetricsRetentionDays,
+		MetricsRetentionDays: o.MetricsRetentionDays, Deadline: passDeadline(o.Interval),
 	})
 	if err != nil {
 		return res, err

@@ -11,8 +11,9 @@ import (
 // RetentionParams tune one retention pass.
 type RetentionParams struct {
 	Now                  time.Time
-	BatchSize            int // messages per partition per statement
-	MaxRounds            int // statements per step and pass
+	BatchSize            int       // messages per partition per statement
+	MaxRounds            int       // statements per step and pass; 0: until the step has caught up
+	Deadline             time.Time // after it, a step makes one statement and passes on (zero: none)
 	PartitionCleanupDays int
 	MetricsRetentionDays int
 }
@@ -27,16 +28,16 @@ type RetentionResult struct {
 }
 
 // RunRetention does one retention pass under the retention advisory lock, one transaction per
-// statement: a pass deleting a backlog (up to MaxRounds statements per step) in one transaction held
-// the xmin horizon for all of it, and every in-place update of the hot rows meanwhile left versions no
-// vacuum could remove (docs/performance.md, target 7). Ran is false when another broker held the lock
-// at the first statement; a pass that loses it later stops there, the other broker going on.
+// statement: a pass deleting a backlog in one transaction held the xmin horizon for all of it, and
+// every in-place update of the hot rows meanwhile left versions no vacuum could remove
+// (docs/performance.md, target 7). A step goes on until a statement finds nothing, so a pass keeps up
+// with any rate (a fixed cap of 100 statements fell behind above ~300 messages per second and partition
+// at the default interval); past the Deadline each step still makes one statement, so that a backlog in
+// one step never starves the others. Ran is false when another broker held the lock at the first
+// statement; a pass that loses it later stops there, the other broker going on.
 func (j Jobs) RunRetention(ctx context.Context, p RetentionParams) (RetentionResult, error) {
 	s := j.s
 	res := RetentionResult{Expired: map[string]int64{}, Completed: map[string]int64{}, Partitions: map[string]int64{}}
-	if p.MaxRounds <= 0 {
-		p.MaxRounds = 100
-	}
 	// stmt runs one statement in its own locked transaction; held is false when the lock was taken.
 	stmt := func(fn func(tx pgx.Tx) error) (held bool, err error) {
 		held, err = s.withJobLock(ctx, retentionJob, fn)
@@ -44,7 +45,10 @@ func (j Jobs) RunRetention(ctx context.Context, p RetentionParams) (RetentionRes
 		return held, err
 	}
 	rounds := func(name string, into map[string]int64, args ...any) (held bool, err error) {
-		for range p.MaxRounds {
+		for n := 0; p.MaxRounds <= 0 || n < p.MaxRounds; n++ {
+			if n > 0 && !p.Deadline.IsZero() && time.Now().After(p.Deadline) {
+				return true, nil
+			}
 			var got int64
 			round := map[string]int64{} // counted once its transaction committed
 			held, err = stmt(func(tx pgx.Tx) error {

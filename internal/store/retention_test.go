@@ -71,6 +71,19 @@ func TestRetention(t *testing.T) {
 		require.Empty(t, left(t, p))
 	})
 
+	t.Run("Deadline", func(t *testing.T) {
+		// Past its deadline a pass makes one statement per step; the next pass goes on from there.
+		name := uniq("deadline")
+		p := configure(t, st, name, store.QueueOptions{RetentionEnabled: true, RetentionSeconds: 3600})
+		push(t, st, p, "1", "2", "3")
+		backdate(t, st, p, 2*time.Hour)
+		res := run(t, store.RetentionParams{Now: time.Now(), Deadline: time.Now().Add(-time.Second)})
+		require.Equal(t, int64(1), res.Expired[name])
+		res = run(t, store.RetentionParams{Now: time.Now()})
+		require.Equal(t, int64(2), res.Expired[name])
+		require.Empty(t, left(t, p))
+	})
+
 	t.Run("RetentionDeleteCompleted", func(t *testing.T) {
 		name := uniq("completed")
 		p := configure(t, st, name, store.QueueOptions{RetentionEnabled: true, CompletedRetentionSeconds: 3600})
