@@ -144,3 +144,37 @@ func TestHealth(t *testing.T) {
 	r = b.do(t, "", "", "GET", "/_proxy/health", nil)
 	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
 }
+
+// TestKnownPartitions: under a plan with ceilings, a push to partitions this instance has seen recorded
+// passes from memory for the cache's TTL (a forget made elsewhere, here straight in the database, is
+// seen only after it), and a queue deleted through the proxy stops counting against max_queues at once.
+func TestKnownPartitions(t *testing.T) {
+	t.Parallel()
+	broker := testenv.StartBroker(t, brokerEnv())
+	b := newBundle(t, bundleOpts{cacheTTL: 2 * time.Second})
+	b.plan(t, "ceilings", func(p *proxystore.Plan) { p.MaxQueues, p.MaxPartitionsPerQueue = 1, 1 })
+	h, k, _ := b.cluster(t, "acme", "ceilings", broker.URL, "admin")
+	id, err := b.store.ClusterIDByName(t.Context(), "acme")
+	require.NoError(t, err)
+	recorded := func(queue string) int {
+		_, known, err := b.store.PartitionUsage(t.Context(), id, []string{queue})
+		require.NoError(t, err)
+		return len(known)
+	}
+
+	require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("a", 1, 10)).status)
+	require.Equal(t, 1, recorded("a"))
+	requireCode(t, b.do(t, h, k, "POST", "/api/v1/push", items("b", 1, 10)), 403, "quota_exceeded")
+
+	require.NoError(t, b.store.ForgetQueue(t.Context(), id, "a"))
+	require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("a", 1, 10)).status)
+	require.Zero(t, recorded("a"), "within the TTL the remembered partition is neither read nor recorded")
+	b.clock.Advance(2 * time.Second)
+	require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("a", 1, 10)).status)
+	require.Equal(t, 1, recorded("a"), "after the TTL the push reads the ceilings and records again")
+
+	require.Equal(t, http.StatusOK, b.do(t, h, k, "DELETE", "/api/v1/resources/queues/a", nil).status)
+	require.Zero(t, recorded("a"))
+	require.Equal(t, http.StatusCreated, b.do(t, h, k, "POST", "/api/v1/push", items("b", 1, 10)).status)
+	requireCode(t, b.do(t, h, k, "POST", "/api/v1/push", items("a", 1, 10)), 403, "quota_exceeded")
+}

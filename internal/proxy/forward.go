@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -108,7 +109,22 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, req *request) e
 	if req.push != nil && (sw.Status == http.StatusCreated || (req.push.txn && fi.txnCommitted)) {
 		s.countPush(context.WithoutCancel(r.Context()), req)
 	}
+	if q, ok := strings.CutPrefix(req.path, queuePath); ok && r.Method == http.MethodDelete && sw.Status == http.StatusOK && q != "" && !strings.Contains(q, "/") {
+		s.forgetQueue(context.WithoutCancel(r.Context()), req.cluster, q)
+	}
 	return nil
+}
+
+// queuePath prefixes a queue's resource; DELETE on it deletes the queue.
+const queuePath = "/api/v1/resources/queues/"
+
+// forgetQueue drops a deleted queue from the known partitions, so that it no longer counts against the
+// plan's ceilings. A queue deleted at the broker without going through a proxy keeps counting.
+func (s *Server) forgetQueue(ctx context.Context, c proxystore.Cluster, queue string) {
+	s.known.forgetQueue(c.ID, queue)
+	if err := s.o.Store.ForgetQueue(ctx, c.ID, queue); err != nil {
+		s.log.ErrorContext(ctx, "proxy partition forget failed", slog.String("cluster", c.Name), slog.String("queue", queue), slog.Any("error", err))
+	}
 }
 
 // countPush records an accepted push in the usage counters and the known partitions; messages already
@@ -121,8 +137,13 @@ func (s *Server) countPush(ctx context.Context, req *request) {
 		s.log.ErrorContext(ctx, "proxy usage update failed", slog.String("cluster", c.Name), slog.Any("error", err))
 	}
 	if c.Plan.MaxQueues > 0 || c.Plan.MaxPartitionsPerQueue > 0 {
-		if err := s.o.Store.RecordPartitions(ctx, c.ID, req.push.partitions()); err != nil {
-			s.log.ErrorContext(ctx, "proxy partition record failed", slog.String("cluster", c.Name), slog.Any("error", err))
+		ps := req.push.partitions()
+		if now := s.o.NowFunc(); !s.known.all(c.ID, ps, now) {
+			if err := s.o.Store.RecordPartitions(ctx, c.ID, ps); err != nil {
+				s.log.ErrorContext(ctx, "proxy partition record failed", slog.String("cluster", c.Name), slog.Any("error", err))
+			} else {
+				s.known.add(c.ID, ps, now)
+			}
 		}
 	}
 }

@@ -102,6 +102,7 @@ type Server struct {
 	ops     *http.ServeMux
 	conns   *connTracker
 	creds   *credCache
+	known   *knownCache
 	ledger  *ledger
 	hs      *http.Server // Serve's
 	// The ledger's flush loop runs from the first Serve until Shutdown.
@@ -166,7 +167,7 @@ func NewServer(o Options) (*Server, error) {
 	}
 	o.CacheTTL = min(o.CacheTTL, o.JWTTTL/2)
 	s := &Server{o: o, log: o.Logger, metrics: m, limits: newLimiter(o.NowFunc),
-		conns: newConnTracker(o.MaxConns, o.MaxConnsPerCluster, m), creds: newCredCache(o.CacheTTL),
+		conns: newConnTracker(o.MaxConns, o.MaxConnsPerCluster, m), creds: newCredCache(o.CacheTTL), known: newKnownCache(o.CacheTTL),
 		ledger: newLedger(o.Store, o.Logger, max(o.QuotaBlock, 0), max(o.UsageFlush, 0)), ledgerDone: make(chan struct{})}
 	s.ledgerCtx, s.stopLedger = context.WithCancel(context.Background())
 	s.rp = &httputil.ReverseProxy{
@@ -576,8 +577,10 @@ func (s *Server) checkQuotas(ctx context.Context, r *http.Request, req *request)
 		return newError(CodeStorageQuotaExceeded, fmt.Sprintf("storage quota reached (%d of %d bytes)", c.StorageBytesUsed, plan.StorageQuotaBytes))
 	}
 	if plan.MaxQueues > 0 || plan.MaxPartitionsPerQueue > 0 {
-		if err := s.checkCeilings(ctx, req, req.push.partitions()); err != nil {
-			return err
+		if ps := req.push.partitions(); !s.known.all(c.ID, ps, s.o.NowFunc()) {
+			if err := s.checkCeilings(ctx, req, ps); err != nil {
+				return err
+			}
 		}
 	}
 	if plan.MonthlyMessageQuota > 0 {
@@ -636,6 +639,13 @@ func (s *Server) checkCeilings(ctx context.Context, req *request, ps []proxystor
 			newQueues++
 		}
 	}
+	var have []proxystore.QueuePartition
+	for _, p := range ps {
+		if known[p] {
+			have = append(have, p)
+		}
+	}
+	s.known.add(req.cluster.ID, have, s.o.NowFunc())
 	if plan.MaxQueues > 0 && count+newQueues > plan.MaxQueues {
 		return newError(CodeQuotaExceeded, fmt.Sprintf("queue ceiling reached (max_queues %d)", plan.MaxQueues))
 	}

@@ -454,6 +454,14 @@ func (s *Store) PartitionUsage(ctx context.Context, clusterID int64, queues []st
 	return n, known, nil
 }
 
+// ForgetQueue drops the partitions recorded for one queue of the cluster.
+func (s *Store) ForgetQueue(ctx context.Context, clusterID int64, queue string) error {
+	if _, err := s.pool.Exec(ctx, q("ForgetQueue"), clusterID, queue); err != nil {
+		return fmt.Errorf("proxystore: forget queue: %w", interpret(err))
+	}
+	return nil
+}
+
 // RecordPartitions remembers partitions the cluster has pushed to.
 func (s *Store) RecordPartitions(ctx context.Context, clusterID int64, ps []QueuePartition) error {
 	if len(ps) == 0 {

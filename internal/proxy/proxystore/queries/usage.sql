@@ -41,3 +41,6 @@ SELECT queue, partition FROM known_partitions WHERE cluster_id = $1 AND queue = 
 INSERT INTO known_partitions (cluster_id, queue, partition)
 SELECT $1, q, p FROM unnest($2::text[], $3::text[]) AS t(q, p)
 ON CONFLICT DO NOTHING
+
+-- name: ForgetQueue :exec
+DELETE FROM known_partitions WHERE cluster_id = $1 AND queue = $2
