@@ -71,6 +71,17 @@ func TestRetention(t *testing.T) {
 		require.Empty(t, left(t, p))
 	})
 
+	t.Run("PrefixOnly", func(t *testing.T) {
+		// Only messages before the first kept one go, however the batches fall: here 1 and 2, not 4.
+		name := uniq("prefix")
+		p := configure(t, st, name, store.QueueOptions{RetentionEnabled: true, RetentionSeconds: 3600})
+		push(t, st, p, "1", "2", "3", "4")
+		exec(t, st, `UPDATE messages SET created_at = created_at - interval '2 hours' WHERE partition_id = $1 AND transaction_id <> '3'`, p)
+		res := run(t, store.RetentionParams{Now: time.Now()})
+		require.Equal(t, int64(2), res.Expired[name])
+		require.Equal(t, []string{"3", "4"}, left(t, p))
+	})
+
 	t.Run("Deadline", func(t *testing.T) {
 		// Past its deadline a pass makes one statement per step; the next pass goes on from there.
 		name := uniq("deadline")

@@ -2,7 +2,10 @@
 -- retentionSeconds: messages older than the queue's retention, whatever their state, oldest first, at
 -- most $2 per partition. Their dead letters go with them; their traces are deleted by delete_messages (0015).
 -- The queues with the option are read first and their partitions looked up by queue, for the reason
--- given at MessageExpireWaiting (eviction.sql).
+-- given at MessageExpireWaiting (eviction.sql). Only a prefix of the partition goes (stats count from
+-- the front, docs/decisions.md "Stats from counters"): up to the first message still kept, looked for
+-- among the first $2 + 1 only, so that a statement reads O($2) rows however long the expired backlog
+-- (walking to the first kept message read the whole backlog per statement: quadratic in it).
 WITH victims AS (
     SELECT m.partition_id, m.seq, m.transaction_id, q.name AS queue_name
     FROM (SELECT id, name, retention_seconds FROM queues WHERE retention_enabled AND retention_seconds > 0 OFFSET 0) q
@@ -10,9 +13,9 @@ WITH victims AS (
     CROSS JOIN LATERAL (
         SELECT m.seq, m.partition_id, m.transaction_id FROM messages m
         WHERE m.partition_id = p.id AND m.created_at < $1::timestamptz - make_interval(secs => q.retention_seconds)
-          AND m.seq < coalesce((SELECT y.seq FROM messages y
-                                 WHERE y.partition_id = p.id
-                                   AND y.created_at >= $1::timestamptz - make_interval(secs => q.retention_seconds)
+          AND m.seq < coalesce((SELECT y.seq FROM (SELECT y.seq, y.created_at FROM messages y
+                                                   WHERE y.partition_id = p.id ORDER BY y.seq LIMIT $2 + 1) y
+                                 WHERE y.created_at >= $1::timestamptz - make_interval(secs => q.retention_seconds)
                                  ORDER BY y.seq LIMIT 1), p.last_seq + 1)
         ORDER BY m.seq LIMIT $2) m
 )
