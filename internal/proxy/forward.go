@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -33,6 +34,19 @@ type forwardInfo struct {
 	inspectTxn   bool // read the transaction's answer to learn whether its pushes committed
 	txnCommitted bool
 }
+
+// copyBuffers reuses the buffers the answers are copied through: without a pool, ReverseProxy makes
+// (and zeroes) a 32 KiB buffer per request, however small the answer.
+type copyBuffers struct{ p sync.Pool }
+
+func (b *copyBuffers) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *copyBuffers) Put(buf []byte) { b.p.Put(&buf) }
 
 // maxTxnAnswer bounds how much of a transaction answer is buffered to read its success flag.
 const maxTxnAnswer = 16 << 20

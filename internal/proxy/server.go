@@ -176,6 +176,7 @@ func NewServer(o Options) (*Server, error) {
 		ErrorHandler:   s.upstreamError,
 		ModifyResponse: s.modifyResponse,
 		ErrorLog:       slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
+		BufferPool:     &copyBuffers{},
 	}
 	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout,
 		WriteTimeout: o.WriteTimeout, IdleTimeout: o.IdleTimeout, ConnContext: connContext,
