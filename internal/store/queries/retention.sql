@@ -28,16 +28,21 @@ CROSS JOIN LATERAL retire_messages('retention', $1, v.parts, v.seqs, v.names) r
 -- completedRetentionSeconds: messages older than that which every consumer group existing on the
 -- queue has consumed. A group without a cursor on the partition counts as having consumed nothing, so
 -- nothing above any live cursor is ever deleted. The queues with the option are read first, as in
--- RetentionDeleteExpired.
+-- RetentionDeleteExpired. The queue's groups are listed once per queue, in the fenced queue subquery:
+-- listed per partition, a statement read every consumer row of the queue for each of its partitions
+-- (9 s for one queue of 2 000 partitions and 2 groups). A partition's consumer rows are read by
+-- partition alone (a test of their group could be served by the group index, which holds every
+-- partition's rows); each belongs to one of the listed groups (same snapshot), so fewer rows than
+-- groups means a group without a cursor here.
 WITH frontier AS (
     SELECT p.id AS partition_id, q.name AS queue_name, q.completed_retention_seconds AS secs,
-           (SELECT CASE WHEN bool_or(pc.partition_id IS NULL) THEN 0 ELSE coalesce(min(pc.cursor_seq), 0) END
-            FROM (SELECT DISTINCT x.consumer_group FROM partition_consumers x
-                    JOIN partitions px ON px.id = x.partition_id WHERE px.queue_id = q.id) g
-            LEFT JOIN partition_consumers pc ON pc.partition_id = p.id AND pc.consumer_group = g.consumer_group
+           (SELECT CASE WHEN count(*) < cardinality(q.groups) THEN 0 ELSE coalesce(min(pc.cursor_seq), 0) END
+            FROM partition_consumers pc WHERE pc.partition_id = p.id
            ) AS upto
-    FROM (SELECT id, name, completed_retention_seconds FROM queues
-          WHERE retention_enabled AND completed_retention_seconds > 0 OFFSET 0) q
+    FROM (SELECT q.id, q.name, q.completed_retention_seconds,
+                 ARRAY(SELECT DISTINCT x.consumer_group FROM partition_consumers x
+                       JOIN partitions px ON px.id = x.partition_id WHERE px.queue_id = q.id) AS groups
+          FROM queues q WHERE q.retention_enabled AND q.completed_retention_seconds > 0 OFFSET 0) q
     CROSS JOIN LATERAL (SELECT p.id FROM partitions p WHERE p.queue_id = q.id OFFSET 0) p
 ), victims AS (
     SELECT f.partition_id, m.seq, f.queue_name
