@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -62,17 +63,20 @@ func (c *credCache) put(k credKey, e *credEntry, now time.Time) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= credCacheMax {
-		for k, old := range c.m {
-			if !now.Before(old.until) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= credCacheMax {
-			clear(c.m)
-		}
-	}
+	makeRoom(c.m, 1, credCacheMax, now, func(e *credEntry) time.Time { return e.until })
 	c.m[k] = e
+}
+
+// makeRoom is the full-cache policy of the proxy's caches: when m cannot take need more entries within
+// max, its expired entries go, and if that is not enough, all of them.
+func makeRoom[K comparable, V any](m map[K]V, need, max int, now time.Time, until func(V) time.Time) {
+	if len(m)+need <= max {
+		return
+	}
+	maps.DeleteFunc(m, func(_ K, v V) bool { return !now.Before(until(v)) })
+	if len(m)+need > max {
+		clear(m)
+	}
 }
 
 func (c *credCache) clear() {

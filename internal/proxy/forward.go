@@ -150,14 +150,11 @@ func (s *Server) countPush(ctx context.Context, req *request) {
 	if err := s.ledger.accept(ctx, c, req.month, messages, req.push.bytes); err != nil {
 		s.log.ErrorContext(ctx, "proxy usage update failed", slog.String("cluster", c.Name), slog.Any("error", err))
 	}
-	if c.Plan.MaxQueues > 0 || c.Plan.MaxPartitionsPerQueue > 0 {
-		ps := req.push.partitions()
-		if now := s.o.NowFunc(); !s.known.all(c.ID, ps, now) {
-			if err := s.o.Store.RecordPartitions(ctx, c.ID, ps); err != nil {
-				s.log.ErrorContext(ctx, "proxy partition record failed", slog.String("cluster", c.Name), slog.Any("error", err))
-			} else {
-				s.known.add(c.ID, ps, now)
-			}
+	if len(req.parts) > 0 && !req.partsKnown {
+		if err := s.o.Store.RecordPartitions(ctx, c.ID, req.parts); err != nil {
+			s.log.ErrorContext(ctx, "proxy partition record failed", slog.String("cluster", c.Name), slog.Any("error", err))
+		} else {
+			s.known.add(c.ID, req.parts, s.o.NowFunc())
 		}
 	}
 }

@@ -54,16 +54,7 @@ func (c *knownCache) add(cluster int64, ps []proxystore.QueuePartition, now time
 	until := now.Add(c.ttl)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m)+len(ps) > knownCacheMax {
-		for k, u := range c.m {
-			if !now.Before(u) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m)+len(ps) > knownCacheMax {
-			clear(c.m)
-		}
-	}
+	makeRoom(c.m, len(ps), knownCacheMax, now, func(u time.Time) time.Time { return u })
 	for _, p := range ps {
 		c.m[knownKey{cluster, p.Queue, p.Partition}] = until
 	}

@@ -278,6 +278,10 @@ type request struct {
 	upstream string
 	month    string // usage month of this request (YYYY-MM), fixed at admission
 	reserved int64  // messages taken from the monthly quota and not yet settled
+	// Under a plan with ceilings: the pushed partitions, and whether all were known at admission (a
+	// push of them then creates nothing and needs no record).
+	parts      []proxystore.QueuePartition
+	partsKnown bool
 }
 
 func (s *Server) serveTenant(w http.ResponseWriter, r *http.Request) (string, error) {
@@ -578,8 +582,10 @@ func (s *Server) checkQuotas(ctx context.Context, r *http.Request, req *request)
 		return newError(CodeStorageQuotaExceeded, fmt.Sprintf("storage quota reached (%d of %d bytes)", c.StorageBytesUsed, plan.StorageQuotaBytes))
 	}
 	if plan.MaxQueues > 0 || plan.MaxPartitionsPerQueue > 0 {
-		if ps := req.push.partitions(); !s.known.all(c.ID, ps, s.o.NowFunc()) {
-			if err := s.checkCeilings(ctx, req, ps); err != nil {
+		req.parts = req.push.partitions()
+		req.partsKnown = s.known.all(c.ID, req.parts, s.o.NowFunc())
+		if !req.partsKnown {
+			if err := s.checkCeilings(ctx, req, req.parts); err != nil {
 				return err
 			}
 		}
