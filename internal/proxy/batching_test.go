@@ -143,6 +143,7 @@ func TestHealth(t *testing.T) {
 	b.store.Close()
 	r = b.do(t, "", "", "GET", "/_proxy/health", nil)
 	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+	require.JSONEq(t, `{"status":"unavailable","database":"unreachable"}`, string(r.body))
 }
 
 // TestKnownPartitions: under a plan with ceilings, a push to partitions this instance has seen recorded
