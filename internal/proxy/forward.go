@@ -31,7 +31,8 @@ type forwardInfo struct {
 	target       *url.URL
 	path         string
 	token        string
-	inspectTxn   bool // read the transaction's answer to learn whether its pushes committed
+	body         []byte // the request's body, read whole before forwarding
+	inspectTxn   bool   // read the transaction's answer to learn whether its pushes committed
 	txnCommitted bool
 }
 
@@ -106,7 +107,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, req *request) e
 	}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), s.o.UpstreamTimeout+req.timeout, errUpstreamTimeout)
 	defer cancel()
-	fi := &forwardInfo{target: target, path: req.path, token: req.token, inspectTxn: req.push != nil && req.push.txn}
+	fi := &forwardInfo{target: target, path: req.path, token: req.token, body: req.body, inspectTxn: req.push != nil && req.push.txn}
 	ctx = context.WithValue(ctx, forwardKey{}, fi)
 	out := r.WithContext(ctx)
 	out.Body = req.bodyReader()
@@ -170,6 +171,14 @@ func (s *Server) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.Header.Del("Cookie")
 	pr.Out.Header.Set("Authorization", "Bearer "+fi.token)
 	pr.SetXForwarded()
+	if fi.body != nil {
+		// ReverseProxy hides the body behind a wrapper the Transport does not recognise as in memory, so
+		// it writes the headers and the body in two writes (and the broker reads them in two). A body
+		// it recognises goes out with its headers in one write; GetBody lets the Transport resend it
+		// when a pooled connection turns out closed before anything was written.
+		pr.Out.Body = io.NopCloser(bytes.NewReader(fi.body))
+		pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(fi.body)), nil }
+	}
 }
 
 func singleJoin(base, p string) string {
