@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -68,6 +69,9 @@ func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + 
 type pool struct {
 	*pgxpool.Pool
 	settings string // the PoolTxSettings statement; "" in session mode
+	// handedOut is when acquireFrom last got a connection of this pool (UnixNano): a wait that times
+	// out while others are being served met a busy pool, not a database it cannot reach.
+	handedOut atomic.Int64
 }
 
 // Exec runs sql alone; see conn.Exec.

@@ -129,7 +129,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		gp.Close()
 		return nil, fmt.Errorf("store: connect: %w", interpret(err))
 	}
-	s := &Store{pool: &pool{gp, general}, hot: &pool{hp, hotSettings}, schema: o.Schema, url: o.URL,
+	s := &Store{pool: &pool{Pool: gp, settings: general}, hot: &pool{Pool: hp, settings: hotSettings}, schema: o.Schema, url: o.URL,
 		listenURL: o.ListenURL, noListen: o.PoolMode == PoolTransaction && o.ListenURL == "",
 		acquireTimeout: o.AcquireTimeout, clock: o.Clock}
 	if s.acquireTimeout <= 0 {
@@ -247,20 +247,24 @@ func (s *Store) acquireHot(ctx context.Context) (conn, error) {
 }
 
 func (s *Store) acquireFrom(ctx context.Context, p *pool) (conn, error) {
+	start := time.Now()
 	actx, cancel := context.WithTimeout(ctx, s.acquireTimeout)
 	defer cancel()
 	c, err := p.Acquire(actx)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
-			if st := p.Stat(); st.AcquiredConns() < st.MaxConns() {
-				// Not every connection was busy: the time went on establishing one, which is what a
-				// database being failed over or restarted looks like, not an exhausted pool.
+			if st := p.Stat(); st.AcquiredConns() < st.MaxConns() && p.handedOut.Load() < start.UnixNano() {
+				// Not every connection was busy and none was handed out meanwhile: the time went on
+				// establishing one, which is what a database being failed over or restarted looks like.
+				// (When connections kept being handed out, the free ones seen here were only passing
+				// from one request to the next, as in a burst of thousands of requests.)
 				return conn{}, errors.Join(ErrUnavailable, fmt.Errorf("store: no connection established within %v: %w", s.acquireTimeout, actx.Err()))
 			}
 			return conn{}, ErrPool
 		}
 		return conn{}, interpret(err)
 	}
+	p.handedOut.Store(time.Now().UnixNano())
 	return conn{c, p.settings}, nil
 }
 
