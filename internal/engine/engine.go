@@ -88,6 +88,7 @@ type Engine struct {
 	qtMu        sync.Mutex                    // protects qtWaiting
 	qtWaiting   map[string][]func(queueTimes) // queues being looked up, and what to do with the answer
 
+	slots        *popSlots     // popslots.go: pops admitted to the hot pool at once
 	draining     chan struct{} // closed when the broker shuts down: parked pops answer empty at once
 	drainingOnce sync.Once
 
@@ -112,6 +113,7 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
 		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
+	e.slots = newPopSlots(st.HotConns()-opt.AckWorkers, st.AcquireTimeout())
 	return e
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -251,11 +252,18 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 		Queue: r.Queue, Group: r.Group, MaxPartitions: r.Partitions, Batch: r.Batch, LeaseID: lease, AutoAck: r.AutoAck,
 		Partition: nonEmpty(r.Partition),
 	}
+	if err := e.slots.take(ctx, r.Wait, e.draining); err != nil {
+		if r.Wait && !errors.Is(err, ErrPool) {
+			return nil, nil // the long-poll ended (deadline, shutdown) before a slot came free: nothing delivered
+		}
+		return nil, OpFailed("pop", err)
+	}
 	// The claim commits leases: once sent it must finish and be answered, even if the long-poll's
 	// deadline passes meanwhile, or its messages would sit leased with nobody to deliver them to.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opt.OperationTimeout)
-	defer cancel()
 	rows, err := e.st.Pop(sctx, p)
+	cancel()
+	e.slots.release()
 	if err != nil {
 		return nil, OpFailed("pop", err)
 	}

@@ -241,6 +241,12 @@ func (s *Store) acquire(ctx context.Context) (conn, error) {
 	return s.acquireFrom(ctx, s.pool)
 }
 
+// HotConns is the size of the hot pool, which serves pops and acks only.
+func (s *Store) HotConns() int { return int(s.hot.Config().MaxConns) }
+
+// AcquireTimeout is how long a request waits for a connection before ErrPool (Options.AcquireTimeout).
+func (s *Store) AcquireTimeout() time.Duration { return s.acquireTimeout }
+
 // acquireHot takes a connection of the hot pool (hotParams), for Pop and Ack only.
 func (s *Store) acquireHot(ctx context.Context) (conn, error) {
 	return s.acquireFrom(ctx, s.hot)
