@@ -24,12 +24,21 @@ func TestLongPollBurst(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	// Hot pool of 2: one pop slot, one connection for the ack worker.
-	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t), PoolSize: 4, AcquireTimeout: 20 * time.Millisecond})
+	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t), PoolSize: 4, AcquireTimeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	eng := engine.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), engine.Options{})
 	eng.Start(ctx)
 	t.Cleanup(eng.Stop)
+
+	// Both connections of the hot pool are established first: a wait spent establishing one reads as
+	// an unreachable database, which is not what this test is about.
+	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "warm", TransactionID: "w"}})
+	require.NoError(t, err)
+	warm, err := eng.Pop(ctx, engine.PopRequest{Queue: "warm"})
+	require.NoError(t, err)
+	_, err = eng.Ack(ctx, []engine.AckItem{{TransactionID: "w", PartitionID: uuid.MustParse(warm.PartitionID), LeaseID: warm.LeaseID}})
+	require.NoError(t, err)
 
 	const n = 300
 	items := make([]engine.PushItem, n)

@@ -17,7 +17,7 @@ import (
 // pool), not a database that cannot be reached (503): the connections free for a moment between one
 // request and the next must not read as connections still being established.
 func TestBusyPoolIsNotUnavailable(t *testing.T) {
-	st, err := store.Open(t.Context(), store.Options{URL: testenv.SharedDatabase(t, "store"), PoolSize: 2, AcquireTimeout: 5 * time.Millisecond})
+	st, err := store.Open(t.Context(), store.Options{URL: testenv.SharedDatabase(t, "store"), PoolSize: 2, AcquireTimeout: 20 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	pop := func() error {
@@ -31,7 +31,7 @@ func TestBusyPoolIsNotUnavailable(t *testing.T) {
 	counts := map[string]int{}
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(time.Second)
-	for range 64 {
+	for range 128 {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				err := pop()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -69,9 +70,10 @@ func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + 
 type pool struct {
 	*pgxpool.Pool
 	settings string // the PoolTxSettings statement; "" in session mode
-	// handedOut is when acquireFrom last got a connection of this pool (UnixNano): a wait that times
-	// out while others are being served met a busy pool, not a database it cannot reach.
-	handedOut atomic.Int64
+	// active is when acquireFrom last handed out a connection of this pool or one came back (UnixNano):
+	// a wait that times out while others are being served met a busy pool, not a database it cannot
+	// reach.
+	active atomic.Int64
 }
 
 // Exec runs sql alone; see conn.Exec.
@@ -125,7 +127,7 @@ func (p *pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if err != nil {
 		return failedBatch{err}
 	}
-	return &releasing{BatchResults: conn{c, p.settings}.SendBatch(ctx, b), release: c.Release}
+	return &releasing{BatchResults: conn{pooledConn: c, settings: p.settings}.SendBatch(ctx, b), release: c.Release}
 }
 
 // conn is a connection of a pool, acquired by the store's own code (pops, acks, pushes, explicit
@@ -135,6 +137,15 @@ func (p *pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 type conn struct {
 	*pooledConn
 	settings string
+	pool     *pool // nil: not from acquireFrom
+}
+
+// Release gives the connection back and notes the pool's activity.
+func (c conn) Release() {
+	c.pooledConn.Release()
+	if c.pool != nil {
+		c.pool.active.Store(time.Now().UnixNano())
+	}
 }
 
 // pooledConn names pgxpool.Conn so that embedding it in conn keeps its Conn method reachable.

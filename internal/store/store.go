@@ -259,19 +259,20 @@ func (s *Store) acquireFrom(ctx context.Context, p *pool) (conn, error) {
 	c, err := p.Acquire(actx)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
-			if st := p.Stat(); st.AcquiredConns() < st.MaxConns() && p.handedOut.Load() < start.UnixNano() {
-				// Not every connection was busy and none was handed out meanwhile: the time went on
-				// establishing one, which is what a database being failed over or restarted looks like.
-				// (When connections kept being handed out, the free ones seen here were only passing
-				// from one request to the next, as in a burst of thousands of requests.)
+			if st := p.Stat(); st.AcquiredConns() < st.MaxConns() && p.active.Load() < start.Add(-s.acquireTimeout).UnixNano() {
+				// Not every connection was busy and none was handed out or given back meanwhile (nor
+				// for as long before): the time went on establishing one, which is what a database
+				// being failed over or restarted looks like. When connections kept coming and going,
+				// the free ones seen here were only passing from one request to the next, as in a burst
+				// of thousands of requests on a host too busy to hand them on at once.
 				return conn{}, errors.Join(ErrUnavailable, fmt.Errorf("store: no connection established within %v: %w", s.acquireTimeout, actx.Err()))
 			}
 			return conn{}, ErrPool
 		}
 		return conn{}, interpret(err)
 	}
-	p.handedOut.Store(time.Now().UnixNano())
-	return conn{c, p.settings}, nil
+	p.active.Store(time.Now().UnixNano())
+	return conn{pooledConn: c, settings: p.settings, pool: p}, nil
 }
 
 // withTx runs fn inside one transaction on a pooled connection.
