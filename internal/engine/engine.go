@@ -114,6 +114,7 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 		sharded(opt.PushWorkers, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	e.slots = newPopSlots(st.HotConns()-opt.AckWorkers, st.AcquireTimeout())
+	e.hub.SetEmptyMemo(opt.RecheckInterval)
 	return e
 }
 

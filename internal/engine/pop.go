@@ -244,6 +244,13 @@ func jitter(d time.Duration) time.Duration {
 	return d*3/4 + rand.N(d/2+1)
 }
 
+// noteTried records that a try found queue empty.
+func noteTried(tried *[]string, queue string) {
+	if !slices.Contains(*tried, queue) {
+		*tried = append(*tried, queue)
+	}
+}
+
 // popOnce runs one pop statement. An empty answer is not counted here but noted in tried (once per
 // queue), for Pop to count once per request.
 func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*PopResult, error) {
@@ -251,6 +258,13 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 	p := store.PopParams{
 		Queue: r.Queue, Group: r.Group, MaxPartitions: r.Partitions, Batch: r.Batch, LeaseID: lease, AutoAck: r.AutoAck,
 		Partition: nonEmpty(r.Partition),
+	}
+	// A long-poll of one partition that the same consumer found empty a moment ago parks without a
+	// statement (notify/empty.go): idle consumers cost the database nothing per request.
+	memo := r.Wait && r.Partition != ""
+	if memo && e.hub.KnownEmpty(r.Queue, r.Partition, r.Group) {
+		noteTried(tried, r.Queue)
+		return nil, nil
 	}
 	if err := e.slots.take(ctx, r.Wait, e.draining); err != nil {
 		if r.Wait && !errors.Is(err, ErrPool) {
@@ -268,9 +282,10 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 		return nil, OpFailed("pop", err)
 	}
 	if len(rows) == 0 {
-		if !slices.Contains(*tried, r.Queue) {
-			*tried = append(*tried, r.Queue)
+		if memo {
+			e.hub.NoteEmpty(r.Queue, r.Partition, r.Group)
 		}
+		noteTried(tried, r.Queue)
 		return nil, nil
 	}
 	*tried = (*tried)[:0] // a delivery is the request's answer: no empty pop to count

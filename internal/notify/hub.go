@@ -64,10 +64,17 @@ func (h *Hub) Start(ctx context.Context) error {
 	done := make(chan struct{})
 	h.done = done
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		h.announceLoop(ctx)
+	}()
+	h.waiters.mu.Lock()
+	h.waiters.memoOn = true
+	h.waiters.mu.Unlock()
+	go func() {
+		defer wg.Done()
+		h.memoLoop(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -87,6 +94,10 @@ func (h *Hub) Stop() {
 	h.cancel, h.done = nil, nil
 	h.mu.Unlock()
 	h.sched.reset()
+	h.waiters.mu.Lock()
+	h.waiters.memoOn = false
+	h.waiters.forgetAll()
+	h.waiters.mu.Unlock()
 	if cancel == nil {
 		return
 	}

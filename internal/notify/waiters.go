@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // waiters parks long-poll pops per queue, and the pops of one named partition per partition. A push
@@ -14,6 +15,13 @@ type waiters struct {
 	mu      sync.Mutex                                 // protects byQueue and byPart
 	byQueue map[string]map[*Waiter]struct{}            // pops of any partition of the queue (AnyQueue: of any queue)
 	byPart  map[string]map[string]map[*Waiter]struct{} // pops of one partition: queue → partition → pops
+
+	// The empty memo (empty.go), under mu so that an announcement forgets what it makes stale before
+	// it wakes anyone.
+	memo    map[string]map[string]memoGroups // queue → partition → group → entry
+	memoLen int                              // entries in memo
+	memoAge time.Duration                    // SetEmptyMemo; 0: off
+	memoOn  bool                             // the hub runs, and with it the checks
 }
 
 // Waiter is one parked pop; C receives when something may have become claimable for it.
@@ -101,6 +109,7 @@ const AnyQueue = "\x00any"
 // partitions nil (not known) the waiters of every partition of the queue.
 func (w *waiters) wakeN(queue string, n int, partitions []string) {
 	w.mu.Lock()
+	w.forget(queue, partitions)
 	for wt := range w.byQueue[queue] {
 		if n <= 0 {
 			break
@@ -200,6 +209,7 @@ func parsePartitions(p string) (queue string, parts []string, ok bool) {
 
 func (w *waiters) wakeAll() {
 	w.mu.Lock()
+	w.forgetAll()
 	for _, set := range w.byQueue {
 		signalAll(set)
 	}

@@ -45,4 +45,25 @@ func TestPending(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []string{store.QueueMode, "g", "seeker"}, pending(t, st, pa))
 	})
+
+	t.Run("PendingWork", func(t *testing.T) {
+		q := uniq("pending")
+		pa := partition(t, st, q, "a")
+		partition(t, st, q, "b")
+		push(t, st, pa, "a1")
+		keys := []store.PendingKey{
+			{Queue: q, Partition: "a", Group: store.QueueMode},          // a message not consumed: work
+			{Queue: q, Partition: "b", Group: store.QueueMode},          // no message: none
+			{Queue: q, Partition: "a", Group: "never"},                  // a group never subscribed: none
+			{Queue: q, Partition: "c", Group: store.QueueMode},          // no such partition
+			{Queue: uniq("nq"), Partition: "a", Group: store.QueueMode}, // no such queue
+			{Queue: q, Partition: "a", Group: store.QueueMode},          // a key may repeat
+		}
+		work, err := st.PendingWork(ctx, keys)
+		require.NoError(t, err)
+		require.Equal(t, []bool{true, false, false, false, false, true}, work)
+		empty, err := st.PendingWork(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, empty)
+	})
 }

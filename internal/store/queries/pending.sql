@@ -28,3 +28,19 @@ INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at
 SELECT id, $1, queue_id, coalesce($4::timestamptz, now()) FROM parts WHERE has_work
 ORDER BY id
 ON CONFLICT (partition_id, consumer_group) DO NOTHING
+
+-- name: PendingWork :many
+-- Of the keys ($1 queue names, $2 partition names, $3 groups, element-wise), the ordinals (from 1) of
+-- those whose partition has a pending-work record for the group: it may have work (a record may
+-- outlive its work), while a partition without one has none. One lookup per key through the unique
+-- indexes, however large the tables.
+SELECT k.i
+FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(queue, partition, grp, i)
+CROSS JOIN LATERAL (
+    SELECT 1
+    FROM queues q
+    JOIN partitions p ON p.queue_id = q.id AND p.name = k.partition
+    JOIN pending_partitions pp ON pp.partition_id = p.id AND pp.consumer_group = k.grp
+    WHERE q.name = k.queue
+    LIMIT 1
+) x
