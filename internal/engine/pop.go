@@ -259,7 +259,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 		Queue: r.Queue, Group: r.Group, MaxPartitions: r.Partitions, Batch: r.Batch, LeaseID: lease, AutoAck: r.AutoAck,
 		Partition: nonEmpty(r.Partition),
 	}
-	// A long-poll of one partition that the same consumer found empty a moment ago parks without a
+	// A long-poll of one partition that its group found empty, confirmed since, parks without a
 	// statement (notify/empty.go): idle consumers cost the database nothing per request.
 	memo := r.Wait && r.Partition != ""
 	if memo && e.hub.KnownEmpty(r.Queue, r.Partition, r.Group) {

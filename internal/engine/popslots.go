@@ -21,7 +21,8 @@ func newPopSlots(n int, timeout time.Duration) *popSlots {
 }
 
 // take waits for a slot. It fails with ctx's error when ctx ends first, with ErrPool when a pop that
-// does not wait has waited the acquire timeout, and with errDraining when the broker shuts down.
+// does not wait has waited the acquire timeout, and with errDraining when the broker shuts down
+// while a long-poll waits.
 func (p *popSlots) take(ctx context.Context, wait bool, draining <-chan struct{}) error {
 	select {
 	case p.sem <- struct{}{}:
@@ -30,6 +31,7 @@ func (p *popSlots) take(ctx context.Context, wait bool, draining <-chan struct{}
 	}
 	var expired <-chan time.Time
 	if !wait {
+		draining = nil // only long-polls answer empty at shutdown; a plain pop keeps its turn
 		t := time.NewTimer(p.timeout)
 		defer t.Stop()
 		expired = t.C

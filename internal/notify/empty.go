@@ -30,7 +30,7 @@ const memoTick = 500 * time.Millisecond
 const memoBatch = 5000
 
 // memoMax bounds the entries: past it the memo forgets everything, and pops go to the database.
-const memoMax = 1_000_000
+const memoMax = 100_000
 
 // emptyEntry is one (queue, partition, group) a pop found empty.
 type emptyEntry struct {

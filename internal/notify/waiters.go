@@ -12,7 +12,7 @@ import (
 // it filled partitions, and every pop parked on one of those partitions; each then retries its pop.
 // Parking costs a map entry and a channel, no goroutine of its own and no database connection.
 type waiters struct {
-	mu      sync.Mutex                                 // protects byQueue and byPart
+	mu      sync.Mutex                                 // protects byQueue, byPart and the memo fields
 	byQueue map[string]map[*Waiter]struct{}            // pops of any partition of the queue (AnyQueue: of any queue)
 	byPart  map[string]map[string]map[*Waiter]struct{} // pops of one partition: queue → partition → pops
 
