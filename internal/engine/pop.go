@@ -207,8 +207,8 @@ func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 		res, err := try(ctx)
 		if res != nil || err != nil {
 			e.hub.Unpark(w)
-			if err != nil && ctx.Err() != nil {
-				return nil, nil // the deadline interrupted a lookup before any claim
+			if err != nil && (ctx.Err() != nil || errors.Is(err, errDraining)) {
+				return nil, nil // the deadline or a shutdown interrupted a lookup before any claim
 			}
 			return res, err
 		}
@@ -267,9 +267,6 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 		return nil, nil
 	}
 	if err := e.slots.take(ctx, r.Wait, e.draining); err != nil {
-		if r.Wait && !errors.Is(err, ErrPool) {
-			return nil, nil // the long-poll ended (deadline, shutdown) before a slot came free: nothing delivered
-		}
 		return nil, OpFailed("pop", err)
 	}
 	// The claim commits leases: once sent it must finish and be answered, even if the long-poll's
