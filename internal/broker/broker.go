@@ -15,13 +15,13 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/connlimit"
 	"github.com/queen-go/queen/internal/engine"
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/httpguard"
@@ -51,7 +51,7 @@ type Broker struct {
 	eng      *engine.Engine
 	services []service // notify hub, stats, retention, eviction, samples; stopped, in reverse, before the engine
 	srv      *http.Server
-	conns    atomic.Int64 // open connections of srv (countConn)
+	conns    *connlimit.Listener // srv's listener: caps and counts its open connections
 	ln       net.Listener
 	served   chan error
 }
@@ -134,6 +134,12 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 		Buffers:     func() (int64, int64) { p, f, _ := b.eng.SpoolStats(); return p, f },
 		Maintenance: func() (bool, bool) { return b.eng.Modes().Flags(context.WithoutCancel(ctx)) },
 		Spool:       func() (int64, bool) { h := b.eng.SpoolHealth(); return h.DeadSpooled, h.Stalled },
+		Connections: func() (int64, int64, int64) {
+			if b.conns == nil { // a scrape before the listener is up
+				return 0, 0, 0
+			}
+			return b.conns.Open(), b.conns.Max(), b.conns.Refused()
+		},
 	})
 	mx.LimitQueues(cfg.Jobs.MetricsMaxQueues)
 	// A broker without the key could neither seal new payloads of an encrypted queue nor open
@@ -206,12 +212,12 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	}
 	b.ln = ln
 	b.srv = &http.Server{Handler: api, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, ReadTimeout: cfg.HTTP.ReadTimeout,
-		IdleTimeout: cfg.HTTP.IdleTimeout, ConnState: b.countConn,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		IdleTimeout: cfg.HTTP.IdleTimeout,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	// A request with both Content-Length and Transfer-Encoding is refused and its connection closed:
 	// net/http would serve a request smuggled behind it (RFC 9112 §6.1, §6.3).
-	guarded := httpguard.Install(b.srv, ln)
-	go func() { b.served <- b.srv.Serve(guarded) }()
+	b.conns = connlimit.New(httpguard.Install(b.srv, ln), connectionCap(cfg.HTTP.MaxConnections, cfg.PoolSize), connLimitResponse, nil)
+	go func() { b.served <- b.srv.Serve(b.conns) }()
 	if unmigrated {
 		go b.awaitDatabase(ctx)
 	}
@@ -330,7 +336,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	if ownLimit {
-		go followConnections(ctx, time.Second, cfg.MemoryLimit, b.conns.Load, setMemoryLimit)
+		go followConnections(ctx, time.Second, cfg.MemoryLimit, b.conns.Open, setMemoryLimit)
 	}
 	select {
 	case <-ctx.Done():

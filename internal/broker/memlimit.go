@@ -2,8 +2,6 @@ package broker
 
 import (
 	"context"
-	"net"
-	"net/http"
 	"runtime/debug"
 	"time"
 )
@@ -15,16 +13,6 @@ import (
 // the connections hold kept the collector running without end: 2 000 idle consumers cost the broker
 // 40 % of a core (docs/decisions.md "Collector settings").
 const connMemory = 64 << 10
-
-// countConn keeps b.conns, the open connections of the API server.
-func (b *Broker) countConn(_ net.Conn, s http.ConnState) {
-	switch s {
-	case http.StateNew:
-		b.conns.Add(1)
-	case http.StateClosed, http.StateHijacked:
-		b.conns.Add(-1)
-	}
-}
 
 // followConnections sets the soft memory limit to base plus connMemory per open connection, checking
 // every interval until ctx ends.

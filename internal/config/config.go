@@ -118,6 +118,9 @@ func (c *Config) validate() error {
 	if c.PoolSize < 2 {
 		return fmt.Errorf("config: DB_POOL_SIZE: needs at least 2 connections, got %d", c.PoolSize)
 	}
+	if c.HTTP.MaxConnections < 0 {
+		return fmt.Errorf("config: MAX_CONNECTIONS: must be 0 (derived) or positive, got %d", c.HTTP.MaxConnections)
+	}
 	if c.PushWorkers < 1 {
 		return fmt.Errorf("config: PUSH_WORKERS: must be at least 1")
 	}

@@ -17,4 +17,7 @@ type HTTPConfig struct {
 	// BodyBudget is how many bytes of large (≥ 1 MiB or unknown-length) request bodies are handled at
 	// once; others wait for room (QUEEN_BODY_BUDGET_BYTES).
 	BodyBudget int64
+	// MaxConnections caps the open client connections (MAX_CONNECTIONS); 0: the broker derives it from
+	// its open-file limit.
+	MaxConnections int
 }

@@ -62,6 +62,7 @@ func varsOf(c *Config) []Var {
 		{"QUEEN_BODY_BUDGET_BYTES", "67108864", "bytes of large request bodies (1 MiB or more, or of unknown length) handled at once; more wait their turn, bounding memory", false, bytesVar(&c.HTTP.BodyBudget)},
 		{"HTTP_READ_HEADER_TIMEOUT_MS", "10000", "ms a client may take to send a request's headers", false, msVar(&c.HTTP.ReadHeaderTimeout)},
 		{"HTTP_READ_TIMEOUT_MS", "120000", "ms a client may take to send a whole request, body included (0 = no limit)", false, msVar(&c.HTTP.ReadTimeout)},
+		{"MAX_CONNECTIONS", "0", "open client connections of the HTTP API; one more is answered `503 {\"error\":\"too many open connections\",\"code\":\"connection_limit\"}` at once and closed, so that clients go to another broker instead of waiting on one out of file descriptors (0: the process's open-file limit less DB_POOL_SIZE and 128 for the broker's own files)", false, intVar(&c.HTTP.MaxConnections)},
 		{"HTTP_IDLE_TIMEOUT_MS", "60000", "ms an idle keep-alive connection stays open", false, msVar(&c.HTTP.IdleTimeout)},
 		{"QUEEN_DB_STOP_TIMEOUT_MS", "30000", "ms shutdown waits for the embedded PostgreSQL to stop (after SHUTDOWN_TIMEOUT_MS, whatever clients do); then it is stopped immediately", false, msVar(&c.HTTP.DBStopTimeout)},
 

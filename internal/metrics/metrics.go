@@ -19,6 +19,7 @@ type Sources struct {
 	Buffers     func() (pending, failed int64)
 	Spool       func() (deadSpooled int64, stalled bool) // nil: zeros
 	Maintenance func() (push, pop bool)
+	Connections func() (open, limit, refused int64) // the HTTP API's client connections
 }
 
 // Metrics is the broker's set of collectors. The per-request and per-queue children are kept once
@@ -109,6 +110,15 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 			return 0
 		}
 	}
+	conns := func(i int) func() float64 {
+		return func() float64 {
+			if src.Connections == nil {
+				return 0
+			}
+			o, l, r := src.Connections()
+			return float64([]int64{o, l, r}[i])
+		}
+	}
 	reg.MustRegister(m.Requests, m.RequestDuration, m.PushedTotal, m.PoppedTotal, m.AckedTotal, m.PopLag, m.Pending, m.Processing,
 		m.Lag, m.DeadLetters, m.StatsAge,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_uptime_seconds", Help: "Seconds since the broker started."},
@@ -149,6 +159,10 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 			ConstLabels: prometheus.Labels{"mode": "push"}}, maint(0)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_maintenance_mode_enabled", Help: "1 while a maintenance mode is on.",
 			ConstLabels: prometheus.Labels{"mode": "pop"}}, maint(1)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_http_connections", Help: "Open client connections of the HTTP API."}, conns(0)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_http_connections_limit", Help: "Open client connections allowed (MAX_CONNECTIONS)."}, conns(1)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "queen_http_connections_refused_total",
+			Help: "Client connections answered 503 connection_limit and closed, since the broker started."}, conns(2)),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -20,7 +20,7 @@ func series(t *testing.T, reg *prometheus.Registry) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, f := range fams {
-		if !strings.HasPrefix(f.GetName(), "queen_http") && !strings.HasPrefix(f.GetName(), "queen_queue_p") &&
+		if !strings.HasPrefix(f.GetName(), "queen_http_request") && !strings.HasPrefix(f.GetName(), "queen_queue_p") &&
 			!strings.HasPrefix(f.GetName(), "queen_queue_acked") {
 			continue
 		}

@@ -7,18 +7,19 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
+
+	"github.com/queen-go/queen/internal/connlimit"
 )
 
-// connTracker counts the open client connections of this instance, in all and per cluster, and holds
-// both caps. A connection counts against a cluster from its first authenticated request for it.
+// connTracker holds the per-cluster cap and counts the open client connections of this instance per
+// cluster; the global cap is the listener's (connlimit). A connection counts against a cluster from its
+// first authenticated request for it.
 //
 // Locking: trackedConn.mu is taken before connTracker.mu; neither is held across I/O.
 type connTracker struct {
 	maxTotal, maxPerCluster int
 	m                       *Metrics
-	mu                      sync.Mutex // protects total and perCluster
-	total                   int
+	mu                      sync.Mutex // protects perCluster
 	perCluster              map[int64]int
 }
 
@@ -53,7 +54,6 @@ func (c *trackedConn) Close() error {
 
 func (t *connTracker) release(clusters map[int64]string) {
 	t.mu.Lock()
-	t.total--
 	for id := range clusters {
 		if t.perCluster[id]--; t.perCluster[id] <= 0 {
 			delete(t.perCluster, id)
@@ -66,46 +66,37 @@ func (t *connTracker) release(clusters map[int64]string) {
 	}
 }
 
-// connLimitBody is the answer of a refused connection; the code is the one writeError would send.
-var connLimitBody = func() []byte {
+// connLimitResponse is the answer to a connection past the global cap; the code is the one writeError
+// would send.
+var connLimitResponse = func() []byte {
 	b, _ := json.Marshal(struct {
 		Error string `json:"error"`
 		Code  Code   `json:"code"`
 	}{"too many open connections", CodeConnectionLimit})
-	return append(b, '\n')
+	return connlimit.Response(http.StatusServiceUnavailable, "Service Unavailable", append(b, '\n'))
 }()
 
-// limitListener admits connections up to the global cap. One beyond it is answered 503 connection_limit
-// at once and closed, without reading it: a cap that waited for the request would let a client that
-// sends nothing hold the connection for the header timeout, uncounted.
+// limitListener admits connections up to the global cap and tracks the admitted ones. One beyond the
+// cap is answered 503 connection_limit at once and closed, without reading it: a cap that waited for
+// the request would let a client that sends nothing hold the connection for the header timeout,
+// uncounted.
 type limitListener struct {
-	net.Listener
+	*connlimit.Listener
 	t *connTracker
 }
 
+func newLimitListener(ln net.Listener, t *connTracker) *limitListener {
+	return &limitListener{t: t, Listener: connlimit.New(ln, t.maxTotal, connLimitResponse,
+		t.m.ConnectionsRefused.WithLabelValues("global").Inc)}
+}
+
 func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		l.t.mu.Lock()
-		ok := l.t.total < l.t.maxTotal
-		if ok {
-			l.t.total++
-		}
-		l.t.mu.Unlock()
-		if ok {
-			l.t.m.OpenConnections.Inc()
-			return &trackedConn{Conn: c, t: l.t}, nil
-		}
-		l.t.m.ConnectionsRefused.WithLabelValues("global").Inc()
-		// A fresh connection's send buffer is empty: the write does not block the accept loop.
-		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
-			len(connLimitBody), connLimitBody)
-		_ = c.Close()
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
+	l.t.m.OpenConnections.Inc()
+	return &trackedConn{Conn: c, t: l.t}, nil
 }
 
 type connKey struct{}

@@ -205,7 +205,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.metrics.Decisions.WithLabelValues("unknown", string(CodeBadRequest)).Inc()
 		writeError(w, newError(CodeBadRequest, httpguard.Message))
 	})
-	return s.hs.Serve(&limitListener{Listener: guarded, t: s.conns})
+	return s.hs.Serve(newLimitListener(guarded, s.conns))
 }
 
 // Shutdown stops Serve: no new connections, idle ones closed, in-flight requests finished until ctx
