@@ -61,7 +61,7 @@ type options struct {
 	pushSQLDuration                  time.Duration
 	pushSQLOnly                      string
 	schema                           string
-	brokerEnv, compareEnv            []string
+	brokerEnv, compareEnv, proxyEnv  []string
 	pgSettings                       []string
 }
 
@@ -90,7 +90,7 @@ func intList(flagName, s string) ([]int, error) {
 
 func parseFlags() (options, error) {
 	var o options
-	var batches, pcounts, gcounts, env, cenv string
+	var batches, pcounts, gcounts, env, cenv, penv string
 	flag.StringVar(&o.url, "url", "", "broker base URL (e.g. http://127.0.0.1:6632); empty = build and start ./cmd/queen on a private PostgreSQL")
 	flag.StringVar(&o.pgURL, "pg-url", "", "with -url: PostgreSQL URL for the INSERT baseline and settings (optional)")
 	flag.IntVar(&o.brokerPID, "broker-pid", 0, "with -url: pid of the broker, to sample its RSS and CPU (optional; the first one's when -url lists several)")
@@ -148,6 +148,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.compareURL, "compare", "", "also run every scenario against this Queen-compatible broker and print both and their ratio; \"local\" starts a second instance of ours on its own PostgreSQL")
 	flag.StringVar(&o.comparePGURL, "compare-pg-url", "", "with -compare URL: that broker's PostgreSQL (baseline, settings; optional)")
 	flag.StringVar(&o.compareBin, "compare-bin", "", "with -compare local: run this queen binary as the second broker (e.g. a build of another commit), instead of the same one")
+	flag.StringVar(&penv, "proxy-env", "", "with -via-proxy: extra environment of the queen-proxy, comma-separated NAME=value")
 	flag.StringVar(&cenv, "compare-env", "", "with -compare local: extra environment of the second broker only (after -broker-env), comma-separated NAME=value")
 	flag.IntVar(&o.comparePID, "compare-pid", 0, "with -compare URL: that broker's pid (RSS, CPU; optional)")
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the broker (local brokers) and one of this harness per scenario window into this directory; prints their top functions")
@@ -172,21 +173,7 @@ func parseFlags() (options, error) {
 	if o.groupCounts, err = intList("group-counts", gcounts); err != nil {
 		return o, err
 	}
-	for _, kv := range strings.Split(env, ",") {
-		if kv = strings.TrimSpace(kv); kv != "" {
-			o.brokerEnv = append(o.brokerEnv, kv)
-		}
-	}
-	for _, kv := range strings.Split(pgset, ",") {
-		if kv = strings.TrimSpace(kv); kv != "" {
-			o.pgSettings = append(o.pgSettings, kv)
-		}
-	}
-	for _, kv := range strings.Split(cenv, ",") {
-		if kv = strings.TrimSpace(kv); kv != "" {
-			o.compareEnv = append(o.compareEnv, kv)
-		}
-	}
+	o.brokerEnv, o.pgSettings, o.compareEnv, o.proxyEnv = commaList(env), commaList(pgset), commaList(cenv), commaList(penv)
 	if o.deletePartitions < 1 || o.deleteMessages < 1 {
 		return o, fmt.Errorf("-delete-partitions and -delete-messages must be >= 1")
 	}
@@ -237,4 +224,15 @@ func one(r *Result, err error) ([]*Result, error) {
 		return nil, err
 	}
 	return []*Result{r}, err
+}
+
+// commaList splits a comma-separated flag value into its non-empty, trimmed entries.
+func commaList(s string) []string {
+	var out []string
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

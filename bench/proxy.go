@@ -41,7 +41,7 @@ func randomSecret() string {
 // startProxy builds ./cmd/queen-proxy, provisions it in pgURL's database (schema queen_proxy) and runs
 // it in front of brokerURL. Rate limits run in shadow mode and the plan's quotas are far out of reach,
 // so the proxy's whole request path runs and refuses nothing.
-func startProxy(ctx context.Context, repo, pgURL, brokerURL, secret string, logw io.Writer) (_ *benchProxy, err error) {
+func startProxy(ctx context.Context, repo, pgURL, brokerURL, secret string, extraEnv []string, logw io.Writer) (_ *benchProxy, err error) {
 	tmp, err := os.MkdirTemp("", "queen-bench-proxy-")
 	if err != nil {
 		return nil, err
@@ -64,6 +64,7 @@ func startProxy(ctx context.Context, repo, pgURL, brokerURL, secret string, logw
 	}
 	env := append(os.Environ(), "QUEEN_PROXY_DATABASE_URL="+pgURL, "QUEEN_PROXY_JWT_SECRET="+secret,
 		"QUEEN_PROXY_HOST=127.0.0.1", "QUEEN_PROXY_PORT="+strconv.Itoa(port), "QUEEN_PROXY_RATE_MODE=shadow", "QUEEN_PROXY_LOG_LEVEL=error")
+	env = append(env, extraEnv...)
 	admin := func(args ...string) (string, error) {
 		c := exec.CommandContext(ctx, bin, args...)
 		c.Env = env

@@ -93,7 +93,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		urls, pgURL, brokerPIDs = b.URLs(), b.PGURL, b.PIDs()
 		r.cpu.postgresPID = b.PGPID
 		if o.viaProxy {
-			p, err := startProxy(ctx, o.repo, b.PGURL, b.URL, secret, os.Stderr)
+			p, err := startProxy(ctx, o.repo, b.PGURL, b.URL, secret, o.proxyEnv, os.Stderr)
 			if err != nil {
 				t.stop()
 				return nil, fmt.Errorf("-via-proxy: %w", err)
