@@ -63,8 +63,8 @@ type Options struct {
 	// Both batch only under [Server.Serve], which flushes and gives back what it holds at Shutdown.
 	QuotaBlock int64
 	UsageFlush time.Duration
-	// Transport reaches the brokers; default a clone of http.DefaultTransport keeping up to
-	// MaxConnsPerCluster idle connections per broker.
+	// Transport reaches the brokers; default an upstreamTransport keeping up to MaxConnsPerCluster
+	// idle connections per broker.
 	Transport http.RoundTripper
 
 	// Connection limits of [Server.Serve] (zero: the defaults of [EnvVars]).
@@ -154,12 +154,12 @@ func NewServer(o Options) (*Server, error) {
 		o.MaxConnsPerCluster = defaultInt("QUEEN_PROXY_MAX_CONNS_PER_CLUSTER")
 	}
 	if o.Transport == nil {
-		// The default keeps 2 idle connections per broker: beyond 2 concurrent requests every answer
-		// closed one and the next request dialled anew (push b10 through the proxy spent most of its
-		// 568 µs of CPU per request there). Every client connection may keep one to its broker.
+		// https upstreams: a clone of the default keeping MaxConnsPerCluster idle connections per broker
+		// (the default's 2 made every request beyond 2 concurrent ones dial anew: push b10 through the
+		// proxy spent most of its 568 µs of CPU per request there).
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = o.MaxConns, o.MaxConnsPerCluster
-		o.Transport = tr
+		o.Transport = newUpstreamTransport(tr, o.MaxConnsPerCluster, upstreamIdleTimeout)
 	}
 	m, err := NewMetrics(o.Registry)
 	if err != nil {
@@ -214,6 +214,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.hs.Shutdown(ctx)
 	if err != nil {
 		_ = s.hs.Close()
+	}
+	if ci, ok := s.o.Transport.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
 	}
 	s.stopLedger()
 	started := true
