@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,6 +34,9 @@ func TxSetting(t interface {
 // SetStatsSlice makes a test's store read n partitions per statement of a stats pass, so that a small
 // queue spans several. Call it before the store's first pass.
 func SetStatsSlice(s *Store, n int) { s.statsSlice = n }
+
+// SetListenProbe sets how long Listen's session may stay silent before it is pinged.
+func SetListenProbe(s *Store, d time.Duration) { s.listenProbe = d }
 
 // SetSeedChunk makes a test's store seed a default-mode subscription n partitions per transaction.
 func SetSeedChunk(s *Store, n int) { s.seedChunk = n }

@@ -2,11 +2,16 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// defaultListenProbe is how long the LISTEN session may stay silent before it is pinged: a cut session
+// is replaced within twice this, and the reconnect wakes every parked pop (Listen's onConnect).
+const defaultListenProbe = 10 * time.Second
 
 // PushChannel is the NOTIFY channel on which brokers announce queues with newly claimable partitions.
 // It carries the schema name so that installations sharing a database do not wake each other.
@@ -26,6 +31,9 @@ func (s *Store) Notify(ctx context.Context, payloads []string) error {
 // listening are lost and parked consumers must re-check. Under transaction pooling without a
 // ListenURL it returns at once: a LISTEN through the pooler would hold a server session only until its
 // transaction ends and then hear nothing (see Listens).
+//
+// A session silent for listenProbe is pinged, and one that does not answer within as long again is
+// replaced like a broken one.
 func (s *Store) Listen(ctx context.Context, channel string, onConnect func(), onNotify func(payload string)) error {
 	if s.noListen {
 		return nil
@@ -68,11 +76,26 @@ func (s *Store) listenOnce(ctx context.Context, channel string, onConnect func()
 	}
 	onConnect()
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
+		wctx, cancel := context.WithTimeout(ctx, s.listenProbe)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err == nil {
+			onNotify(n.Payload)
+			continue
+		}
+		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("store: wait for notification: %w", interpret(err))
 		}
-		onNotify(n.Payload)
+		// Silent for a probe interval: the session must still answer. A session cut without a FIN (a
+		// failover behind a moved address, a dropped NAT or firewall entry) hears nothing and fails
+		// nothing until TCP keepalive gives up, minutes in which other brokers' pushes would wake no one
+		// here. The driver keeps the connection open after a wait's deadline.
+		pctx, cancel := context.WithTimeout(ctx, s.listenProbe)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("store: listen session probe: %w", interpret(err))
+		}
 	}
 }
 

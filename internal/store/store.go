@@ -66,8 +66,9 @@ type Store struct {
 	hot            *pool
 	schema         string
 	url            string
-	listenURL      string // Options.ListenURL
-	noListen       bool   // transaction pooling without a ListenURL: Listen does not listen
+	listenURL      string        // Options.ListenURL
+	noListen       bool          // transaction pooling without a ListenURL: Listen does not listen
+	listenProbe    time.Duration // silence after which Listen checks its session (defaultListenProbe; tests set less)
 	acquireTimeout time.Duration
 	clock          func() time.Time // Options.Clock; nil: the database clock
 	statsSlice     int              // partitions per statement of a stats pass (defaultStatsSlice; tests set less)
@@ -131,7 +132,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s := &Store{pool: &pool{Pool: gp, settings: general}, hot: &pool{Pool: hp, settings: hotSettings}, schema: o.Schema, url: o.URL,
 		listenURL: o.ListenURL, noListen: o.PoolMode == PoolTransaction && o.ListenURL == "",
-		acquireTimeout: o.AcquireTimeout, clock: o.Clock}
+		acquireTimeout: o.AcquireTimeout, clock: o.Clock, listenProbe: defaultListenProbe}
 	if s.acquireTimeout <= 0 {
 		s.acquireTimeout = 5 * time.Second
 	}
