@@ -32,6 +32,7 @@ type deadRecord struct {
 type spoolHealth struct {
 	dead     atomic.Int64 // records moved to the dead-spool file
 	failures atomic.Int64 // consecutive failed replay attempts
+	warned   atomic.Int64 // unix ns of the last "spool replay paused" warning
 	mu       sync.Mutex   // protects lastErr
 	lastErr  string
 }
@@ -64,16 +65,17 @@ func (e *Engine) SpoolHealth() SpoolHealth {
 		LastReplayError: last}
 }
 
-// replayed records the outcome of one replay attempt. The public text never carries driver details.
-func (h *spoolHealth) replayed(err error) {
+// replayed records the outcome of one replay attempt and returns the consecutive failures up to and
+// including it (0 after a success), and before it. The public text never carries driver details.
+func (h *spoolHealth) replayed(err error) (failures, before int64) {
 	if err == nil {
-		h.failures.Store(0)
+		before = h.failures.Swap(0)
 		h.mu.Lock()
 		h.lastErr = ""
 		h.mu.Unlock()
-		return
+		return 0, before
 	}
-	h.failures.Add(1)
+	failures = h.failures.Add(1)
 	msg := "replay failed"
 	if unreachable(err) {
 		msg = "database unreachable"
@@ -81,6 +83,19 @@ func (h *spoolHealth) replayed(err error) {
 	h.mu.Lock()
 	h.lastErr = msg
 	h.mu.Unlock()
+	return failures, failures - 1
+}
+
+// warnNow reports whether a failed attempt, the failures-th in a row, is logged: attempts come every
+// FILE_BUFFER_FLUSH_MS, so an outage is one warning when it starts and one a minute while it lasts, not
+// ten a second.
+func (h *spoolHealth) warnNow(failures int64) bool {
+	now := time.Now().UnixNano()
+	last := h.warned.Load()
+	if failures > 1 && now-last < int64(time.Minute) {
+		return false
+	}
+	return h.warned.CompareAndSwap(last, now)
 }
 
 // replayApart pushes items one by one after their batch was refused: refused ones go to the dead-spool

@@ -110,15 +110,20 @@ func (e *Engine) ReplaySpool(ctx context.Context) error {
 		return nil
 	}
 	n, err := e.spool.Replay(ctx, e.opt.SpoolReplayBatch, e.replay)
+	failures, before := int64(0), int64(0)
 	if !errors.Is(err, spool.ErrReplayInProgress) {
-		e.spoolHealth.replayed(err)
+		failures, before = e.spoolHealth.replayed(err)
 	}
 	switch {
 	case err != nil && !errors.Is(err, spool.ErrReplayInProgress):
 		e.dbDown.Store(true)
-		if ctx.Err() == nil {
-			e.log.WarnContext(ctx, "spool replay paused", slog.Any("error", err), slog.Int64("pending", e.spool.Pending()))
+		if ctx.Err() == nil && e.spoolHealth.warnNow(failures) {
+			e.log.WarnContext(ctx, "spool replay paused", slog.Any("error", err), slog.Int64("pending", e.spool.Pending()),
+				slog.Int64("failed_attempts", failures))
 		}
+	case before > 0:
+		e.log.InfoContext(ctx, "spool replay resumed", slog.Int("items", n), slog.Int64("pending", e.spool.Pending()),
+			slog.Int64("failed_attempts", before))
 	case n > 0:
 		e.log.InfoContext(ctx, "spool replayed", slog.Int("items", n), slog.Int64("pending", e.spool.Pending()))
 	}

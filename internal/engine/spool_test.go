@@ -1,10 +1,13 @@
 package engine_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,4 +51,53 @@ func TestSpoolWriteFailureFailsEveryItem(t *testing.T) {
 	require.Equal(t, "p", sfe.Results[1].Partition)
 	pending, _, _ := eng.SpoolStats()
 	require.Zero(t, pending)
+}
+
+// TestSpoolReplayOutageWarnsOnce: replay attempts come every FILE_BUFFER_FLUSH_MS; while they fail the
+// log says so once (then once a minute), and /health counts every attempt.
+func TestSpoolReplayOutageWarnsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	sp, err := spool.Open(t.TempDir(), spool.Options{})
+	require.NoError(t, err)
+	defer sp.Close()
+	var logs lockedBuffer
+	eng := engine.New(st, slog.New(slog.NewTextHandler(&logs, nil)), engine.Options{Spool: sp})
+	eng.Start(ctx)
+	defer eng.Stop()
+	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, true))
+	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}})
+	require.NoError(t, err)
+	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, false))
+	push, _ := eng.Modes().Flags(ctx) // read while the database answers: it stays off
+	require.False(t, push)
+	st.Close() // every replay attempt now fails
+
+	for range 50 {
+		require.NoError(t, eng.ReplaySpool(ctx))
+	}
+	require.Equal(t, 1, strings.Count(logs.String(), "spool replay paused"), logs.String())
+	h := eng.SpoolHealth()
+	require.EqualValues(t, 50, h.ReplayFailures)
+	require.EqualValues(t, 1, h.Pending)
+}
+
+// lockedBuffer is a log destination safe for the engine's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
