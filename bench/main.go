@@ -58,6 +58,7 @@ type options struct {
 	deleteVacuum                     bool          // delete-then-run: VACUUM ANALYZE instead of waiting for autovacuum
 	deleteWait                       time.Duration // delete-then-run: the longest wait for autovacuum
 	viaProxy                         bool          // local broker mode: every request through a queen-proxy the bench starts
+	compareViaProxy                  bool          // -compare local: the second broker's requests through a queen-proxy, the first's direct
 	pushSQLDuration                  time.Duration
 	pushSQLOnly                      string
 	schema                           string
@@ -129,6 +130,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.deleteMessages, "delete-messages", 100000, "delete-then-run: messages of the queue deleted (the target's is 1000000)")
 	flag.BoolVar(&o.deleteVacuum, "delete-vacuum", true, "delete-then-run: VACUUM ANALYZE after the delete; false waits for autovacuum instead (up to -delete-wait)")
 	flag.DurationVar(&o.deleteWait, "delete-wait", 10*time.Minute, "delete-then-run with -delete-vacuum=false: the longest wait for autovacuum")
+	flag.BoolVar(&o.compareViaProxy, "compare-via-proxy", false, "with -compare local: send the second broker's requests through a queen-proxy (as -via-proxy) and the first's directly, so that each scenario's proxy/direct ratio and p50 difference come from one run (docs/performance.md, target 8)")
 	flag.BoolVar(&o.viaProxy, "via-proxy", false, "local broker mode: build ./cmd/queen-proxy and send every request through it (broker with JWT_ENABLED, HS256; the proxy's state in the same database); reports the proxy's CPU per request and per message")
 	flag.BoolVar(&o.verifyPush, "verify-push", true, "drain push scenarios' queues to verify them")
 	flag.BoolVar(&o.checkpoint, "checkpoint", true, "CHECKPOINT before every measured window and baseline, so that each starts from the same WAL state instead of some meeting a checkpoint's full-page writes")
@@ -177,7 +179,10 @@ func parseFlags() (options, error) {
 	if o.deletePartitions < 1 || o.deleteMessages < 1 {
 		return o, fmt.Errorf("-delete-partitions and -delete-messages must be >= 1")
 	}
-	if o.viaProxy && (o.url != "" || o.brokers != 1) {
+	if o.compareViaProxy && (o.compareURL != "local" || o.viaProxy) {
+		return o, fmt.Errorf("-compare-via-proxy needs -compare local and no -via-proxy")
+	}
+	if (o.viaProxy || o.compareViaProxy) && (o.url != "" || o.brokers != 1) {
 		return o, fmt.Errorf("-via-proxy runs in local broker mode with one broker (no -url, -brokers 1)")
 	}
 	if o.producers < 1 || o.brokers < 1 || o.consumers < 1 || o.conns < 1 || o.partitions < 1 || o.groupConsumers < 1 || o.popBatch < 1 || o.concBatch < 1 {

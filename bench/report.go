@@ -145,8 +145,9 @@ func headline(r *Result) float64 {
 	return r.PushRate
 }
 
-// printComparison prints each scenario's rates on both targets and the ratio queen/compare.
-func printComparison(w io.Writer, a, b []*Result) {
+// printComparison prints each scenario's rates on both targets and the ratio queen/compare; with
+// proxied (b went through the proxy, a straight to its broker) also the proxy's target 8 per scenario.
+func printComparison(w io.Writer, a, b []*Result, proxied bool) {
 	byName := map[string]*Result{}
 	for _, r := range b {
 		byName[r.Name] = r
@@ -170,6 +171,29 @@ func printComparison(w io.Writer, a, b []*Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, rate(r.PushRate), rate(o.PushRate), rate(r.ConsumeRate), rate(o.ConsumeRate), ratio, ver)
 	}
 	tw.Flush()
+	if proxied {
+		printProxyTarget(w, a, byName)
+	}
+}
+
+// printProxyTarget prints, per scenario, the rate through the proxy as a fraction of the direct one
+// (target >= 0.8) and what the proxy added to the p50 latency of the scenario's request (push, else
+// pop; target <= 1 ms).
+func printProxyTarget(w io.Writer, direct []*Result, proxied map[string]*Result) {
+	fmt.Fprintln(w, "targets (through the proxy vs direct, this run):")
+	for _, d := range direct {
+		p := proxied[d.Name]
+		if p == nil || d.Skipped != "" || p.Skipped != "" || headline(d) <= 0 {
+			continue
+		}
+		ratio := headline(p) / headline(d)
+		what, dl, pl := "push", d.Push.P50, p.Push.P50
+		if d.Push.Count == 0 {
+			what, dl, pl = "pop", d.Pop.P50, p.Pop.P50
+		}
+		fmt.Fprintf(w, "  %-18s rate %.2f (target >= 0.80) %s; %s p50 %+.2f ms (target <= +1.00) %s\n", d.Name, ratio, okMark(ratio >= 0.8),
+			what, pl-dl, okMark(pl-dl <= 1))
+	}
 }
 
 // printTargets checks the ratio targets among the results present (ratios within one run).

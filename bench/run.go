@@ -51,6 +51,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		brokerPIDs = []int{brokerPID}
 	}
 	var auth string // -via-proxy: the proxy's key
+	viaProxy := o.viaProxy || label == "compare" && o.compareViaProxy
 	t := &target{rep: Report{Started: started, Target: label, Broker: urls[0], CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}}
 	r := &runner{opt: o, tag: strconv.FormatInt(time.Now().UnixNano()/1e6, 36) + label[:1], out: os.Stdout, label: label}
 	if url == "" {
@@ -76,7 +77,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 			spec.firstEnv = append(spec.firstEnv, "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
 		}
 		secret := ""
-		if o.viaProxy {
+		if viaProxy {
 			secret = randomSecret()
 			spec.env = append(spec.env, proxyBrokerEnv(secret)...)
 		}
@@ -92,7 +93,7 @@ func openTarget(ctx context.Context, o options, label, url, pgURL string, broker
 		t.rep.Broker, t.rep.Local, t.rep.Durable = b.URL, true, &durable
 		urls, pgURL, brokerPIDs = b.URLs(), b.PGURL, b.PIDs()
 		r.cpu.postgresPID = b.PGPID
-		if o.viaProxy {
+		if viaProxy {
 			p, err := startProxy(ctx, o.repo, b.PGURL, b.URL, secret, o.proxyEnv, os.Stderr)
 			if err != nil {
 				t.stop()
@@ -253,7 +254,7 @@ func run(ctx context.Context, o options) (int, error) {
 			}
 		}
 		if len(perTarget) == 2 {
-			printComparison(os.Stdout, perTarget[0], perTarget[1])
+			printComparison(os.Stdout, perTarget[0], perTarget[1], o.compareViaProxy)
 		}
 	}
 	verified := true
