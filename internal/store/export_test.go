@@ -35,6 +35,9 @@ func TxSetting(t interface {
 // queue spans several. Call it before the store's first pass.
 func SetStatsSlice(s *Store, n int) { s.statsSlice = n }
 
+// SetInlineRows sets the most rows a push sends with its bump and commit (0: every push by COPY).
+func SetInlineRows(s *Store, n int) { s.inlineRows = n }
+
 // SetListenProbe sets how long Listen's session may stay silent before it is pinged.
 func SetListenProbe(s *Store, d time.Duration) { s.listenProbe = d }
 

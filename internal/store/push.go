@@ -96,7 +96,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 	// transactionId) finds a stored one anyway, by failing the copy. Looking every client id up first
 	// cost a third of PostgreSQL's time per pushed row (bench -push-sql, docs/performance.md), for the
 	// rare push that repeats a stored id.
-	out, err := push(ctx, c, rows, true, false, s.now())
+	out, err := push(ctx, c, rows, s.inlineRows, false, s.now())
 	s.changed.note(len(rows), func(i int) uuid.UUID { return rows[i].PartitionID })
 	if err != nil && !c.Conn().IsClosed() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
@@ -106,7 +106,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 		// A transactionId met a stored row: a client's retry of a push it got no answer for, a spool
 		// replay, or a client reusing its ids. Nothing was stored; push again with every row looked
 		// up, so the stored ones are answered as duplicates.
-		out, err = push(ctx, c, rows, true, true, s.now())
+		out, err = push(ctx, c, rows, s.inlineRows, true, s.now())
 		if err != nil && !c.Conn().IsClosed() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 		}
@@ -120,7 +120,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 // broker minted are not.
 func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
 	t.changed.note(len(rows), func(i int) uuid.UUID { return rows[i].PartitionID })
-	return push(ctx, t.tx, rows, false, false, t.s.now())
+	return push(ctx, t.tx, rows, notOwn, false, t.s.now())
 }
 
 // batcher is what push and ack need of a connection or a transaction.
@@ -155,10 +155,12 @@ func releaseSeen(m map[pushKey]struct{}) {
 }
 
 // push stores rows on db in three round trips: the partition locks and PartitionBump in one pipelined
-// batch, then MessageCopy, then the commit. With own it opens and commits the transaction itself. It
-// looks up the stored transactionIds of every row with lookupAll, else, inside a caller's transaction
-// (not own), those of the rows whose id the broker did not mint.
-func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
+// batch, then MessageCopy, then the commit; a push of its own transaction of at most inlineRows rows in
+// one (push_inline.go). With inlineRows >= 0 (own) it opens and commits the transaction itself;
+// notOwn pushes inside a caller's. It looks up the stored transactionIds of every row with lookupAll,
+// else, inside a caller's transaction, those of the rows whose id the broker did not mint.
+func push(ctx context.Context, db pushConn, rows []PushRow, inlineRows int, lookupAll bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
+	own := inlineRows >= 0
 	out := make([]PushOutcome, len(rows))
 	// A row repeating the (partition, transactionId) of an earlier row is left out (answered as a
 	// duplicate of that first row below); minted ids cannot repeat, so only the clients' are checked.
@@ -201,10 +203,6 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 		}
 	}
 
-	type bumped struct {
-		base int64
-		at   int64
-	}
 	got := make(map[uuid.UUID]bumped, len(lock))
 	var stored map[int32]bool
 	b := &pgx.Batch{}
@@ -240,9 +238,35 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 	if !own {
 		b.Queue(q("PushPlanSettings"), false)
 	}
+	inline := own && len(lIdx) == 0 && inlineable(rows, keep, inlineRows)
+	if inline {
+		queueInline(b, rows, keep, ords, lock, counts)
+		b.Queue(q("Commit"))
+	}
 	if err := db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: push: %w", interpret(err))
 	}
+	if inline {
+		for _, i := range keep {
+			_, out[i].Inserted = got[rows[i].PartitionID]
+		}
+	} else if err := copyAndCommit(ctx, db, rows, keep, ords, got, stored, out, own); err != nil {
+		return nil, err
+	}
+	return lookUpDuplicates(ctx, db, rows, out)
+}
+
+// bumped is what PartitionBump reserved in one partition: row k is base + k, stamped at (binary
+// timestamptz).
+type bumped struct {
+	base int64
+	at   int64
+}
+
+// copyAndCommit stores the kept rows of a push whose partitions got bumped (got) by MessageCopy, except
+// those found stored, and with own commits.
+func copyAndCommit(ctx context.Context, db pushConn, rows []PushRow, keep, ords []int32, got map[uuid.UUID]bumped,
+	stored map[int32]bool, out []PushOutcome, own bool) error {
 	src := newCopySource()
 	copied := slices.Grow(src.rows[:0], len(keep))
 	for _, i := range keep {
@@ -257,17 +281,22 @@ func push(ctx context.Context, db pushConn, rows []PushRow, own, lookupAll bool,
 	if len(copied) > 0 {
 		src.rows = copied
 		if err := copyMessages(ctx, db.Conn(), src); err != nil {
-			return nil, fmt.Errorf("store: push: %w", interpret(err))
+			return fmt.Errorf("store: push: %w", interpret(err))
 		}
 	} else {
 		src.release()
 	}
 	if own {
 		if _, err := db.Exec(ctx, q("Commit")); err != nil {
-			return nil, fmt.Errorf("store: push: %w", interpret(err))
+			return fmt.Errorf("store: push: %w", interpret(err))
 		}
 	}
+	return nil
+}
 
+// lookUpDuplicates fills in, for every row of a push that was not inserted, the id of the stored row
+// holding its transactionId in its partition (none: its partition was not found).
+func lookUpDuplicates(ctx context.Context, db pushConn, rows []PushRow, out []PushOutcome) ([]PushOutcome, error) {
 	var dIdx []int32
 	var dPids []uuid.UUID
 	var dTx []string

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestPush covers queries/push.sql.
@@ -33,7 +34,7 @@ func TestPush(t *testing.T) {
 		return out
 	}
 
-	t.Run("PartitionBump+MessageCopy", func(t *testing.T) {
+	t.Run("PartitionBump+MessageInsert", func(t *testing.T) {
 		q := uniq("push")
 		pa, pb := partition(t, st, q, "a"), partition(t, st, q, "b")
 		row := func(p uuid.UUID, tx string) store.PushRow {
@@ -43,6 +44,8 @@ func TestPush(t *testing.T) {
 		out, err := st.Push(t.Context(), []store.PushRow{row(pa, "x"), row(pb, "x"), row(pa, "y"), row(pa, "x"), row(pb, "z")})
 		require.NoError(t, err)
 		require.Equal(t, []bool{true, true, true, false, true}, []bool{out[0].Inserted, out[1].Inserted, out[2].Inserted, out[3].Inserted, out[4].Inserted})
+		require.Equal(t, store.PushOutcome{ExistingID: scalar[uuid.UUID](t, st, `SELECT id FROM messages WHERE partition_id = $1 AND transaction_id = 'x'`, pa)}, out[3],
+			"a repeat inside the push names the row stored for the first")
 		require.Equal(t, map[string]int64{"x": 1, "y": 2}, seqs(t, pa))
 		require.Equal(t, map[string]int64{"x": 1, "z": 2}, seqs(t, pb))
 		// A later push continues after last_seq; a stored transactionId is not inserted again (the
@@ -103,42 +106,50 @@ func TestPush(t *testing.T) {
 		require.Equal(t, int64(2), scalar[int64](t, st, `SELECT last_seq FROM partitions WHERE id = $1`, p))
 	})
 
-	t.Run("MessageCopy/every column", func(t *testing.T) {
-		// The broker encodes the copied rows itself: every column arrives as pushed, and created_at is
-		// the partition's bump clock.
-		q := uniq("push-copy")
-		p := partition(t, st, q, "Default")
-		trace, sub := uuid.New(), "producer ü"
-		rows := []store.PushRow{
-			{PartitionID: p, TransactionID: "tx-ü", ID: uuid.Must(uuid.NewV7()), TraceID: &trace, Payload: []byte(`{"a":[1,"é",null],"b":true}`), ProducerSub: &sub, Encrypted: true},
-			{PartitionID: p, TransactionID: "plain", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`"x"`), Minted: true},
+	// The rows of a small push go inline with the bump and the commit (MessageInsert), the others by
+	// COPY, which the broker encodes itself: either way every column arrives as pushed, numbered after
+	// what the partition holds, and created_at is the partition's bump clock.
+	everyColumn := func(inline int) func(t *testing.T) {
+		return func(t *testing.T) {
+			st := openStore(t, testenv.SharedDatabase(t, "store"), "")
+			store.SetInlineRows(st, inline)
+			q := uniq("push-cols")
+			p := partition(t, st, q, "Default")
+			push(t, st, p, "before")
+			trace, sub := uuid.New(), "producer ü"
+			rows := []store.PushRow{
+				{PartitionID: p, TransactionID: "tx-ü", ID: uuid.Must(uuid.NewV7()), TraceID: &trace, Payload: []byte(`{"a":[1,"é",null],"b":true}`), ProducerSub: &sub, Encrypted: true},
+				{PartitionID: p, TransactionID: "plain", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`"x"`), Minted: true},
+			}
+			out, err := st.Push(t.Context(), rows)
+			require.NoError(t, err)
+			require.True(t, out[0].Inserted && out[1].Inserted)
+			type stored struct {
+				seq             int64
+				id              uuid.UUID
+				txid, payload   string
+				trace           *uuid.UUID
+				sub             *string
+				enc, atLastPush bool
+			}
+			r, err := store.PoolOf(st).Query(t.Context(), `SELECT m.seq, m.id, m.transaction_id, m.payload::text, m.trace_id, m.producer_sub, m.is_encrypted, m.created_at = p.last_push_at
+				FROM messages m JOIN partitions p ON p.id = m.partition_id WHERE m.partition_id = $1 AND m.seq > 1 ORDER BY m.seq`, p)
+			require.NoError(t, err)
+			var got []stored
+			for r.Next() {
+				var s stored
+				require.NoError(t, r.Scan(&s.seq, &s.id, &s.txid, &s.payload, &s.trace, &s.sub, &s.enc, &s.atLastPush))
+				got = append(got, s)
+			}
+			require.NoError(t, r.Err())
+			require.Equal(t, []stored{
+				{2, rows[0].ID, "tx-ü", `{"a": [1, "é", null], "b": true}`, &trace, &sub, true, true},
+				{3, rows[1].ID, "plain", `"x"`, nil, nil, false, true},
+			}, got)
 		}
-		out, err := st.Push(t.Context(), rows)
-		require.NoError(t, err)
-		require.True(t, out[0].Inserted && out[1].Inserted)
-		type stored struct {
-			seq             int64
-			id              uuid.UUID
-			txid, payload   string
-			trace           *uuid.UUID
-			sub             *string
-			enc, atLastPush bool
-		}
-		r, err := store.PoolOf(st).Query(t.Context(), `SELECT m.seq, m.id, m.transaction_id, m.payload::text, m.trace_id, m.producer_sub, m.is_encrypted, m.created_at = p.last_push_at
-			FROM messages m JOIN partitions p ON p.id = m.partition_id WHERE m.partition_id = $1 ORDER BY m.seq`, p)
-		require.NoError(t, err)
-		var got []stored
-		for r.Next() {
-			var s stored
-			require.NoError(t, r.Scan(&s.seq, &s.id, &s.txid, &s.payload, &s.trace, &s.sub, &s.enc, &s.atLastPush))
-			got = append(got, s)
-		}
-		require.NoError(t, r.Err())
-		require.Equal(t, []stored{
-			{1, rows[0].ID, "tx-ü", `{"a": [1, "é", null], "b": true}`, &trace, &sub, true, true},
-			{2, rows[1].ID, "plain", `"x"`, nil, nil, false, true},
-		}, got)
-	})
+	}
+	t.Run("MessageInsert/every column", everyColumn(64))
+	t.Run("MessageCopy/every column", everyColumn(0))
 
 	t.Run("PartitionBump/delayed processing", func(t *testing.T) {
 		q := uniq("push-delayed")

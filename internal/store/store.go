@@ -69,6 +69,7 @@ type Store struct {
 	listenURL      string        // Options.ListenURL
 	noListen       bool          // transaction pooling without a ListenURL: Listen does not listen
 	listenProbe    time.Duration // silence after which Listen checks its session (defaultListenProbe; tests set less)
+	inlineRows     int           // rows of a push sent with its bump and commit (defaultInlineRows; tests set 0)
 	acquireTimeout time.Duration
 	clock          func() time.Time // Options.Clock; nil: the database clock
 	statsSlice     int              // partitions per statement of a stats pass (defaultStatsSlice; tests set less)
@@ -132,7 +133,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s := &Store{pool: &pool{Pool: gp, settings: general}, hot: &pool{Pool: hp, settings: hotSettings}, schema: o.Schema, url: o.URL,
 		listenURL: o.ListenURL, noListen: o.PoolMode == PoolTransaction && o.ListenURL == "",
-		acquireTimeout: o.AcquireTimeout, clock: o.Clock, listenProbe: defaultListenProbe}
+		acquireTimeout: o.AcquireTimeout, clock: o.Clock, listenProbe: defaultListenProbe, inlineRows: defaultInlineRows}
 	if s.acquireTimeout <= 0 {
 		s.acquireTimeout = 5 * time.Second
 	}

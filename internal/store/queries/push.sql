@@ -92,6 +92,32 @@ SELECT b.id, b.base, b.at, NULL::int AS idx FROM bump b
 UNION ALL
 SELECT NULL, NULL, NULL, d.idx FROM dup d
 
+-- name: MessageInsert :exec
+-- The rows of a small push of the broker's own transaction, queued in the same pipelined batch as
+-- PartitionLock, PartitionBump and the commit: the push is one round trip instead of three (the batch,
+-- the copy, the commit), which for a few rows cost more than the rows (push_inline.go). It numbers and
+-- stamps rows as MessageCopy's caller does, from what PartitionBump left on the locked partition row in
+-- this transaction: row k of a partition pushing n is last_seq - n + k, created_at its last_push_at. A
+-- partition PartitionBump did not find gets no rows. Only used when nothing is looked up first (so no
+-- ordinal is skipped): a stored transactionId fails the unique index, and the push is redone by COPY.
+-- Each partition is read once, through a LATERAL probe ordered as its index returns it (as in
+-- PartitionBump): its row, just updated, heads a chain of versions a probe per pushed row would walk.
+WITH base AS MATERIALIZED (
+    SELECT c.id, p.last_seq - c.n AS base, p.last_push_at AS at
+    FROM unnest($9::uuid[], $10::int[]) AS c(id, n)
+    CROSS JOIN LATERAL (
+        SELECT p.last_seq, p.last_push_at FROM partitions p
+        WHERE p.id = c.id
+        ORDER BY p.id
+        LIMIT 1
+    ) p
+)
+INSERT INTO messages (partition_id, seq, id, transaction_id, trace_id, payload, producer_sub, is_encrypted, created_at)
+SELECT r.partition_id, b.base + r.k, r.id, r.transaction_id, r.trace_id, r.payload::jsonb, r.producer_sub, r.is_encrypted, b.at
+FROM unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[], $5::uuid[], $6::text[], $7::text[], $8::bool[])
+     AS r(partition_id, k, id, transaction_id, trace_id, payload, producer_sub, is_encrypted)
+JOIN base b ON b.id = r.partition_id
+
 -- name: MessageCopy :copy
 -- The numbered rows of a push, after PartitionBump in the same transaction, in PostgreSQL's binary
 -- copy format (push_copy.go writes it). COPY stores rows several to a heap page and WAL record and
