@@ -13,7 +13,8 @@ func scanPush(body []byte) (pb *pushBody, ok bool) {
 	if !s.Eat('{') {
 		return nil, false
 	}
-	pb = &pushBody{}
+	// Room for the items of a usual batch up front, rather than growing through 1, 2, 4, 8 and 16.
+	pb = &pushBody{Items: make([]pushItem, 0, 16)}
 	seen := false
 	ok = s.Members(func(k []byte) bool {
 		idx, ok := jsonscan.Known(k, "items")
@@ -28,9 +29,11 @@ func scanPush(body []byte) (pb *pushBody, ok bool) {
 			return false // a second "items" decodes into the first's elements: leave that to encoding/json
 		}
 		seen = true
+		var prev *pushItem
 		return s.Elements(func() bool {
-			it, ok := scanItem(&s)
+			it, ok := scanItem(&s, prev)
 			pb.Items = append(pb.Items, it)
+			prev = &pb.Items[len(pb.Items)-1]
 			return ok
 		})
 	})
@@ -40,7 +43,9 @@ func scanPush(body []byte) (pb *pushBody, ok bool) {
 	return pb, true
 }
 
-func scanItem(s *jsonscan.Scanner) (it pushItem, ok bool) {
+// scanItem reads one item; prev (nil for the first) lends its queue and partition strings when they
+// are the same text, as they mostly are within a push.
+func scanItem(s *jsonscan.Scanner, prev *pushItem) (it pushItem, ok bool) {
 	if !s.Eat('{') {
 		return it, false
 	}
@@ -61,10 +66,11 @@ func scanItem(s *jsonscan.Scanner) (it pushItem, ok bool) {
 			if !ok || !plain {
 				return false
 			}
+			name := lit[1 : len(lit)-1]
 			if idx == 0 {
-				it.Queue = string(lit[1 : len(lit)-1])
+				it.Queue = reuse(name, prev, func(p *pushItem) string { return p.Queue })
 			} else {
-				it.Partition = string(lit[1 : len(lit)-1])
+				it.Partition = reuse(name, prev, func(p *pushItem) string { return p.Partition })
 			}
 			return true
 		}
@@ -78,4 +84,14 @@ func scanItem(s *jsonscan.Scanner) (it pushItem, ok bool) {
 		return ok
 	})
 	return it, ok
+}
+
+// reuse is name as a string: the previous item's field when that holds the same text, else a copy.
+func reuse(name []byte, prev *pushItem, field func(*pushItem) string) string {
+	if prev != nil {
+		if f := field(prev); f == string(name) { // compared without a copy
+			return f
+		}
+	}
+	return string(name)
 }

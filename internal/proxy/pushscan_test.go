@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,4 +56,25 @@ func TestScanPushReadsTheCommonBody(t *testing.T) {
 	require.Len(t, pb.Items, 2)
 	require.Equal(t, `{"n":1}`, string(pb.Items[0].Payload))
 	require.Equal(t, "p", pb.Items[0].Partition)
+}
+
+// BenchmarkScanPush reads the body of a push of 10 items to one queue and partition, as the bench's
+// push-b10 sends it.
+func BenchmarkScanPush(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := range 10 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"queue":"bench-q","partition":"p3","payload":{"n":%d,"s":"xxxxxxxxxxxxxxxx"},"transactionId":"t-%d"}`, i, i)
+	}
+	sb.WriteString(`]}`)
+	body := []byte(sb.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := scanPush(body); !ok {
+			b.Fatal("not read")
+		}
+	}
 }
