@@ -91,9 +91,16 @@ func TestUpstreamSkipsConnectionsTheBrokerClosed(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	_, _, err := roundTrip(t, tr, t.Context(), http.MethodGet, srv.URL+"/a", "")
 	require.NoError(t, err)
+	tr.mu.Lock()
+	var idle *upConn
+	for _, list := range tr.idle {
+		idle = list[0]
+	}
+	tr.mu.Unlock()
 	srv.CloseClientConnections()
-	require.Eventually(t, func() bool { return srv.closed.Load() == 1 }, 5*time.Second, time.Millisecond)
-	time.Sleep(10 * time.Millisecond) // the FIN reaches the proxy's side
+	// Until the broker's FIN reaches this side the connection looks open, and sending on it is the
+	// race no transport can win; the peek must see it once it has.
+	require.Eventually(t, func() bool { return !open(idle.Conn) }, 5*time.Second, time.Millisecond)
 	_, got, err := roundTrip(t, tr, t.Context(), http.MethodPost, srv.URL+"/b", "push")
 	require.NoError(t, err)
 	require.Equal(t, "POST /b push", got)
