@@ -216,7 +216,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	// A request with both Content-Length and Transfer-Encoding is refused and its connection closed:
 	// net/http would serve a request smuggled behind it (RFC 9112 §6.1, §6.3).
-	b.conns = connlimit.New(httpguard.Install(b.srv, ln), connectionCap(cfg.HTTP.MaxConnections, cfg.PoolSize), connLimitResponse, nil)
+	b.conns = connlimit.New(httpguard.Install(b.srv, ln), connectionCap(cfg.HTTP.MaxConnections, cfg.PoolSize), nil)
 	go func() { b.served <- b.srv.Serve(b.conns) }()
 	if unmigrated {
 		go b.awaitDatabase(ctx)

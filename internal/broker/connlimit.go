@@ -1,12 +1,6 @@
 package broker
 
-import (
-	"encoding/json"
-	"net/http"
-	"syscall"
-
-	"github.com/queen-go/queen/internal/connlimit"
-)
+import "syscall"
 
 // ownFiles is the room left, beyond the database pool, for the descriptors the broker itself holds:
 // the listener, the LISTEN session, spool and log files, an embedded PostgreSQL's pipes, pprof.
@@ -25,12 +19,3 @@ func connectionCap(set, poolSize int) int {
 	}
 	return int(max(int64(min(r.Cur, 1<<30))-int64(poolSize)-ownFiles, 16))
 }
-
-// connLimitResponse answers a connection past the cap, as the proxy answers one past its own.
-var connLimitResponse = func() []byte {
-	b, _ := json.Marshal(struct {
-		Error string `json:"error"`
-		Code  string `json:"code"`
-	}{"too many open connections", "connection_limit"})
-	return connlimit.Response(http.StatusServiceUnavailable, "Service Unavailable", append(b, '\n'))
-}()

@@ -1,7 +1,8 @@
 // Package connlimit caps the client connections a server holds open. A connection past the cap is
-// answered at once with a fixed HTTP response and closed, without reading it: a server that runs out of
-// file descriptors instead stops accepting altogether (Go's accept loop backs off on EMFILE), and every
-// client then waits rather than being told to go elsewhere. The broker and the proxy both use it.
+// answered at once with 503 {"error":"too many open connections","code":"connection_limit"} and
+// closed, without reading it: a server that runs out of file descriptors instead stops accepting
+// altogether (Go's accept loop backs off on EMFILE), and every client then waits rather than being
+// told to go elsewhere. The broker and the proxy both use it.
 package connlimit
 
 import (
@@ -11,6 +12,15 @@ import (
 	"time"
 )
 
+// Code is the envelope's code of the refusal, the broker's and the proxy's alike.
+const Code = "connection_limit"
+
+// refusal is the whole answer to a connection past the cap.
+var refusal = fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+	len(refusalBody), refusalBody)
+
+const refusalBody = `{"error":"too many open connections","code":"` + Code + `"}` + "\n"
+
 // Listener admits connections while fewer than its cap are open. Open connections are the ones it
 // returned and that have not been closed yet.
 type Listener struct {
@@ -18,20 +28,13 @@ type Listener struct {
 	max      int64
 	open     atomic.Int64
 	refused  atomic.Int64
-	refusal  []byte
 	onRefuse func()
 }
 
-// New wraps ln with a cap of max open connections (max ≥ 1). A connection beyond it is sent refusal (a
-// whole HTTP response, see Response) and closed; onRefuse, when not nil, is called for each.
-func New(ln net.Listener, max int, refusal []byte, onRefuse func()) *Listener {
-	return &Listener{Listener: ln, max: int64(max), refusal: refusal, onRefuse: onRefuse}
-}
-
-// Response is a complete HTTP/1.1 response with a JSON body that closes the connection.
-func Response(status int, reason string, body []byte) []byte {
-	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
-		status, reason, len(body), body)
+// New wraps ln with a cap of max open connections (max ≥ 1). A connection beyond it is refused and
+// closed; onRefuse, when not nil, is called for each.
+func New(ln net.Listener, max int, onRefuse func()) *Listener {
+	return &Listener{Listener: ln, max: int64(max), onRefuse: onRefuse}
 }
 
 // Open is how many admitted connections are still open.
@@ -60,7 +63,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		}
 		// A fresh connection's send buffer is empty: the write does not hold up the accept loop.
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = c.Write(l.refusal)
+		_, _ = c.Write(refusal)
 		_ = c.Close()
 	}
 }

@@ -18,7 +18,7 @@ func TestCapRefusesAndFrees(t *testing.T) {
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	refusals := 0
-	l := New(raw, 2, Response(http.StatusServiceUnavailable, "Service Unavailable", []byte(`{"error":"full"}`)), func() { refusals++ })
+	l := New(raw, 2, func() { refusals++ })
 	defer l.Close()
 	accepted := make(chan net.Conn, 4)
 	go func() {
@@ -48,7 +48,7 @@ func TestCapRefusesAndFrees(t *testing.T) {
 	body, err := io.ReadAll(resp.Body) // to EOF: the listener closed it
 	require.NoError(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	require.JSONEq(t, `{"error":"full"}`, string(body))
+	require.JSONEq(t, `{"error":"too many open connections","code":"connection_limit"}`, string(body))
 	require.True(t, resp.Close)
 	require.EqualValues(t, 1, l.Refused())
 	require.EqualValues(t, 2, l.Open())

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -66,16 +65,6 @@ func (t *connTracker) release(clusters map[int64]string) {
 	}
 }
 
-// connLimitResponse is the answer to a connection past the global cap; the code is the one writeError
-// would send.
-var connLimitResponse = func() []byte {
-	b, _ := json.Marshal(struct {
-		Error string `json:"error"`
-		Code  Code   `json:"code"`
-	}{"too many open connections", CodeConnectionLimit})
-	return connlimit.Response(http.StatusServiceUnavailable, "Service Unavailable", append(b, '\n'))
-}()
-
 // limitListener admits connections up to the global cap and tracks the admitted ones. One beyond the
 // cap is answered 503 connection_limit at once and closed, without reading it: a cap that waited for
 // the request would let a client that sends nothing hold the connection for the header timeout,
@@ -86,7 +75,7 @@ type limitListener struct {
 }
 
 func newLimitListener(ln net.Listener, t *connTracker) *limitListener {
-	return &limitListener{t: t, Listener: connlimit.New(ln, t.maxTotal, connLimitResponse,
+	return &limitListener{t: t, Listener: connlimit.New(ln, t.maxTotal,
 		t.m.ConnectionsRefused.WithLabelValues("global").Inc)}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/queen-go/queen/internal/connlimit"
 	"github.com/queen-go/queen/internal/proxy/proxystore"
 )
 
@@ -26,7 +27,7 @@ const (
 	CodeRateLimited          Code = "rate_limited"
 	CodeBadGateway           Code = "bad_gateway"
 	CodeUpstreamTimeout      Code = "upstream_timeout"
-	CodeConnectionLimit      Code = "connection_limit"
+	CodeConnectionLimit      Code = connlimit.Code // also the listener's refusal past the global cap
 	// CodeClientClosed: the client went away before the broker answered (a consumer giving up its
 	// long-poll). Counted as a decision of its own, never answered nor logged as a failure.
 	CodeClientClosed Code = "client_closed"
