@@ -1,13 +1,11 @@
 package engine_test
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,7 +61,7 @@ func TestSpoolReplayOutageWarnsOnce(t *testing.T) {
 	sp, err := spool.Open(t.TempDir(), spool.Options{})
 	require.NoError(t, err)
 	defer sp.Close()
-	var logs lockedBuffer
+	var logs testenv.SyncBuffer
 	eng := engine.New(st, slog.New(slog.NewTextHandler(&logs, nil)), engine.Options{Spool: sp})
 	eng.Start(ctx)
 	defer eng.Stop()
@@ -82,22 +80,4 @@ func TestSpoolReplayOutageWarnsOnce(t *testing.T) {
 	h := eng.SpoolHealth()
 	require.EqualValues(t, 50, h.ReplayFailures)
 	require.EqualValues(t, 1, h.Pending)
-}
-
-// lockedBuffer is a log destination safe for the engine's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

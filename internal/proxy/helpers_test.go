@@ -47,24 +47,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// syncBuffer collects log output from concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex // protects b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type testBundle struct {
 	dbURL string // the proxy's database
 	store *proxystore.Store
@@ -73,7 +55,7 @@ type testBundle struct {
 	addr  string // host:port of the listener
 	clock *fakeClock
 	reg   *prometheus.Registry
-	logs  *syncBuffer
+	logs  *testenv.SyncBuffer
 }
 
 type bundleOpts struct {
@@ -101,7 +83,7 @@ func newBundle(t testing.TB, o bundleOpts) *testBundle {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	b := &testBundle{dbURL: dbURL, store: st, clock: &fakeClock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)},
-		reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+		reg: prometheus.NewRegistry(), logs: &testenv.SyncBuffer{}}
 	now := b.clock.Now
 	if o.realClock {
 		now = time.Now

@@ -250,7 +250,7 @@ func TestDatabaseOutageLosesNoAnsweredPush(t *testing.T) {
 type brokerProc struct {
 	cmd  *exec.Cmd
 	base string
-	out  *lockedBuffer
+	out  *testenv.SyncBuffer
 }
 
 func freePort(t *testing.T) int {
@@ -269,7 +269,7 @@ func startProc(t *testing.T, env map[string]string) *brokerProc {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	p := &brokerProc{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), out: out}
@@ -426,22 +426,4 @@ func parkedPops(base string) int {
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&m)
 	return m.Parked
-}
-
-// lockedBuffer collects a child's output: exec's copier goroutine writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -51,7 +51,7 @@ type patroniNode struct {
 // daemon is a long-running child process with its output kept for the failure report.
 type daemon struct {
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *testenv.SyncBuffer
 	done chan struct{} // closed once Wait has returned
 }
 
@@ -203,7 +203,7 @@ func startEtcd(t *testing.T, dir string) (*daemon, string) {
 // test binary die before its cleanup: Patroni then shuts its PostgreSQL down itself.
 func startDaemon(t *testing.T, cmd *exec.Cmd, cred *syscall.Credential) *daemon {
 	t.Helper()
-	d := &daemon{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
+	d := &daemon{cmd: cmd, out: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = d.out, d.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM, Credential: cred}
 	require.NoError(t, cmd.Start())

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queen-go/queen/internal/pgcluster"
+	"github.com/queen-go/queen/internal/testenv"
 )
 
 // pgbouncerBin finds Debian's PgBouncer; the test fails (never skips) without it.
@@ -63,7 +64,7 @@ pidfile = %s
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "pgbouncer.ini"), []byte(ini), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "userlist.txt"), []byte(`"postgres" ""`+"\n"), 0o644))
 	cmd := exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if os.Getuid() == 0 {
 		u, err := user.Lookup("postgres")
