@@ -65,17 +65,17 @@ func (e *Engine) SpoolHealth() SpoolHealth {
 		LastReplayError: last}
 }
 
-// replayed records the outcome of one replay attempt and returns the consecutive failures up to and
-// including it (0 after a success), and before it. The public text never carries driver details.
-func (h *spoolHealth) replayed(err error) (failures, before int64) {
+// replayed records the outcome of one replay attempt and returns how many attempts in a row had failed
+// before it. The public text never carries driver details.
+func (h *spoolHealth) replayed(err error) (before int64) {
 	if err == nil {
 		before = h.failures.Swap(0)
 		h.mu.Lock()
 		h.lastErr = ""
 		h.mu.Unlock()
-		return 0, before
+		return before
 	}
-	failures = h.failures.Add(1)
+	before = h.failures.Add(1) - 1
 	msg := "replay failed"
 	if unreachable(err) {
 		msg = "database unreachable"
@@ -83,7 +83,7 @@ func (h *spoolHealth) replayed(err error) (failures, before int64) {
 	h.mu.Lock()
 	h.lastErr = msg
 	h.mu.Unlock()
-	return failures, failures - 1
+	return before
 }
 
 // warnNow reports whether a failed attempt, the failures-th in a row, is logged: attempts come every

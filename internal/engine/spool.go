@@ -110,16 +110,16 @@ func (e *Engine) ReplaySpool(ctx context.Context) error {
 		return nil
 	}
 	n, err := e.spool.Replay(ctx, e.opt.SpoolReplayBatch, e.replay)
-	failures, before := int64(0), int64(0)
+	var before int64 // failed attempts in a row before this one
 	if !errors.Is(err, spool.ErrReplayInProgress) {
-		failures, before = e.spoolHealth.replayed(err)
+		before = e.spoolHealth.replayed(err)
 	}
 	switch {
 	case err != nil && !errors.Is(err, spool.ErrReplayInProgress):
 		e.dbDown.Store(true)
-		if ctx.Err() == nil && e.spoolHealth.warnNow(failures) {
+		if ctx.Err() == nil && e.spoolHealth.warnNow(before+1) {
 			e.log.WarnContext(ctx, "spool replay paused", slog.Any("error", err), slog.Int64("pending", e.spool.Pending()),
-				slog.Int64("failed_attempts", failures))
+				slog.Int64("failed_attempts", before+1))
 		}
 	case before > 0:
 		e.log.InfoContext(ctx, "spool replay resumed", slog.Int("items", n), slog.Int64("pending", e.spool.Pending()),
