@@ -29,11 +29,11 @@ func scanPush(body []byte) (pb *pushBody, ok bool) {
 			return false // a second "items" decodes into the first's elements: leave that to encoding/json
 		}
 		seen = true
-		var prev *pushItem
+		var prev pushItem
 		return s.Elements(func() bool {
 			it, ok := scanItem(&s, prev)
 			pb.Items = append(pb.Items, it)
-			prev = &pb.Items[len(pb.Items)-1]
+			prev = it
 			return ok
 		})
 	})
@@ -43,9 +43,9 @@ func scanPush(body []byte) (pb *pushBody, ok bool) {
 	return pb, true
 }
 
-// scanItem reads one item; prev (nil for the first) lends its queue and partition strings when they
-// are the same text, as they mostly are within a push.
-func scanItem(s *jsonscan.Scanner, prev *pushItem) (it pushItem, ok bool) {
+// scanItem reads one item; prev (the previous item, zero for the first) lends its queue and partition
+// strings when they are the same text, as they mostly are within a push.
+func scanItem(s *jsonscan.Scanner, prev pushItem) (it pushItem, ok bool) {
 	if !s.Eat('{') {
 		return it, false
 	}
@@ -68,9 +68,9 @@ func scanItem(s *jsonscan.Scanner, prev *pushItem) (it pushItem, ok bool) {
 			}
 			name := lit[1 : len(lit)-1]
 			if idx == 0 {
-				it.Queue = reuse(name, prev, func(p *pushItem) string { return p.Queue })
+				it.Queue = reuse(name, prev.Queue)
 			} else {
-				it.Partition = reuse(name, prev, func(p *pushItem) string { return p.Partition })
+				it.Partition = reuse(name, prev.Partition)
 			}
 			return true
 		}
@@ -86,12 +86,10 @@ func scanItem(s *jsonscan.Scanner, prev *pushItem) (it pushItem, ok bool) {
 	return it, ok
 }
 
-// reuse is name as a string: the previous item's field when that holds the same text, else a copy.
-func reuse(name []byte, prev *pushItem, field func(*pushItem) string) string {
-	if prev != nil {
-		if f := field(prev); f == string(name) { // compared without a copy
-			return f
-		}
+// reuse is name as a string: prev when that holds the same text, else a copy.
+func reuse(name []byte, prev string) string {
+	if prev == string(name) { // compared without a copy
+		return prev
 	}
 	return string(name)
 }
