@@ -96,7 +96,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 	// transactionId) finds a stored one anyway, by failing the copy. Looking every client id up first
 	// cost a third of PostgreSQL's time per pushed row (bench -push-sql, docs/performance.md), for the
 	// rare push that repeats a stored id.
-	out, err := push(ctx, c, rows, s.inlineRows, false, s.now())
+	out, err := push(ctx, c, rows, true, s.inlineRows, false, s.now())
 	s.changed.note(len(rows), func(i int) uuid.UUID { return rows[i].PartitionID })
 	if err != nil && !c.Conn().IsClosed() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
@@ -106,7 +106,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 		// A transactionId met a stored row: a client's retry of a push it got no answer for, a spool
 		// replay, or a client reusing its ids. Nothing was stored; push again with every row looked
 		// up, so the stored ones are answered as duplicates.
-		out, err = push(ctx, c, rows, s.inlineRows, true, s.now())
+		out, err = push(ctx, c, rows, true, s.inlineRows, true, s.now())
 		if err != nil && !c.Conn().IsClosed() {
 			_, _ = c.Exec(context.WithoutCancel(ctx), q("Rollback"))
 		}
@@ -120,7 +120,7 @@ func (s *Store) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error)
 // broker minted are not.
 func (t *Tx) Push(ctx context.Context, rows []PushRow) ([]PushOutcome, error) {
 	t.changed.note(len(rows), func(i int) uuid.UUID { return rows[i].PartitionID })
-	return push(ctx, t.tx, rows, notOwn, false, t.s.now())
+	return push(ctx, t.tx, rows, false, 0, false, t.s.now())
 }
 
 // batcher is what push and ack need of a connection or a transaction.
@@ -155,12 +155,11 @@ func releaseSeen(m map[pushKey]struct{}) {
 }
 
 // push stores rows on db in three round trips: the partition locks and PartitionBump in one pipelined
-// batch, then MessageCopy, then the commit; a push of its own transaction of at most inlineRows rows in
-// one (push_inline.go). With inlineRows >= 0 (own) it opens and commits the transaction itself;
-// notOwn pushes inside a caller's. It looks up the stored transactionIds of every row with lookupAll,
-// else, inside a caller's transaction, those of the rows whose id the broker did not mint.
-func push(ctx context.Context, db pushConn, rows []PushRow, inlineRows int, lookupAll bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
-	own := inlineRows >= 0
+// batch, then MessageCopy, then the commit. With own it opens and commits the transaction itself, and a
+// push of at most inlineRows rows goes in one round trip (push_inline.go). It looks up the stored
+// transactionIds of every row with lookupAll, else, inside a caller's transaction (not own), those of
+// the rows whose id the broker did not mint.
+func push(ctx context.Context, db pushConn, rows []PushRow, own bool, inlineRows int, lookupAll bool, now pgtype.Timestamptz) ([]PushOutcome, error) {
 	out := make([]PushOutcome, len(rows))
 	// A row repeating the (partition, transactionId) of an earlier row is left out (answered as a
 	// duplicate of that first row below); minted ids cannot repeat, so only the clients' are checked.

@@ -15,7 +15,6 @@ import (
 const (
 	defaultInlineRows = 16       // rows of a push sent inline at most (Store.inlineRows; tests set 0)
 	inlineBytesMax    = 64 << 10 // payload bytes of a push sent inline at most
-	notOwn            = -1       // push's inlineRows inside a caller's transaction
 )
 
 // inlineable reports whether the rows kept of a push are at most max and small enough to go inline.
