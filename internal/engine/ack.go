@@ -202,15 +202,12 @@ func (e *Engine) ackCompletions(ctx context.Context, items []AckItem) (_ []AckRe
 	}
 	e.ackOne.applied.Add(1)
 	res := make([]AckResult, len(items))
-	var released map[string][]string
+	var released releasedSet
 	for i, d := range done {
 		res[i] = AckResult{Index: i, TransactionID: items[i].TransactionID, Success: true,
 			QueueName: &d.Queue, PartitionName: &d.Partition, LeaseReleased: d.Released, Noop: d.Noop}
 		if d.Released {
-			if released == nil {
-				released = map[string][]string{}
-			}
-			released[d.Queue] = append(released[d.Queue], d.Partition)
+			released.add(d.Queue, items[i].Group, d.Partition)
 		}
 	}
 	e.announceReleased(released)
@@ -251,14 +248,14 @@ func (e *Engine) ackWholeLeases(ctx context.Context, items []AckItem, in []store
 	e.ackOne.applied.Add(1)
 	e.ackOne.leases.Add(1)
 	res := make([]AckResult, 0, len(items))
-	released := map[string][]string{}
+	var released releasedSet
 	for k := range memo {
 		l := &memo[k]
 		for j := range l.txids {
 			res = append(res, AckResult{Index: len(res), TransactionID: l.txids[j], Success: true,
 				QueueName: &l.queue, PartitionName: &l.partitionName, LeaseReleased: j == len(l.txids)-1})
 		}
-		released[l.queue] = append(released[l.queue], l.partitionName)
+		released.add(l.queue, l.group, l.partitionName)
 	}
 	e.announceReleased(released)
 	return res, true, nil
@@ -273,7 +270,7 @@ type ackRun struct {
 	targets  []store.AckTarget
 	decide   store.AckDecision
 	results  []AckResult
-	released map[string][]string
+	released releasedSet
 }
 
 // ackPlan prepares an ack batch. With strict, any rejected item aborts the whole transaction.
@@ -309,11 +306,24 @@ func ackPlan(items []AckItem, strict bool) *ackRun {
 	return p
 }
 
+// releasedSet is, per queue and consumer group, the partitions whose lease an ack ended.
+type releasedSet map[releasedKey][]string
+
+type releasedKey struct{ queue, group string }
+
+func (r *releasedSet) add(queue, group, partition string) {
+	if *r == nil {
+		*r = releasedSet{}
+	}
+	k := releasedKey{queue, group}
+	(*r)[k] = append((*r)[k], partition)
+}
+
 // announceReleased tells parked pops, here and on the other brokers, about the partitions whose lease
-// ended (per queue). Call it once the acks committed.
-func (e *Engine) announceReleased(released map[string][]string) {
-	for q, parts := range released {
-		e.hub.AnnouncePartitions(q, parts)
+// ended. Call it once the acks committed.
+func (e *Engine) announceReleased(released releasedSet) {
+	for k, parts := range released {
+		e.hub.AnnounceReleased(k.queue, k.group, parts)
 	}
 }
 
@@ -335,7 +345,7 @@ type ackDecider struct {
 	touched  map[store.ConsumerKey]*store.ConsumerUpdate
 	order    []store.ConsumerKey
 	eff      store.AckEffects
-	released map[string][]string // per queue, partitions whose lease ended: parked pops may claim them
+	released releasedSet // partitions whose lease ended: parked pops may claim them
 }
 
 // decide applies one item, recording the resulting row update, dead letter or settled redelivery.
@@ -392,10 +402,7 @@ func (d *ackDecider) decide(i int, it AckItem, key store.ConsumerKey, m store.Re
 			st.LeaseLive = false
 			u.Release = true
 			r.LeaseReleased = true
-			if d.released == nil {
-				d.released = map[string][]string{}
-			}
-			d.released[m.Queue] = append(d.released[m.Queue], m.Partition)
+			d.released.add(m.Queue, key.Group, m.Partition)
 		}
 	}
 	settle := func() {

@@ -326,13 +326,14 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 		e.leases.put(rows[0].LeaseID, memoLease{partition: rows[0].PartitionID, group: r.Group, queue: r.Queue,
 			partitionName: rows[0].Partition, txids: txids})
 	}
-	if !r.AutoAck {
-		parts := make([]string, 0, res.PartitionsClaimed)
-		for i := range res.Messages {
-			if i == 0 || res.Messages[i].Partition != res.Messages[i-1].Partition {
-				parts = append(parts, res.Messages[i].Partition)
-			}
+	parts := make([]string, 0, res.PartitionsClaimed)
+	for i := range res.Messages {
+		if i == 0 || res.Messages[i].Partition != res.Messages[i-1].Partition {
+			parts = append(parts, res.Messages[i].Partition)
 		}
+	}
+	e.hub.Claimed(r.Queue, r.Group, parts)
+	if !r.AutoAck {
 		e.leaseHandedOut(r.Queue, rows[0].LeaseID, parts)
 	}
 	e.observePop(r.Queue, res, created)

@@ -84,4 +84,19 @@ func TestParkedPopWokenWhenTimeComesDue(t *testing.T) {
 		res := parkedPop("wake-delayed", func() { push("wake-delayed", "a") })
 		require.Equal(t, "a", res.Messages[0].TransactionID)
 	})
+	t.Run("ack ends a lease", func(t *testing.T) {
+		// Held back for the acking consumer (notify.Hub.AnnounceReleased), then handed to the parked pop.
+		push("wake-ack", "a")
+		push("wake-ack", "b")
+		first, err := eng.Pop(ctx, engine.PopRequest{Queue: "wake-ack"})
+		require.NoError(t, err)
+		require.NotNil(t, first)
+		again := parkedPop("wake-ack", func() {
+			res, err := eng.Ack(ctx, []engine.AckItem{{TransactionID: "a", PartitionID: uuid.MustParse(first.PartitionID),
+				LeaseID: first.LeaseID, Status: engine.AckCompleted}})
+			require.NoError(t, err)
+			require.True(t, res[0].Success)
+		})
+		require.Equal(t, "b", again.Messages[0].TransactionID)
+	})
 }

@@ -31,16 +31,18 @@ const (
 // for the other brokers leaves a moment later, one statement for everything announced meanwhile,
 // outside the transactions that caused it. Without Start it still wakes local pops.
 type Hub struct {
-	st      *store.Store
-	log     *slog.Logger
-	waiters *waiters
-	sched   *schedule  // announcements that come due later (AnnounceAt)
-	id      string     // prefixes this broker's payloads, so it ignores its own
-	mu      sync.Mutex // protects pending, cancel, done
-	pending map[string]*pendingNotify
-	kick    chan struct{}
-	cancel  context.CancelFunc
-	done    chan struct{} // closed when the running goroutines have exited
+	st       *store.Store
+	log      *slog.Logger
+	waiters  *waiters
+	sched    *schedule     // announcements that come due later (AnnounceAt)
+	hb       handbacks     // released partitions not yet announced here (AnnounceReleased)
+	handBack time.Duration // defaultHandBack; tests change it
+	id       string        // prefixes this broker's payloads, so it ignores its own
+	mu       sync.Mutex    // protects pending, cancel, done
+	pending  map[string]*pendingNotify
+	kick     chan struct{}
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the running goroutines have exited
 }
 
 // New builds a hub over st; Start connects it to the other brokers.
@@ -48,7 +50,7 @@ func New(st *store.Store, log *slog.Logger) *Hub {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	h := &Hub{st: st, log: log, waiters: newWaiters(), id: hex.EncodeToString(b), pending: map[string]*pendingNotify{},
-		kick: make(chan struct{}, 1)}
+		kick: make(chan struct{}, 1), handBack: defaultHandBack}
 	h.sched = newSchedule(h.AnnouncePartitions)
 	return h
 }
@@ -155,6 +157,11 @@ type pendingNotify struct {
 
 func (h *Hub) announce(queue string, n int, partitions []string) {
 	h.waiters.wakeN(queue, n, partitions)
+	h.notifyOthers(queue, n, partitions)
+}
+
+// notifyOthers adds the announcement to the next NOTIFY.
+func (h *Hub) notifyOthers(queue string, n int, partitions []string) {
 	h.mu.Lock()
 	p := h.pending[queue]
 	if p == nil {

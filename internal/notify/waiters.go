@@ -134,6 +134,24 @@ func (w *waiters) wakeN(queue string, n int, partitions []string) {
 	w.mu.Unlock()
 }
 
+// forgetParked drops what the empty memo knows about the partitions of queue and reports whether a
+// pop that an announcement of them would wake is parked.
+func (w *waiters) forgetParked(queue string, partitions []string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.forget(queue, partitions)
+	if len(w.byQueue[queue]) > 0 || len(w.byQueue[AnyQueue]) > 0 {
+		return true
+	}
+	parts := w.byPart[queue]
+	for _, p := range partitions {
+		if len(parts[p]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // wakeNotified handles a NOTIFY payload (see payload); one it cannot read wakes every waiter of the
 // queue it might name.
 func (w *waiters) wakeNotified(p string) {
