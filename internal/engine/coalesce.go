@@ -94,8 +94,11 @@ func (c *coalescer[Req, Resp]) do(ctx context.Context, req Req) (Resp, error) {
 	}
 	q.mu.Unlock()
 	if lead {
-		c.lead(q, cl)
-		return cl.resp, cl.err
+		if c.lead(q, cl) {
+			return cl.resp, cl.err
+		}
+		// Another slot's batch took the request before this slot's first did: the answer comes from
+		// there.
 	}
 	select {
 	case <-cl.done:
@@ -108,7 +111,8 @@ func (c *coalescer[Req, Resp]) do(ctx context.Context, req Req) (Resp, error) {
 // lead runs batches of q's waiting requests in a slot it holds. With own, the request of the caller
 // that took the slot, it returns once own is answered and hands the slot on to a new goroutine if
 // requests wait, so that the caller is answered now; with own nil it runs batches until none waits.
-func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Resp]) {
+// answered is false when nothing waited: with several slots, another's batch may have taken own.
+func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Resp]) (answered bool) {
 	var batch []*call[Req, Resp]
 	var reqs []Req
 	defer func() {
@@ -124,21 +128,20 @@ func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Res
 			panic(r)
 		}
 	}()
-	answered := false
 	for {
 		q.mu.Lock()
 		if len(q.waiting) == 0 {
 			q.running--
 			q.mu.Unlock()
 			c.wg.Done()
-			return
+			return answered
 		}
 		if answered {
 			// Requests wait, and the caller that took the slot has its answer: a new goroutine
 			// takes over the slot (and the wg count) so that the caller goes on now.
 			q.mu.Unlock()
 			go c.lead(q, nil)
-			return
+			return true
 		}
 		n := 0
 		k := 0

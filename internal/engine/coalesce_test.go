@@ -217,3 +217,36 @@ func TestCoalescer(t *testing.T) {
 		c.wait()
 	})
 }
+
+// TestCoalescerEveryCallerGetsItsAnswer: with several slots, a caller that takes a slot may find its
+// request already taken into another slot's batch; it must still return that batch's answer for it.
+func TestCoalescerEveryCallerGetsItsAnswer(t *testing.T) {
+	t.Parallel()
+	c := newCoalescer(2, 1000, func(int) int { return 1 }, func(_ context.Context, reqs []int) ([]int, error) {
+		out := make([]int, len(reqs))
+		for i, r := range reqs {
+			out[i] = r * 10
+		}
+		return out, nil
+	})
+	c.start(t.Context())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wrong []int
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 5000 {
+				req := g*10000 + i + 1
+				resp, err := c.do(t.Context(), req)
+				if err != nil || resp != req*10 {
+					mu.Lock()
+					wrong = append(wrong, req)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.wait()
+	require.Empty(t, wrong, "callers answered with another's answer or none")
+}
