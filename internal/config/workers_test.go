@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestWorkers: two push transactions and one ack transaction at a time by default (docs/decisions.md
-// "Two push workers", "One ack worker"); PUSH_WORKERS and ACK_WORKERS set other counts, and one below
+// TestWorkers: four push transactions and one ack transaction at a time by default (docs/decisions.md
+// "Push workers", "One ack worker"); PUSH_WORKERS and ACK_WORKERS set other counts, and one below
 // 1 is refused.
 func TestWorkers(t *testing.T) {
 	t.Parallel()
@@ -16,7 +16,7 @@ func TestWorkers(t *testing.T) {
 		def  int
 		get  func(Config) int
 	}{
-		{"PUSH_WORKERS", 2, func(c Config) int { return c.PushWorkers }},
+		{"PUSH_WORKERS", 4, func(c Config) int { return c.PushWorkers }},
 		{"ACK_WORKERS", 1, func(c Config) int { return c.AckWorkers }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 type coalescer[Req any, Resp any] struct {
 	shards   []*batchQueue[Req, Resp] // one per worker when sharded, else one shared by all
 	shard    func(Req) uint64         // nil: any slot takes any request
+	route    *router                  // when sharded: the shard of each key in flight
 	maxItems int
 	size     func(Req) int
 	exec     func(ctx context.Context, reqs []Req) ([]Resp, error) // runs reqs merged, answers per request
@@ -37,6 +38,7 @@ type batchQueue[Req any, Resp any] struct {
 
 type call[Req any, Resp any] struct {
 	req  Req
+	key  uint64 // shard(req), when sharded
 	resp Resp
 	err  error
 	done chan struct{}
@@ -48,17 +50,71 @@ func newCoalescer[Req any, Resp any](workers, maxItems int, size func(Req) int,
 		size: size, exec: exec, started: make(chan struct{})}
 }
 
-// sharded gives every worker slot its own queue and sends each request to the queue shard(req) picks,
-// so requests with the same key are never in two concurrent batches. Pushes use it with the partition
-// as key: concurrent batches then never wait for each other's partition locks, and commit in parallel
-// instead of one after the other.
-func (c *coalescer[Req, Resp]) sharded(workers int, shard func(Req) uint64) *coalescer[Req, Resp] {
+// sharded gives every worker slot its own queue and keys each request by shard(req): a request goes
+// to the queue that holds requests of its key, waiting or running, so requests with the same key are
+// never in two concurrent batches. Pushes use it with the partition as key: concurrent batches then
+// never wait for each other's partition locks, and commit in parallel instead of one after the other.
+// A key with nothing in flight goes to the first queue with fewer than fill items in flight (or, all
+// full, the one with fewest): a light load is merged into few large batches, which cost the database
+// least per item, and a heavy one spreads over every worker.
+func (c *coalescer[Req, Resp]) sharded(workers, fill int, shard func(Req) uint64) *coalescer[Req, Resp] {
 	c.shard = shard
 	c.shards = make([]*batchQueue[Req, Resp], max(workers, 1))
 	for i := range c.shards {
 		c.shards[i] = &batchQueue[Req, Resp]{slots: 1}
 	}
+	c.route = &router{keys: map[uint64]routed{}, load: make([]int, len(c.shards)), fill: fill}
 	return c
+}
+
+// router places the keys of a sharded coalescer. Locking: mu is a leaf.
+type router struct {
+	mu   sync.Mutex
+	keys map[uint64]routed // keys with requests in flight
+	load []int             // items in flight per shard
+	fill int
+}
+
+type routed struct{ shard, calls int }
+
+// place returns the shard of key for a request of size items.
+func (r *router) place(key uint64, items int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k, ok := r.keys[key]
+	if !ok {
+		k.shard = -1
+		least := 0
+		for i, l := range r.load {
+			if l < r.fill {
+				k.shard = i
+				break
+			}
+			if l < r.load[least] {
+				least = i
+			}
+		}
+		if k.shard < 0 {
+			k.shard = least
+		}
+	}
+	k.calls++
+	r.keys[key] = k
+	r.load[k.shard] += items
+	return k.shard
+}
+
+// done takes back what place counted for a request of key that was answered.
+func (r *router) done(key uint64, items int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := r.keys[key]
+	r.load[k.shard] -= items
+	if k.calls--; k.calls == 0 {
+		delete(r.keys, key)
+	} else {
+		r.keys[key] = k
+	}
 }
 
 // start lets batches run, under ctx, until it ends; a request submitted before waits for it.
@@ -81,10 +137,11 @@ func (c *coalescer[Req, Resp]) do(ctx context.Context, req Req) (Resp, error) {
 		return zero, ctx.Err()
 	}
 	q := c.shards[0]
-	if c.shard != nil {
-		q = c.shards[c.shard(req)%uint64(len(c.shards))]
-	}
 	cl := &call[Req, Resp]{req: req, done: make(chan struct{})}
+	if c.route != nil {
+		cl.key = c.shard(req)
+		q = c.shards[c.route.place(cl.key, c.size(req))]
+	}
 	q.mu.Lock()
 	q.waiting = append(q.waiting, cl)
 	lead := q.running < q.slots
@@ -121,6 +178,11 @@ func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Res
 		// its own request alone, and its goroutine is an HTTP handler's, whose server logs the panic; in
 		// a goroutine that took over the slot it ends the process, as in any goroutine.
 		if r := recover(); r != nil {
+			for _, cl := range batch {
+				if cl != nil { // nil: answered before the panic
+					c.settled(cl)
+				}
+			}
 			q.mu.Lock()
 			q.running--
 			q.mu.Unlock()
@@ -159,6 +221,8 @@ func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Res
 		}
 		resps, errs := c.run(c.ctx, reqs)
 		for i, cl := range batch {
+			c.settled(cl)
+			batch[i] = nil
 			cl.resp, cl.err = resps[i], errs[i]
 			if cl == own {
 				answered = true
@@ -166,8 +230,14 @@ func (c *coalescer[Req, Resp]) lead(q *batchQueue[Req, Resp], own *call[Req, Res
 				close(cl.done)
 			}
 		}
-		clear(batch)
 		clear(reqs)
+	}
+}
+
+// settled tells the router that cl's batch ended.
+func (c *coalescer[Req, Resp]) settled(cl *call[Req, Resp]) {
+	if c.route != nil {
+		c.route.done(cl.key, c.size(cl.req))
 	}
 }
 

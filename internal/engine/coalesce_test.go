@@ -55,7 +55,7 @@ func gated(t *testing.T, slots, maxItems int, shard func(int) uint64) (*gate, *c
 	g := newGate()
 	c := newCoalescer(slots, maxItems, func(int) int { return 1 }, g.exec)
 	if shard != nil {
-		c.sharded(slots, shard)
+		c.sharded(slots, 1, shard)
 	}
 	c.start(t.Context())
 	return g, c, make(chan answer, 8), make(chan error, 8)
@@ -153,6 +153,44 @@ func TestCoalescer(t *testing.T) {
 			<-out
 		}
 		c.wait()
+	})
+
+	t.Run("a light load fills the first shard", func(t *testing.T) {
+		t.Parallel()
+		g := newGate()
+		c := newCoalescer(2, 10, func(int) int { return 1 }, g.exec).sharded(2, 3, func(r int) uint64 { return uint64(r) })
+		c.start(t.Context())
+		out, errs := make(chan answer, 8), make(chan error, 8)
+		submit(c, t.Context(), 1, out, errs)
+		require.Equal(t, []int{1}, <-g.entered)
+		submit(c, t.Context(), 2, out, errs)
+		untilWaiting(t, c, 0, 1) // a new key: the first shard is not full, though the second is idle
+		submit(c, t.Context(), 3, out, errs)
+		untilWaiting(t, c, 0, 2)
+		submit(c, t.Context(), 4, out, errs)
+		require.Equal(t, []int{4}, <-g.entered, "the first shard is full: a new key goes to the next")
+		submit(c, t.Context(), 2, out, errs)
+		untilWaiting(t, c, 0, 3) // key 2 is in flight on the first shard: it stays there
+
+		stop := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case g.release <- struct{}{}:
+				case <-stop:
+					return
+				}
+			}
+		}()
+		for range 5 {
+			<-out
+		}
+		c.wait()
+		close(stop)
+		require.ElementsMatch(t, [][]int{{1}, {4}, {2, 3, 2}}, g.batches)
+		require.Empty(t, c.route.keys, "answered keys are forgotten")
+		require.Equal(t, []int{0, 0}, c.route.load)
+		require.Empty(t, errs)
 	})
 
 	t.Run("a caller that leaves", func(t *testing.T) {

@@ -40,7 +40,7 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	orDefault(&o.PushWorkers, 2)
+	orDefault(&o.PushWorkers, 4)
 	orDefault(&o.PushMaxItems, 1000)
 	orDefault(&o.AckWorkers, 1)
 	orDefault(&o.AckMaxItems, 1000)
@@ -111,7 +111,7 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 		log: log, replayKick: e.replayKick}
 	e.dlq = &DeadLetters{st: st, hub: e.hub, decrypt: e.DecryptPayload}
 	e.push = newCoalescer(opt.PushWorkers, opt.PushMaxItems, func(j pushJob) int { return len(j.rows) }, e.pushBatch).
-		sharded(opt.PushWorkers, pushShard)
+		sharded(opt.PushWorkers, pushFill, pushShard)
 	e.ack = newCoalescer(opt.AckWorkers, opt.AckMaxItems, func(r []AckItem) int { return len(r) }, e.ackBatch)
 	e.slots = newPopSlots(st.HotConns()-opt.AckWorkers, st.AcquireTimeout())
 	e.hub.SetEmptyMemo(opt.RecheckInterval)

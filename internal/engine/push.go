@@ -345,6 +345,10 @@ type pushJob struct {
 	rows []store.PushRow
 }
 
+// pushFill is how many rows in flight a push worker takes before pushes to other partitions go to the
+// next worker (coalescer.sharded).
+const pushFill = 100
+
 // pushShard keys a push job by the partition of its first row (see coalescer.sharded).
 func pushShard(j pushJob) uint64 {
 	if len(j.rows) == 0 {
