@@ -24,7 +24,13 @@ func TestPipelineExactlyOnceThroughTransactions(t *testing.T) {
 	t.Parallel()
 	b := setup(t, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "200"}).rb
 	a := newAPI(t, b.URL)
-	const total, partitions, stages, workers = 5000, 10, 3, 3
+	const partitions, stages, workers = 10, 3, 3
+	// Under -race every transaction costs the shared CPU about 4 ms: CI (-short) runs fewer messages
+	// through the same kills.
+	total := 5000
+	if testing.Short() {
+		total = 2000
+	}
 	queues := []string{"pipe-0", "pipe-1", "pipe-2", "pipe-sink"}
 	for _, q := range queues {
 		// The stages' short lease is the scenario (killed consumers redeliver quickly); the sink is the
@@ -179,6 +185,6 @@ func TestPipelineExactlyOnceThroughTransactions(t *testing.T) {
 	}
 	for s := range stages {
 		require.Positive(t, kills[s].Load(), "stage %d never had a consumer killed", s)
-		require.GreaterOrEqual(t, processed[s].Load(), int64(total)-int64(workers*10), "stage %d", s)
+		require.GreaterOrEqual(t, processed[s].Load(), int64(total-workers*10), "stage %d", s)
 	}
 }
