@@ -31,21 +31,22 @@ func TestLongPollBurst(t *testing.T) {
 	eng.Start(ctx)
 	t.Cleanup(eng.Stop)
 
-	// Both connections of the hot pool are established first: a wait spent establishing one reads as
-	// an unreachable database, which is not what this test is about.
-	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "warm", TransactionID: "w"}})
-	require.NoError(t, err)
-	warm, err := eng.Pop(ctx, engine.PopRequest{Queue: "warm"})
-	require.NoError(t, err)
-	_, err = eng.Ack(ctx, []engine.AckItem{{TransactionID: "w", PartitionID: uuid.MustParse(warm.PartitionID), LeaseID: warm.LeaseID}})
-	require.NoError(t, err)
-
 	const n = 300
 	items := make([]engine.PushItem, n)
 	for i := range items {
 		items[i] = engine.PushItem{Queue: "burst", Partition: fmt.Sprintf("p%d", i), TransactionID: fmt.Sprintf("m%d", i)}
 	}
 	_, err = eng.Push(ctx, items)
+	require.NoError(t, err)
+
+	// Both connections of the hot pool are established, and used, right before the burst: a wait spent
+	// establishing one, or pinging one idle for over a second (pgxpool does before handing it out),
+	// reads as an unreachable database, which is not what this test is about.
+	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "warm", TransactionID: "w"}})
+	require.NoError(t, err)
+	warm, err := eng.Pop(ctx, engine.PopRequest{Queue: "warm"})
+	require.NoError(t, err)
+	_, err = eng.Ack(ctx, []engine.AckItem{{TransactionID: "w", PartitionID: uuid.MustParse(warm.PartitionID), LeaseID: warm.LeaseID}})
 	require.NoError(t, err)
 
 	var wg sync.WaitGroup
