@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/queen-go/queen/internal/setting"
 )
 
 type options struct {
@@ -175,7 +177,7 @@ func parseFlags() (options, error) {
 	if o.groupCounts, err = intList("group-counts", gcounts); err != nil {
 		return o, err
 	}
-	o.brokerEnv, o.pgSettings, o.compareEnv, o.proxyEnv = commaList(env), commaList(pgset), commaList(cenv), commaList(penv)
+	o.brokerEnv, o.pgSettings, o.compareEnv, o.proxyEnv = setting.List(env), setting.List(pgset), setting.List(cenv), setting.List(penv)
 	if o.deletePartitions < 1 || o.deleteMessages < 1 {
 		return o, fmt.Errorf("-delete-partitions and -delete-messages must be >= 1")
 	}
@@ -229,15 +231,4 @@ func one(r *Result, err error) ([]*Result, error) {
 		return nil, err
 	}
 	return []*Result{r}, err
-}
-
-// commaList splits a comma-separated flag value into its non-empty, trimmed entries.
-func commaList(s string) []string {
-	var out []string
-	for _, kv := range strings.Split(s, ",") {
-		if kv = strings.TrimSpace(kv); kv != "" {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

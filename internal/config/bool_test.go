@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queen-go/queen/internal/boolsetting"
+	"github.com/queen-go/queen/internal/setting"
 )
 
 // loadOutcome is what Load makes of env over a base that configures a database and a JWT secret (so
@@ -38,7 +38,7 @@ func TestEverySwitchReadsEverySpelling(t *testing.T) {
 			continue
 		}
 		switches = append(switches, v.Name)
-		for want, spellings := range map[string][]string{"true": boolsetting.Spellings.True, "false": boolsetting.Spellings.False} {
+		for want, spellings := range map[string][]string{"true": setting.BoolSpellings.True, "false": setting.BoolSpellings.False} {
 			ref := loadOutcome(map[string]string{v.Name: want})
 			require.NotContains(t, ref, "error:", v.Name)
 			for _, s := range spellings {

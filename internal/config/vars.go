@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queen-go/queen/internal/boolsetting"
+	"github.com/queen-go/queen/internal/setting"
 )
 
 // Vars is the table of every variable, in documentation order, bound to a Config of its own (it
@@ -96,12 +96,7 @@ func varsOf(c *Config) []Var {
 		boolRow("METRICS_REQUIRE_AUTH", "true", "with JWT on, /metrics and /metrics/prometheus need a token with read access (they are dropped from JWT_SKIP_PATHS); `false` leaves them to JWT_SKIP_PATHS", boolVar(&c.Auth.MetricsRequireAuth)),
 		{"JWT_CLOCK_SKEW", "30", "seconds of leeway on exp, nbf and iat", false, secondsVar(&c.Auth.ClockSkew)},
 		{"JWT_SKIP_PATHS", "/health,/metrics/prometheus,/metrics,/", "comma-separated paths that bypass auth: exact match, or prefix match for entries longer than one character ending in /", false, func(v string) error {
-			c.Auth.SkipPaths = nil
-			for p := range strings.SplitSeq(v, ",") {
-				if p = strings.TrimSpace(p); p != "" {
-					c.Auth.SkipPaths = append(c.Auth.SkipPaths, p)
-				}
-			}
+			c.Auth.SkipPaths = setting.List(v)
 			return nil
 		}},
 		{"JWT_JWKS_REFRESH_INTERVAL", "3600", "seconds after which the cached JWKS is fetched again", false, secondsVar(&c.Auth.JWKSRefreshInterval)},
@@ -130,12 +125,12 @@ type Var struct {
 	set     func(v string) error // parses v into the Config the table was built over (varsOf)
 }
 
-// boolRow is the row of a switch, read by boolsetting as every binary reads its switches; dst
+// boolRow is the row of a switch, read by setting as every binary reads its switches; dst
 // receives the value. A switch's default is true or false, by which the tests find every switch of
 // the table.
 func boolRow(name, def, doc string, dst func(bool)) Var {
 	return Var{Name: name, Default: def, Doc: doc + " (" + boolSpellings + ")", set: func(v string) error {
-		b, err := boolsetting.Value(v)
+		b, err := setting.Bool(v)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queen-go/queen/client"
-	"github.com/queen-go/queen/internal/boolsetting"
+	"github.com/queen-go/queen/internal/setting"
 )
 
 // configFile is the contexts file (YAML).
@@ -37,13 +37,13 @@ type contextSpec struct {
 }
 
 // UnmarshalYAML reads a context with its switch (insecure) read as every binary reads its switches
-// (internal/boolsetting): 1/0, true/false, yes/no, on/off in any case, and an error naming it for
+// (internal/setting): 1/0, true/false, yes/no, on/off in any case, and an error naming it for
 // anything else, where YAML alone would refuse 1 and read other spellings by its own rules.
 func (c *contextSpec) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k, v := n.Content[i], n.Content[i+1]; k.Value == "insecure" && v.Kind == yaml.ScalarNode {
-				b, err := boolsetting.Parse("insecure", v.Value)
+				b, err := setting.ParseBool("insecure", v.Value)
 				if err != nil {
 					return fmt.Errorf("line %d: %w", v.Line, err)
 				}

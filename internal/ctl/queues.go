@@ -17,7 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queen-go/queen/client"
-	"github.com/queen-go/queen/internal/boolsetting"
+	"github.com/queen-go/queen/internal/setting"
 )
 
 // queueColumns show a queue's counts per consumer group, one row each.
@@ -227,7 +227,7 @@ func (o optBool) String() string {
 }
 
 func (o optBool) Set(s string) error {
-	v, err := boolsetting.Value(s)
+	v, err := setting.Bool(s)
 	if err != nil {
 		return err
 	}

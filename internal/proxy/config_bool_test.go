@@ -7,12 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queen-go/queen/internal/boolsetting"
 	"github.com/queen-go/queen/internal/proxy"
+	"github.com/queen-go/queen/internal/setting"
 )
 
 // TestEveryProxySwitchReadsEverySpelling walks the proxy's variable table: a variable whose default is
-// true or false is a switch, and it must read every spelling internal/boolsetting accepts (any case)
+// true or false is a switch, and it must read every spelling internal/setting accepts (any case)
 // as the broker and queenctl do, and refuse anything else naming itself. The proxy has no switch today;
 // this keeps a new one from failing open.
 func TestEveryProxySwitchReadsEverySpelling(t *testing.T) {
@@ -35,7 +35,7 @@ func TestEveryProxySwitchReadsEverySpelling(t *testing.T) {
 		if v.Default != "true" && v.Default != "false" {
 			continue
 		}
-		for want, spellings := range map[string][]string{"true": boolsetting.Spellings.True, "false": boolsetting.Spellings.False} {
+		for want, spellings := range map[string][]string{"true": setting.BoolSpellings.True, "false": setting.BoolSpellings.False} {
 			ref := load(v.Name, want)
 			require.NotContains(t, ref, "error:", v.Name)
 			for _, s := range spellings {

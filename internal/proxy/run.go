@@ -11,13 +11,13 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-go/queen/internal/httpx"
 	"github.com/queen-go/queen/internal/proxy/proxystore"
+	"github.com/queen-go/queen/internal/setting"
 )
 
 // Run opens the proxy's store (migrating it), serves on cfg.Addr until ctx ends, then shuts down.
@@ -134,7 +134,7 @@ func Command(ctx context.Context, cfg Config, args []string, stdout io.Writer) e
 		fs.StringVar(&p.Plan, "plan", "", "")
 		fs.StringVar(&p.State, "state", proxystore.StateActive, "")
 		run = func(st *proxystore.Store) error {
-			p.Hosts = splitList(hosts)
+			p.Hosts = setting.List(hosts)
 			id, err := CreateCluster(ctx, st, p)
 			if err == nil {
 				_, err = fmt.Fprintf(stdout, "cluster %s created (id %d)\n", p.Name, id)
@@ -147,7 +147,7 @@ func Command(ctx context.Context, cfg Config, args []string, stdout io.Writer) e
 		fs.StringVar(&name, "name", "", "")
 		fs.StringVar(&roles, "roles", "", "")
 		run = func(st *proxystore.Store) error {
-			id, tok, err := CreateKey(ctx, st, cluster, name, splitList(roles))
+			id, tok, err := CreateKey(ctx, st, cluster, name, setting.List(roles))
 			if err == nil {
 				_, err = fmt.Fprintf(stdout, "key_id=%s\nkey=%s\n", id, tok)
 			}
@@ -175,14 +175,4 @@ func Command(ctx context.Context, cfg Config, args []string, stdout io.Writer) e
 	}
 	defer st.Close()
 	return run(st)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
