@@ -58,6 +58,7 @@ func bigPush(n int) []byte {
 // (before the budget, three at once peaked at three times one); and a body that is one single payload,
 // which the store cannot insert in segments, stays within the bound too.
 func TestPushMemoryIsBounded(t *testing.T) {
+	t.Parallel() // measures its own child process's peak, which other tests do not touch
 	c := ownCluster(t)
 	p := startProc(t, map[string]string{"DATABASE_URL": c.URL("postgres"), "FILE_BUFFER_DIR": t.TempDir()})
 	const n = 48 << 20
@@ -135,6 +136,7 @@ func nestedItems(items, depth, width int) []byte {
 // its entries are decoded, for pushes, ack batches and transactions alike. The bodies go from the
 // smallest bound to the largest, since the peak (VmHWM) only grows.
 func TestManySmallItemsMemoryIsBounded(t *testing.T) {
+	t.Parallel() // measures its own child process's peak, which other tests do not touch
 	c := ownCluster(t)
 	// The largest cap the broker accepts: the bound must hold for every setting.
 	limit := config.MaxBatchItemsCeiling

@@ -19,6 +19,7 @@ import (
 // been delivered to every group exactly once, in push order per partition. The gap of each fault (the
 // longest time without a push answered 201, or without a pop delivering) is logged.
 func TestPatroniFailoverLosesNothing(t *testing.T) {
+	t.Parallel() // waits on failovers and a child go test: overlaps the other slow tests
 	begin := time.Now()
 	pc := startPatroni(t)
 	leader, standby := pc.waitHealthy(t, time.Minute)

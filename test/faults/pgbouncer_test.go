@@ -194,6 +194,7 @@ func TestThroughPgbouncer(t *testing.T) {
 // QUEEN_TEST_POOLER_URL), LISTEN on a direct session. The suite runs as a go test of its own, since
 // its harness reads the server to use from the environment.
 func TestClientSuiteThroughPgbouncer(t *testing.T) {
+	t.Parallel() // a child go test: overlaps the other slow tests
 	c := ownCluster(t)
 	bouncer := startPgbouncer(t, c, "postgres")
 	goBin, err := exec.LookPath("go")
