@@ -101,6 +101,7 @@ func TestRetention(t *testing.T) {
 		p2 := partition(t, st, name, "other")
 		push(t, st, p, "1", "2", "3")
 		push(t, st, p2, "x")
+		subscribe(t, st, name, "slow")
 		ackDone(t, st, p, store.QueueMode, "1", "2", "3")
 		ackDone(t, st, p, "slow", "1")
 		// The slowest group of the queue bounds it; on other, "slow" has no cursor: nothing goes there.
@@ -112,6 +113,25 @@ func TestRetention(t *testing.T) {
 		require.Equal(t, []string{"2", "3"}, left(t, p))
 		require.Equal(t, []string{"x"}, left(t, p2))
 		require.Equal(t, int64(1), history(t, name, "completed_retention"))
+	})
+
+	t.Run("RetentionDeleteCompletedWaitsForSubscribedGroups", func(t *testing.T) {
+		// A group subscribed to the queue that has not read this partition (nor any other yet) has
+		// consumed none of it: what the other groups consumed stays for it, as the stats count it.
+		name := uniq("completed-subscribed")
+		p := configure(t, st, name, store.QueueOptions{RetentionEnabled: true, CompletedRetentionSeconds: 3600})
+		push(t, st, p, "1", "2")
+		subscribe(t, st, name, "first")
+		ackDone(t, st, p, "first", "1", "2")
+		late := uniq("late")
+		subscribe(t, st, name, late)
+		res := run(t, store.RetentionParams{Now: time.Now().Add(2 * time.Hour)})
+		require.Zero(t, res.Completed[name], "late has read nothing")
+		require.Equal(t, []string{"1", "2"}, left(t, p))
+		ackDone(t, st, p, late, "1")
+		res = run(t, store.RetentionParams{Now: time.Now().Add(2 * time.Hour)})
+		require.Equal(t, int64(1), res.Completed[name])
+		require.Equal(t, []string{"2"}, left(t, p))
 	})
 
 	t.Run("RetentionCleanupPartitions", func(t *testing.T) {
@@ -156,4 +176,12 @@ func TestRetention(t *testing.T) {
 		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT count(*) FROM queue_ops_history WHERE queue_name = $1`, q))
 		require.Equal(t, int64(1), scalar[int64](t, st, `SELECT count(*) FROM retention_history WHERE queue_name = $1`, q))
 	})
+}
+
+// subscribe records group's subscription to queue, as its first pop does.
+func subscribe(t *testing.T, st *store.Store, queue, group string) {
+	t.Helper()
+	ok, err := st.Groups().EnsureSubscription(t.Context(), queue, group, store.SubscribeAll, time.Time{})
+	require.NoError(t, err)
+	require.True(t, ok)
 }

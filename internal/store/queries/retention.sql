@@ -25,25 +25,30 @@ FROM (SELECT array_agg(partition_id ORDER BY partition_id, seq) AS parts, array_
 CROSS JOIN LATERAL retire_messages('retention', $1, v.parts, v.seqs, v.names) r
 
 -- name: RetentionDeleteCompleted :many
--- completedRetentionSeconds: messages older than that which every consumer group existing on the
--- queue has consumed. A group without a cursor on the partition counts as having consumed nothing, so
--- nothing above any live cursor is ever deleted. The queues with the option are read first, as in
--- RetentionDeleteExpired. The queue's groups are listed once per queue, in the fenced queue subquery:
--- listed per partition, a statement read every consumer row of the queue for each of its partitions
--- (9 s for one queue of 2 000 partitions and 2 groups). A partition's consumer rows are read by
--- partition alone (a test of their group could be served by the group index, which holds every
--- partition's rows); each belongs to one of the listed groups (same snapshot), so fewer rows than
--- groups means a group without a cursor here.
-WITH frontier AS (
-    SELECT p.id AS partition_id, q.name AS queue_name, q.completed_retention_seconds AS secs,
-           (SELECT CASE WHEN count(*) < cardinality(q.groups) THEN 0 ELSE coalesce(min(pc.cursor_seq), 0) END
-            FROM partition_consumers pc WHERE pc.partition_id = p.id
-           ) AS upto
-    FROM (SELECT q.id, q.name, q.completed_retention_seconds,
-                 ARRAY(SELECT DISTINCT x.consumer_group FROM partition_consumers x
-                       JOIN partitions px ON px.id = x.partition_id WHERE px.queue_id = q.id) AS groups
-          FROM queues q WHERE q.retention_enabled AND q.completed_retention_seconds > 0 OFFSET 0) q
-    CROSS JOIN LATERAL (SELECT p.id FROM partitions p WHERE p.queue_id = q.id OFFSET 0) p
+-- completedRetentionSeconds: messages older than that which every consumer group of the queue has
+-- consumed. The groups are queue_groups' (migration 0021), as for the stats and the eviction: a
+-- subscribed group without a cursor on the partition (one that has not read it, or nothing yet) has
+-- consumed none of it, so nothing above any group's position is ever deleted. The queues with the
+-- option are read first, as in RetentionDeleteExpired, and their groups listed once per queue: listed
+-- per partition, a statement read every consumer row of the queue for each of its partitions (9 s for
+-- one queue of 2 000 partitions and 2 groups). A partition's consumer rows are read by partition alone
+-- and matched to the groups in the aggregate (a test of their group in the scan could be served by the
+-- group index, which holds every partition's rows). The fenced subquery computes each frontier once:
+-- unfenced, the filter on it ran the consumer rows' subquery a second time per partition.
+WITH q AS MATERIALIZED (
+    SELECT q.id, q.name, q.completed_retention_seconds AS secs,
+           ARRAY(SELECT g.consumer_group FROM queue_groups(q.id) g) AS groups
+    FROM queues q WHERE q.retention_enabled AND q.completed_retention_seconds > 0
+), frontier AS MATERIALIZED (
+    SELECT f.* FROM (
+        SELECT p.id AS partition_id, q.name AS queue_name, q.secs,
+               (SELECT CASE WHEN count(*) FILTER (WHERE pc.consumer_group = ANY (q.groups)) < cardinality(q.groups) THEN 0
+                            ELSE coalesce(min(pc.cursor_seq) FILTER (WHERE pc.consumer_group = ANY (q.groups)), 0) END
+                FROM partition_consumers pc WHERE pc.partition_id = p.id) AS upto
+        FROM q CROSS JOIN LATERAL (SELECT p.id FROM partitions p WHERE p.queue_id = q.id OFFSET 0) p
+        OFFSET 0
+    ) f
+    WHERE f.upto > 0
 ), victims AS (
     SELECT f.partition_id, m.seq, f.queue_name
     FROM frontier f
@@ -52,7 +57,6 @@ WITH frontier AS (
         WHERE m.partition_id = f.partition_id AND m.seq <= f.upto
           AND m.created_at < $1::timestamptz - make_interval(secs => f.secs)
         ORDER BY m.seq LIMIT $2) m
-    WHERE f.upto > 0
 )
 SELECT r.queue_name, r.deleted
 FROM (SELECT array_agg(partition_id ORDER BY partition_id, seq) AS parts, array_agg(seq ORDER BY partition_id, seq) AS seqs,
