@@ -83,6 +83,9 @@ func TestMessages(t *testing.T) {
 			{PartitionID: p, TransactionID: "m", ID: id, TraceID: &trace, Payload: []byte(`{"a":1}`), ProducerSub: &sub, Encrypted: true},
 		})
 		require.NoError(t, err)
+		for _, g := range []string{"done", "behind", "leased", "dlq", "unread"} {
+			subscribe(t, st, name, g)
+		}
 		ackDone(t, st, p, "done", "first", "m")
 		ackDone(t, st, p, "behind", "first")
 		pop(t, st, name, "leased", "Default", 10)
@@ -94,9 +97,10 @@ func TestMessages(t *testing.T) {
 		require.Equal(t, store.MessageDetail{ID: id, TransactionID: "m", PartitionID: p, Queue: name, Partition: "Default",
 			Payload: []byte(`{"a": 1}`), Encrypted: true, TraceID: &trace, ProducerSub: &sub, LeaseTime: 30, RetryLimit: 2,
 			RetryDelay: 5, TTL: 9, Priority: 1, Seq: 2}, *m)
-		// Every group existing on the queue, by name.
-		require.Len(t, cs, 4)
-		require.Equal(t, []string{"behind", "dlq", "done", "leased"}, []string{cs[0].Group, cs[1].Group, cs[2].Group, cs[3].Group})
+		// Every group of the queue, by name, "unread" too, which has no cursor here.
+		require.Len(t, cs, 5)
+		require.Equal(t, []string{"behind", "dlq", "done", "leased", "unread"}, []string{cs[0].Group, cs[1].Group, cs[2].Group, cs[3].Group, cs[4].Group})
+		require.Equal(t, store.MessageConsumer{Group: "unread"}, cs[4])
 		require.Equal(t, store.MessageConsumer{Group: "behind"}, cs[0])
 		require.Equal(t, "bad", *cs[1].DLQError)
 		require.Equal(t, int32(1), *cs[1].DLQRetries)

@@ -148,7 +148,7 @@ func (qs Queues) PartitionGroupCounts(ctx context.Context, queueID uuid.UUID) ([
 	}, queueID, s.now())
 }
 
-// QueueGroups names the consumer groups that exist on a queue.
+// QueueGroups names the consumer groups of a queue (docs/decisions.md "Groups of a queue").
 func (qs Queues) QueueGroups(ctx context.Context, queue string) ([]string, error) {
 	s := qs.s
 	return collect(ctx, s, "QueueGroupList", scanOne[string], queue)

@@ -31,14 +31,13 @@ JOIN queues q ON q.id = p.queue_id
 WHERE m.partition_id = $1 AND m.transaction_id = $2
 
 -- name: MessageConsumerList :many
--- Every group that exists on the message's queue, with its view of message ($1 partition, $2 seq).
+-- Every group of the message's queue (queue_groups, migration 0021), with its view of message ($1
+-- partition, $2 seq): a group without a cursor on the partition has consumed none of it.
 SELECT g.consumer_group, coalesce($2 <= pc.cursor_seq, false),
        CASE WHEN pc.lease_expires_at > coalesce($3::timestamptz, now()) AND $2 > pc.cursor_seq AND $2 <= pc.delivered_seq
             THEN pc.lease_expires_at END,
        coalesce(pc.batch_retry_count, 0), dl.error_message, dl.retry_count
-FROM (SELECT DISTINCT x.consumer_group FROM partition_consumers x
-        JOIN partitions px ON px.id = x.partition_id
-        WHERE px.queue_id = (SELECT queue_id FROM partitions WHERE id = $1)) g
+FROM queue_groups((SELECT queue_id FROM partitions WHERE id = $1)) g
 LEFT JOIN partition_consumers pc ON pc.partition_id = $1 AND pc.consumer_group = g.consumer_group
 LEFT JOIN dead_letters dl ON dl.partition_id = $1 AND dl.message_seq = $2 AND dl.consumer_group = g.consumer_group
 ORDER BY 1

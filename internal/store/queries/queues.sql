@@ -9,14 +9,19 @@ WHERE ($1::text IS NULL OR namespace = $1::text) AND ($2::text IS NULL OR task =
 ORDER BY priority DESC, name
 
 -- name: QueueBacklog :many
--- Messages not yet consumed by every cursor of the queue, per queue (for maxSize): for each partition,
--- last_seq minus the lowest cursor (0 when no consumer has a cursor there). Sequence gaps of dropped
--- duplicates make it an upper bound.
-SELECT q.name, q.max_size, coalesce(sum(p.last_seq - coalesce(c.low, 0)), 0)::bigint
-FROM queues q
+-- Messages not yet consumed by every group of the queue (queue_groups, migration 0021), per queue (for
+-- maxSize): for each partition, last_seq minus the slowest group's position (0 where a group has no
+-- cursor: a subscribed group that never read the partition has consumed none of it). The consumer rows
+-- are read by partition alone and matched to the groups in the aggregate, as in
+-- RetentionDeleteCompleted. Sequence gaps of dropped duplicates make it an upper bound.
+SELECT q.name, q.max_size, coalesce(sum(p.last_seq - c.low), 0)::bigint
+FROM (SELECT q.id, q.name, q.max_size, ARRAY(SELECT g.consumer_group FROM queue_groups(q.id) g) AS groups
+      FROM queues q WHERE q.name = ANY($1::text[]) AND q.max_size > 0 OFFSET 0) q
 LEFT JOIN partitions p ON p.queue_id = q.id
-LEFT JOIN LATERAL (SELECT min(pc.cursor_seq) AS low FROM partition_consumers pc WHERE pc.partition_id = p.id) c ON true
-WHERE q.name = ANY($1::text[]) AND q.max_size > 0
+LEFT JOIN LATERAL (
+    SELECT CASE WHEN count(*) FILTER (WHERE pc.consumer_group = ANY (q.groups)) < cardinality(q.groups) THEN 0
+                ELSE coalesce(min(pc.cursor_seq) FILTER (WHERE pc.consumer_group = ANY (q.groups)), 0) END AS low
+    FROM partition_consumers pc WHERE pc.partition_id = p.id) c ON true
 GROUP BY q.name, q.max_size
 
 -- name: QueueList :many
@@ -89,9 +94,8 @@ WHERE p.queue_id = $1
 ORDER BY p.name, g.queue_mode DESC, g.consumer_group
 
 -- name: QueueGroupList :many
--- The consumer groups that exist on queue $1 (by name).
-SELECT DISTINCT pc.consumer_group
-FROM partition_consumers pc JOIN partitions p ON p.id = pc.partition_id JOIN queues q ON q.id = p.queue_id
+-- The consumer groups of queue $1 (by name; queue_groups, migration 0021).
+SELECT g.consumer_group FROM queues q CROSS JOIN LATERAL queue_groups(q.id) g
 WHERE q.name = $1
 ORDER BY 1
 
