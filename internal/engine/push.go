@@ -130,21 +130,6 @@ func (e *Engine) Push(ctx context.Context, items []PushItem) ([]PushResult, erro
 	if len(items) == 0 {
 		return []PushResult{}, nil
 	}
-	for i := range items {
-		if items[i].Queue == "" {
-			return nil, Invalid("queue is required")
-		}
-		if items[i].Partition == "" {
-			items[i].Partition = DefaultPartition
-		}
-		if len(items[i].Queue) > 255 || len(items[i].Partition) > 255 {
-			return nil, Invalid("queue and partition names are limited to 255 bytes")
-		}
-		if items[i].TransactionID == "" {
-			items[i].TransactionID = uuid.Must(uuid.NewV7()).String()
-			items[i].minted = true
-		}
-	}
 	if err := validatePushItems(items); err != nil {
 		return nil, err
 	}

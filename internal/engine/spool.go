@@ -146,7 +146,7 @@ func (e *Engine) replay(ctx context.Context, recs [][]byte) error {
 		it := PushItem{Queue: s.Queue, Partition: s.Partition,
 			TransactionID: s.TransactionID, TraceID: s.TraceID, ProducerSub: s.ProducerSub}
 		// Spooled by a version with looser rules: PostgreSQL would refuse it, so it never goes there.
-		err := validatePushItem(&it, "spooled item", -1)
+		err := NormalizePushItem(&it, "spooled item", -1)
 		if err == nil {
 			it.Payload, err = payloadOf(s.Payload, "spooled item")
 		}

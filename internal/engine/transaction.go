@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,12 +62,7 @@ func (e *Engine) Transaction(ctx context.Context, ops []TxOp) (*TxResult, error)
 			acks = append(acks, a)
 		case op.Push != nil:
 			p := *op.Push
-			if p.Queue == "" {
-				return nil, Invalid("operations[%d]: queue is required", i)
-			}
-			p.Partition = cmp.Or(p.Partition, DefaultPartition)
-			p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
-			if err := validatePushItem(&p, "operations", i); err != nil {
+			if err := NormalizePushItem(&p, "operations", i); err != nil {
 				return nil, err
 			}
 			pushes = append(pushes, p)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/queen-go/queen/internal/jsonguard"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -19,26 +21,46 @@ func InputRejected(err error) bool {
 	return pe.Code[:2] == "22" || pe.Code[:2] == "54"
 }
 
-// validatePushItems applies the input limits to pushes whatever their way in (HTTP, transaction, spool
-// replay), so that an item is refused before it is spooled exactly when it would be refused directly:
-// a spooled item is one PostgreSQL will take.
+// validatePushItems applies NormalizePushItem to the items of a push.
 func validatePushItems(items []PushItem) error {
 	for i := range items {
-		if err := validatePushItem(&items[i], "items", i); err != nil {
+		if err := NormalizePushItem(&items[i], pushArray, i); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// validatePushItem checks one push; array and i name it in the error ("items[3]", "operations[0]"; i < 0:
-// array alone names it). The name is only put together for an error: this runs once per pushed message.
-func validatePushItem(it *PushItem, array string, i int) error {
+// pushArray names a push's items, whose missing queue keeps the original's bare message.
+const pushArray = "items"
+
+// NormalizePushItem applies the rules of a pushed item whatever its way in (a push, a transaction's
+// operation, a stream cycle's push_items, a spool replay), so that no way in stores what another
+// refuses, and an item is refused before it is spooled exactly when it would be refused directly: the
+// queue is required; an item naming no partition goes to Default, one without a transactionId gets a
+// fresh one (minted: it needs no duplicate probe); every name is text PostgreSQL takes, at most 255
+// bytes (jsonguard.NameProblem). array and i name the item in errors
+// ("operations[0]"; i < 0: array alone); the name is only put together for an error, as this runs once
+// per pushed message.
+func NormalizePushItem(it *PushItem, array string, i int) error {
 	at := func() string {
 		if i < 0 {
 			return array
 		}
 		return fmt.Sprintf("%s[%d]", array, i)
+	}
+	if it.Queue == "" {
+		if array == pushArray {
+			return Invalid("queue is required")
+		}
+		return Invalid("%s: queue is required", at())
+	}
+	if it.Partition == "" {
+		it.Partition = DefaultPartition
+	}
+	if it.TransactionID == "" {
+		it.TransactionID = uuid.Must(uuid.NewV7()).String()
+		it.minted = true
 	}
 	for _, f := range [...]struct{ name, v string }{{"queue", it.Queue}, {"partition", it.Partition}, {"transactionId", it.TransactionID}} {
 		if p := jsonguard.NameProblem(f.v); p != "" {

@@ -293,14 +293,9 @@ func (s *Service) cycle(ctx context.Context, req CycleRequest, res *CycleResult)
 	}
 	pushes := make([]engine.PushItem, len(req.PushItems))
 	for i, p := range req.PushItems {
-		if p.Queue == "" {
-			return fail("push_items[%d]: queue is required", i)
+		if err := engine.NormalizePushItem(&p, "push_items", i); err != nil {
+			return fail("%s", err.Error())
 		}
-		p.Partition = cmp.Or(p.Partition, engine.DefaultPartition)
-		if len(p.Queue) > 255 || len(p.Partition) > 255 {
-			return fail("push_items[%d]: queue and partition names are limited to 255 bytes", i)
-		}
-		p.TransactionID = cmp.Or(p.TransactionID, uuid.Must(uuid.NewV7()).String())
 		pushes[i] = p
 	}
 	var ack *CycleAck
