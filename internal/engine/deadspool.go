@@ -33,6 +33,7 @@ type spoolHealth struct {
 	dead     atomic.Int64 // records moved to the dead-spool file
 	failures atomic.Int64 // consecutive failed replay attempts
 	warned   atomic.Int64 // unix ns of the last "spool replay paused" warning
+	writeErr atomic.Bool  // the last spool append failed (a full or broken disk)
 	mu       sync.Mutex   // protects lastErr
 	lastErr  string
 }
@@ -49,6 +50,12 @@ type SpoolHealth struct {
 // stalledAfter is the number of consecutive failed replay attempts after which the spool is reported
 // stalled (it holds pushes and cannot drain them).
 const stalledAfter = 3
+
+// SpoolAccepts reports whether a push the database cannot take now would still be answered 201: a
+// spool is configured and its last append did not fail.
+func (e *Engine) SpoolAccepts() bool {
+	return e.spool != nil && !e.spoolHealth.writeErr.Load()
+}
 
 // SpoolHealth reports whether the spool drains; zero without a spool.
 func (e *Engine) SpoolHealth() SpoolHealth {

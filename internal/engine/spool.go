@@ -74,6 +74,7 @@ func (e *Engine) spoolPush(ctx context.Context, items []PushItem) ([]PushResult,
 		recs[i] = b
 	}
 	err := e.spool.Append(context.WithoutCancel(ctx), recs)
+	e.spoolHealth.writeErr.Store(err != nil)
 	res := make([]PushResult, len(items))
 	for i, it := range items {
 		res[i] = PushResult{Index: i, TransactionID: it.TransactionID, Status: StatusBuffered, QueueName: it.Queue,

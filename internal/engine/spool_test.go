@@ -81,3 +81,29 @@ func TestSpoolReplayOutageWarnsOnce(t *testing.T) {
 	require.EqualValues(t, 50, h.ReplayFailures)
 	require.EqualValues(t, 1, h.Pending)
 }
+
+// TestSpoolAcceptsFollowsTheLastAppend: /readyz keeps a broker in its load balancer while its spool
+// takes pushes; a spool append that failed takes it out until one succeeds.
+func TestSpoolAcceptsFollowsTheLastAppend(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	defer st.Close()
+	require.False(t, engine.New(st, slog.New(slog.DiscardHandler), engine.Options{}).SpoolAccepts(), "no spool")
+	sp, err := spool.Open(t.TempDir(), spool.Options{})
+	require.NoError(t, err)
+	eng := engine.New(st, slog.New(slog.DiscardHandler), engine.Options{Spool: sp})
+	eng.Start(ctx)
+	defer eng.Stop()
+	require.True(t, eng.SpoolAccepts())
+	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, true)) // pushes go to the spool
+	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}})
+	require.NoError(t, err)
+	require.True(t, eng.SpoolAccepts())
+	require.NoError(t, sp.Close()) // every append now fails
+	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "b"}})
+	var failed *engine.SpoolFailedError
+	require.ErrorAs(t, err, &failed)
+	require.False(t, eng.SpoolAccepts())
+}

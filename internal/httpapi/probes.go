@@ -50,6 +50,23 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// handleReady answers whether a push sent to this broker now would be answered 201: when the
+// database answers, or when it does not but the spool takes pushes (docs/decisions.md "Readiness").
+// /health stays the database's own signal, as the original documents it.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
+	if err := s.eng.Ping(r.Context()); err == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "database": "connected"})
+		return nil
+	}
+	if s.eng.SpoolAccepts() {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "database": "disconnected", "spooling": true})
+		return nil
+	}
+	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "database": "disconnected",
+		"error": "database unreachable and no spool takes pushes"})
+	return nil
+}
+
 func (s *Server) handleLivez(request) (map[string]any, error) {
 	return map[string]any{"status": "alive", "version": s.opt.Version}, nil
 }

@@ -31,7 +31,8 @@ type Route struct {
 // request to answer into a handler; the others write their answer themselves.
 var Routes = []Route{
 	// Probes.
-	{"GET", "/health", Public, "readiness: database round-trip, 503 when it fails", (*Server).handleHealth},
+	{"GET", "/health", Public, "database health: a round-trip, 503 when it fails (the original's readiness signal)", (*Server).handleHealth},
+	{"GET", "/readyz", Public, "readiness for a load balancer: 200 while a push would be answered 201 (database up, or the spool taking pushes)", (*Server).handleReady},
 	{"GET", "/livez", Public, "liveness: 200 whenever the process serves HTTP", ok((*Server).handleLivez)},
 
 	// Messages in: push, pop, ack, transactions and leases.

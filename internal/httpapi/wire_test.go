@@ -240,6 +240,7 @@ func TestWireGolden(t *testing.T) {
 		{"system-maintenance", "/api/v1/system/maintenance", nil, nil, "", nil, 0},
 		{"system-maintenance-pop", "/api/v1/system/maintenance/pop", nil, nil, "", nil, 0},
 		{"livez", "/livez", nil, nil, "", nil, 0},
+		{"readyz", "/readyz", nil, nil, "", nil, 0},
 		{"analytics-worker-metrics", "/api/v1/analytics/worker-metrics", append(sample, "pointCount", "avgLagMs", "maxLagMs"), []string{"timeSeries"}, "", nil, 0},
 		{"analytics-system-metrics", "/api/v1/analytics/system-metrics", append(sample, "pointCount"), []string{"timeSeries"}, "", nil, 0},
 		{"analytics-queue-parked-replicas", "/api/v1/analytics/queue-parked-replicas?queue=wire-idle", sample, []string{"series"}, "", nil, 0},
