@@ -51,8 +51,8 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleReady answers whether a push sent to this broker now would be answered 201: when the
-// database answers, or when it does not but the spool takes pushes (docs/decisions.md "Readiness").
-// /health stays the database's own signal, as the original documents it.
+// database answers, or when it does not but the spool takes pushes (docs/decisions.md "Durability",
+// readiness). /health stays the database's own signal, as the original documents it.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 	if err := s.eng.Ping(r.Context()); err == nil {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "database": "connected"})
