@@ -44,6 +44,12 @@ func interpret(err error) error {
 	if err == nil {
 		return nil
 	}
+	// Already interpreted (a helper interpreted it and its caller does again): wrapped a second time,
+	// it read "database unavailable" twice in the logs.
+	var pe *PgError
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotFound) || errors.As(err, &pe) {
+		return err
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}

@@ -21,4 +21,7 @@ func TestInterpretFailoverErrors(t *testing.T) {
 	var pe *PgError
 	require.True(t, errors.As(interpret(&pgconn.PgError{Code: "23505", Message: "duplicate"}), &pe))
 	require.NotErrorIs(t, interpret(&pgconn.PgError{Code: "23505"}), ErrUnavailable)
+	for _, err := range []error{readOnly, interpret(fmt.Errorf("exec: %w", pgconn.ErrConnClosed)), interpret(&pgconn.PgError{Code: "23505"}), ErrNotFound} {
+		require.Same(t, err, interpret(err), "interpreting twice changes nothing: %v", err)
+	}
 }
