@@ -261,12 +261,14 @@ func (s *Store) acquireFrom(ctx context.Context, p *pool) (conn, error) {
 	c, err := p.Acquire(actx)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
-			if st := p.Stat(); st.AcquiredConns() < st.MaxConns() && p.active.Load() < start.Add(-s.acquireTimeout).UnixNano() {
-				// Not every connection was busy and none was handed out or given back meanwhile (nor
-				// for as long before): the time went on establishing one, which is what a database
-				// being failed over or restarted looks like. When connections kept coming and going,
-				// the free ones seen here were only passing from one request to the next, as in a burst
-				// of thousands of requests on a host too busy to hand them on at once.
+			if st := p.Stat(); st.AcquiredConns() < st.MaxConns() && st.IdleConns() == 0 && p.active.Load() < start.Add(-s.acquireTimeout).UnixNano() {
+				// Not every connection was busy, none sat idle, and none was handed out or given back
+				// meanwhile (nor for as long before): the time went on establishing one, which is what a
+				// database being failed over or restarted looks like. When connections kept coming and
+				// going, the free ones seen here were only passing from one request to the next, as in a
+				// burst of thousands of requests on a host too busy to hand them on at once; an idle one
+				// is a connection given back whose next waiter the scheduler has not run yet (a single
+				// slow statement under a loaded race-detector run left one idle past two timeouts).
 				return conn{}, errors.Join(ErrUnavailable, fmt.Errorf("store: no connection established within %v: %w", s.acquireTimeout, actx.Err()))
 			}
 			return conn{}, ErrPool
