@@ -18,22 +18,30 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
+// spoolEngine starts an engine logging to log, on a database of its own (st), with a spool of its own
+// (sp) and push maintenance on, so that every push goes to the spool. All three end with the test.
+func spoolEngine(t *testing.T, log io.Writer) (eng *engine.Engine, st *store.Store, sp *spool.Spool) {
+	t.Helper()
+	st, err := store.Open(t.Context(), store.Options{URL: testenv.NewDatabase(t)})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	sp, err = spool.Open(t.TempDir(), spool.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sp.Close() })
+	eng = engine.New(st, slog.New(slog.NewTextHandler(log, nil)), engine.Options{Spool: sp})
+	eng.Start(t.Context())
+	t.Cleanup(eng.Stop)
+	require.NoError(t, eng.Modes().Set(t.Context(), engine.MaintenancePush, true))
+	return eng, st, sp
+}
+
 // TestSpoolWriteFailureFailsEveryItem: a push diverted to a spool that cannot take it is refused as a
 // whole, every item marked failed with the contract's text, and nothing is stored.
 func TestSpoolWriteFailureFailsEveryItem(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
-	sp, err := spool.Open(t.TempDir(), spool.Options{})
-	require.NoError(t, err)
+	eng, _, sp := spoolEngine(t, io.Discard)
 	require.NoError(t, sp.Close()) // every append now fails
-
-	eng := engine.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), engine.Options{Spool: sp})
-	eng.Start(ctx)
-	defer eng.Stop()
-	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, true))
 
 	res, err := eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}, {Queue: "q", Partition: "p", TransactionID: "b"}})
 	require.Nil(t, res)
@@ -56,17 +64,9 @@ func TestSpoolWriteFailureFailsEveryItem(t *testing.T) {
 func TestSpoolReplayOutageWarnsOnce(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	sp, err := spool.Open(t.TempDir(), spool.Options{})
-	require.NoError(t, err)
-	defer sp.Close()
 	var logs testenv.SyncBuffer
-	eng := engine.New(st, slog.New(slog.NewTextHandler(&logs, nil)), engine.Options{Spool: sp})
-	eng.Start(ctx)
-	defer eng.Stop()
-	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, true))
-	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}})
+	eng, st, _ := spoolEngine(t, &logs)
+	_, err := eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}})
 	require.NoError(t, err)
 	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, false))
 	push, _ := eng.Modes().Flags(ctx) // read while the database answers: it stays off
@@ -87,18 +87,10 @@ func TestSpoolReplayOutageWarnsOnce(t *testing.T) {
 func TestSpoolAcceptsFollowsTheLastAppend(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st, err := store.Open(ctx, store.Options{URL: testenv.NewDatabase(t)})
-	require.NoError(t, err)
-	defer st.Close()
+	eng, st, sp := spoolEngine(t, io.Discard)
 	require.False(t, engine.New(st, slog.New(slog.DiscardHandler), engine.Options{}).SpoolAccepts(), "no spool")
-	sp, err := spool.Open(t.TempDir(), spool.Options{})
-	require.NoError(t, err)
-	eng := engine.New(st, slog.New(slog.DiscardHandler), engine.Options{Spool: sp})
-	eng.Start(ctx)
-	defer eng.Stop()
 	require.True(t, eng.SpoolAccepts())
-	require.NoError(t, eng.Modes().Set(ctx, engine.MaintenancePush, true)) // pushes go to the spool
-	_, err = eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}})
+	_, err := eng.Push(ctx, []engine.PushItem{{Queue: "q", TransactionID: "a"}})
 	require.NoError(t, err)
 	require.True(t, eng.SpoolAccepts())
 	require.NoError(t, sp.Close()) // every append now fails
