@@ -46,8 +46,8 @@ fmt-check:
 # string, JWT parsing), the proxy's request path and the framing guard, against the real handlers and
 # PostgreSQL: no input may panic or answer 5xx.
 # Each target runs for FUZZTIME (default 10m: the documented local run); fuzz-ci runs each for 5 000
-# inputs (10 000 took 13-22 s per body, query and proxy target on a 2-core machine, and the whole CI
-# run went past its 15 minutes; new inputs differ per run). A count, not a duration: when a
+# inputs (10 000 take 13-22 s per body, query and proxy target on a 2-core machine, too long for CI's
+# 15 minutes; new inputs differ per run). A count, not a duration: when a
 # duration ends, Go's fuzz coordinator can report its own deadline as the failure "context deadline
 # exceeded" (its deadline and its workers' context race), which failed one CI run with no failing input.
 # Seeds live in testdata/fuzz/<target> and also run in `make test`.
