@@ -90,17 +90,20 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	}
 	dbURL := cfg.DatabaseURL
 	if cfg.Embedded() {
+		// Say why a database is being started: in a container, a forgotten DATABASE_URL otherwise
+		// shows up as a permission or missing-binary error about a directory nobody configured.
+		noDB := "broker: no database configured (DATABASE_URL or PG_*), and the embedded PostgreSQL"
 		dir, err := filepath.Abs(cfg.DataDir)
 		if err != nil {
-			return nil, fmt.Errorf("broker: data dir: %w", err)
+			return nil, fmt.Errorf("%s: data dir: %w", noDB, err)
 		}
 		if b.dirLock, err = lockDataDir(dir); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s failed: %w", noDB, err)
 		}
 		log.InfoContext(ctx, "no database configured: starting embedded PostgreSQL", slog.String("data_dir", dir))
 		b.cluster, err = pgcluster.Start(ctx, pgcluster.Options{DataDir: dir, Durable: true, Logger: log})
 		if err != nil {
-			return nil, fmt.Errorf("broker: embedded PostgreSQL: %w", err)
+			return nil, fmt.Errorf("%s failed: %w", noDB, err)
 		}
 		dbURL = b.cluster.URL("postgres")
 		log.InfoContext(ctx, "embedded PostgreSQL running", slog.Int("port", b.cluster.Port()))

@@ -15,19 +15,19 @@ import (
 func lockDataDir(dir string) (*os.File, error) {
 	path := filepath.Clean(dir) + ".lock"
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("broker: data dir lock: %w", err)
+		return nil, fmt.Errorf("data dir lock: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("broker: data dir lock: %w", err)
+		return nil, fmt.Errorf("data dir lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("broker: data directory %s is in use by another queen process (lock %s is held); "+
+			return nil, fmt.Errorf("data directory %s is in use by another queen process (lock %s is held); "+
 				"stop it first or set QUEEN_DATA_DIR to another directory", dir, path)
 		}
-		return nil, fmt.Errorf("broker: data dir lock: %w", err)
+		return nil, fmt.Errorf("data dir lock: %w", err)
 	}
 	_ = f.Truncate(0)
 	_, _ = fmt.Fprintf(f, "%d\n", os.Getpid())
