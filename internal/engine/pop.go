@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"log/slog"
+
 	"github.com/google/uuid"
 
 	"github.com/queen-go/queen/internal/jsonscan"
@@ -60,6 +62,17 @@ type PopResult struct {
 	ConsumerGroup     string    `json:"consumerGroup"`
 	PartitionsClaimed int       `json:"partitionsClaimed"`
 	Messages          []Message `json:"messages"`
+}
+
+// partitions names the claimed partitions, in claim order (the messages come grouped by partition).
+func (res *PopResult) partitions() []string {
+	parts := make([]string, 0, res.PartitionsClaimed)
+	for i := range res.Messages {
+		if i == 0 || res.Messages[i].Partition != res.Messages[i-1].Partition {
+			parts = append(parts, res.Messages[i].Partition)
+		}
+	}
+	return parts
 }
 
 // AppendJSON writes res as json.Marshal does, in one pass over each payload: a pop answer is written
@@ -136,8 +149,47 @@ func (m *Message) appendJSON(dst []byte) (_ []byte, ok bool) {
 
 // Pop claims and returns messages, or nil when there is nothing to deliver. With Wait it parks until a
 // push to the queue (on any broker) makes something available or the timeout passes; the answer never
-// comes after the deadline.
+// comes after the deadline. ctx is the consumer's: when it ends while a claim runs (the client went
+// away), the claim is given back (giveBack) and Pop answers nil.
 func (e *Engine) Pop(ctx context.Context, r PopRequest) (*PopResult, error) {
+	res, err := e.pop(ctx, r)
+	if res != nil && ctx.Err() != nil {
+		e.giveBack(res)
+		return nil, nil
+	}
+	return res, err
+}
+
+// giveBack ends the lease of a pop whose answer has nobody to go to, so that its partitions are
+// claimable at once rather than after leaseTime (a whole partition stalls meanwhile). It is what the
+// lease's expiry would do, sooner: the cursor stays, and a redelivery is not counted as a retry. If it
+// fails, the lease runs out as before. autoAck pops have no lease: their messages were consumed at
+// the claim.
+func (e *Engine) giveBack(res *PopResult) {
+	if res.LeaseID == "" {
+		return
+	}
+	id, err := uuid.Parse(res.LeaseID)
+	if err != nil {
+		return
+	}
+	e.leases.take(id)
+	ctx, cancel := context.WithTimeout(context.Background(), e.opt.OperationTimeout)
+	defer cancel()
+	released, err := e.st.ReleaseLease(ctx, id)
+	if err != nil {
+		e.log.Warn("pop: could not give back the claim of a consumer that went away; its lease runs out",
+			slog.String("queue", res.Queue), slog.String("lease", res.LeaseID), slog.Any("error", err))
+		return
+	}
+	if len(released) == 0 {
+		return
+	}
+	e.hub.Cancel(res.LeaseID, "")
+	e.hub.AnnounceReleased(res.Queue, res.ConsumerGroup, res.partitions())
+}
+
+func (e *Engine) pop(ctx context.Context, r PopRequest) (*PopResult, error) {
 	if r.Group == "" {
 		r.Group = QueueMode
 	}
@@ -326,12 +378,7 @@ func (e *Engine) popOnce(ctx context.Context, r PopRequest, tried *[]string) (*P
 		e.leases.put(rows[0].LeaseID, memoLease{partition: rows[0].PartitionID, group: r.Group, queue: r.Queue,
 			partitionName: rows[0].Partition, txids: txids})
 	}
-	parts := make([]string, 0, res.PartitionsClaimed)
-	for i := range res.Messages {
-		if i == 0 || res.Messages[i].Partition != res.Messages[i-1].Partition {
-			parts = append(parts, res.Messages[i].Partition)
-		}
-	}
+	parts := res.partitions()
 	e.hub.Claimed(r.Queue, r.Group, parts)
 	if !r.AutoAck {
 		e.leaseHandedOut(r.Queue, rows[0].LeaseID, parts)

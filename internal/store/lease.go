@@ -45,3 +45,46 @@ func (s *Store) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Durat
 	}
 	return out, nil
 }
+
+// ReleaseLease ends every partition lease still running under leaseID, for a pop whose answer never
+// reached its consumer: the partitions are claimable again at once instead of at the lease's expiry.
+// It returns the partitions released; none when the lease had already ended or is unknown.
+func (s *Store) ReleaseLease(ctx context.Context, leaseID uuid.UUID) ([]uuid.UUID, error) {
+	var out []uuid.UUID
+	now := s.now()
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q("LeaseExtend"), leaseID, 0.0, now)
+		if err != nil {
+			return err
+		}
+		held, err := collectRows(rows, func(r pgx.Rows) (e LeaseExtension, err error) {
+			err = r.Scan(&e.PartitionID, &e.Live, &e.ExpiresAt)
+			return e, err
+		})
+		if err != nil {
+			return err
+		}
+		parts := make([]uuid.UUID, 0, len(held))
+		for _, e := range held {
+			if e.Live {
+				parts = append(parts, e.PartitionID)
+			}
+		}
+		if len(parts) == 0 {
+			return nil
+		}
+		rows, err = tx.Query(ctx, q("LeaseReleaseApply"), leaseID, now, parts)
+		if err != nil {
+			return err
+		}
+		out, err = collectRows(rows, func(r pgx.Rows) (id uuid.UUID, err error) {
+			err = r.Scan(&id)
+			return id, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: release lease %s: %w", leaseID, interpret(err))
+	}
+	return out, nil
+}

@@ -13,7 +13,7 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// TestLease covers queries/lease.sql: extending the leases of a pop.
+// TestLease covers queries/lease.sql: extending and releasing the leases of a pop.
 func TestLease(t *testing.T) {
 	t.Parallel()
 	st := sharedStore(t)
@@ -86,6 +86,44 @@ func TestLease(t *testing.T) {
 		require.Empty(t, out)
 	})
 
+	t.Run("LeaseExtend+LeaseReleaseApply", func(t *testing.T) {
+		// A multi-partition lease ends on every partition still held under it; the cursor stays, and a
+		// pop claims the same messages again at once.
+		q := uniq("lease-release")
+		var parts []uuid.UUID
+		for i := range 3 {
+			p := partition(t, st, q, fmt.Sprint("p", i))
+			push(t, st, p, "a")
+			parts = append(parts, p)
+		}
+		slices.SortFunc(parts, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+		got, err := st.Pop(ctx, store.PopParams{Queue: q, Group: store.QueueMode, MaxPartitions: 3, Batch: 10, LeaseID: uuid.Must(uuid.NewV7())})
+		require.NoError(t, err)
+		require.Len(t, got, 3)
+		lease := got[0].LeaseID
+		// One partition has since been claimed under another lease: it is not this lease's to end.
+		other := uuid.Must(uuid.NewV7())
+		exec(t, st, `UPDATE partition_consumers SET lease_id = $2 WHERE partition_id = $1`, parts[2], other)
+		released, err := st.ReleaseLease(ctx, lease)
+		require.NoError(t, err)
+		require.ElementsMatch(t, parts[:2], released)
+		for _, p := range parts[:2] {
+			require.Nil(t, expiry(t, p))
+			require.Zero(t, scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1`, p))
+		}
+		require.NotNil(t, expiry(t, parts[2]))
+		again, err := st.Pop(ctx, store.PopParams{Queue: q, Group: store.QueueMode, MaxPartitions: 3, Batch: 10, LeaseID: uuid.Must(uuid.NewV7())})
+		require.NoError(t, err)
+		require.Len(t, again, 2, "the released partitions are claimable at once")
+		// Released twice, or unknown: nothing to end.
+		released, err = st.ReleaseLease(ctx, lease)
+		require.NoError(t, err)
+		require.Empty(t, released)
+		released, err = st.ReleaseLease(ctx, uuid.Must(uuid.NewV7()))
+		require.NoError(t, err)
+		require.Empty(t, released)
+	})
+
 	t.Run("LeaseExtend/expired is not revived", func(t *testing.T) {
 		q := uniq("lease-expired")
 		p := partition(t, st, q, "Default")
@@ -100,7 +138,7 @@ func TestLease(t *testing.T) {
 }
 
 // TestLeaseExtendPlan: without an index on lease_id, LeaseExtend finds a lease through the primary key of
-// partition_consumers by its head partition's id prefix, and LeaseExtensionApply updates the rows it found
+// partition_consumers by its head partition's id prefix, and LeaseExtensionApply and LeaseReleaseApply update the rows it found
 // through the same key, in a custom plan and in the generic one; never by a walk of a whole table or index (scans are switched off so that the plan shows the index it would use at
 // any size).
 func TestLeaseExtendPlan(t *testing.T) {
@@ -129,8 +167,14 @@ func TestLeaseExtendPlan(t *testing.T) {
 		plan = explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "LeaseExtensionApply"('`+lease.String()+`', 60, NULL, ARRAY['`+p.String()+`'::uuid])`, "LeaseExtensionApply")
 		require.Contains(t, plan, "partition_consumers_pkey", "%s:\n%s", mode, plan)
 		require.Empty(t, laterColumnScans(plan, leading), "%s:\n%s", mode, plan)
+		_, err = tx.Prepare(t.Context(), "LeaseReleaseApply", store.Queries["LeaseReleaseApply"])
+		require.NoError(t, err)
+		plan = explainText(t, tx, `EXPLAIN (COSTS OFF) EXECUTE "LeaseReleaseApply"('`+lease.String()+`', NULL, ARRAY['`+p.String()+`'::uuid])`, "LeaseReleaseApply")
+		require.Contains(t, plan, "partition_consumers_pkey", "%s:\n%s", mode, plan)
+		require.Empty(t, laterColumnScans(plan, leading), "%s:\n%s", mode, plan)
 		require.NoError(t, tx.Rollback(t.Context()))
 		require.NoError(t, c.Deallocate(t.Context(), "LeaseExtend"))
 		require.NoError(t, c.Deallocate(t.Context(), "LeaseExtensionApply"))
+		require.NoError(t, c.Deallocate(t.Context(), "LeaseReleaseApply"))
 	}
 }

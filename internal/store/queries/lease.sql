@@ -31,3 +31,12 @@ ORDER BY pc.partition_id
 UPDATE partition_consumers
 SET lease_expires_at = greatest(lease_expires_at, coalesce($3::timestamptz, now()) + make_interval(secs => $2))
 WHERE partition_id = ANY ($4::uuid[]) AND lease_id = $1 AND lease_expires_at > coalesce($3::timestamptz, now())
+
+-- name: LeaseReleaseApply :many
+-- $3: the partitions LeaseExtend found (and locked) under lease $1. Ends the leases still running at
+-- $2 as an ack that releases them does (expiry NULL, the lease id kept): the cursor stays where it is,
+-- so the lease's messages are claimable again at once, as after its expiry.
+UPDATE partition_consumers
+SET lease_expires_at = NULL
+WHERE partition_id = ANY ($3::uuid[]) AND lease_id = $1 AND lease_expires_at > coalesce($2::timestamptz, now())
+RETURNING partition_id
