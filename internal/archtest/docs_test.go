@@ -108,7 +108,8 @@ func exists(p string) bool {
 }
 
 // TestLockingDocNamesEveryMutex holds docs/locking.md to its first sentence: every sync.Mutex and
-// sync.RWMutex field of the broker's and the proxy's code is named there as `Type.field`. queenctl
+// sync.RWMutex field of the broker's and the proxy's code is named there as `Type.field` (or `v.field` for a
+// variable of an unnamed struct type). queenctl
 // (internal/ctl) and the test harness (internal/testenv) are neither.
 func TestLockingDocNamesEveryMutex(t *testing.T) {
 	t.Parallel()
@@ -133,12 +134,19 @@ func TestLockingDocNamesEveryMutex(t *testing.T) {
 				return err
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
-				ts, ok := n.(*ast.TypeSpec)
-				if !ok {
-					return true
+				// A struct type's fields, named Type.field, and those of a variable of an unnamed
+				// struct type (var v struct{ mu sync.Mutex }), named v.field.
+				var owner string
+				var st *ast.StructType
+				switch spec := n.(type) {
+				case *ast.TypeSpec:
+					owner, st = spec.Name.Name, asStruct(spec.Type)
+				case *ast.ValueSpec:
+					if len(spec.Names) == 1 {
+						owner, st = spec.Names[0].Name, asStruct(spec.Type)
+					}
 				}
-				st, ok := ts.Type.(*ast.StructType)
-				if !ok {
+				if st == nil {
 					return true
 				}
 				for _, field := range st.Fields.List {
@@ -157,7 +165,7 @@ func TestLockingDocNamesEveryMutex(t *testing.T) {
 						}
 					}
 					for _, n := range names {
-						name := ts.Name.Name + "." + n
+						name := owner + "." + n
 						if !strings.Contains(string(doc), "`"+name+"`") {
 							missing = append(missing, name+" ("+strings.TrimPrefix(path, root+"/")+")")
 						}
@@ -171,4 +179,9 @@ func TestLockingDocNamesEveryMutex(t *testing.T) {
 	}
 	sort.Strings(missing)
 	require.Empty(t, missing, "mutexes missing from docs/locking.md, each with what it guards and its order")
+}
+
+func asStruct(e ast.Expr) *ast.StructType {
+	st, _ := e.(*ast.StructType)
+	return st
 }
