@@ -47,21 +47,7 @@ func TestLease(t *testing.T) {
 	t.Run("LeaseExtend/multi-partition", func(t *testing.T) {
 		// One pop claims three partitions under one lease, found again from the id alone: the head (the
 		// lowest partition id) lists the others.
-		q := uniq("lease-multi")
-		var parts []uuid.UUID
-		for i := range 3 {
-			p := partition(t, st, q, fmt.Sprint("p", i))
-			push(t, st, p, "a")
-			parts = append(parts, p)
-		}
-		slices.SortFunc(parts, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-		got, err := st.Pop(ctx, store.PopParams{Queue: q, Group: store.QueueMode, MaxPartitions: 3, Batch: 10, LeaseID: uuid.Must(uuid.NewV7())})
-		require.NoError(t, err)
-		require.Len(t, got, 3)
-		lease := got[0].LeaseID
-		for _, m := range got {
-			require.Equal(t, lease, m.LeaseID, "one lease for the pop")
-		}
+		parts, lease := multiLease(t, st, uniq("lease-multi"))
 		require.Equal(t, parts[0][:8], lease[:8], "named after the head")
 		require.Equal(t, parts, scalar[[]uuid.UUID](t, st, `SELECT lease_partitions FROM partition_consumers WHERE partition_id = $1`, parts[0]))
 		out, err := st.ExtendLease(ctx, lease, time.Hour)
@@ -90,17 +76,7 @@ func TestLease(t *testing.T) {
 		// A multi-partition lease ends on every partition still held under it; the cursor stays, and a
 		// pop claims the same messages again at once.
 		q := uniq("lease-release")
-		var parts []uuid.UUID
-		for i := range 3 {
-			p := partition(t, st, q, fmt.Sprint("p", i))
-			push(t, st, p, "a")
-			parts = append(parts, p)
-		}
-		slices.SortFunc(parts, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-		got, err := st.Pop(ctx, store.PopParams{Queue: q, Group: store.QueueMode, MaxPartitions: 3, Batch: 10, LeaseID: uuid.Must(uuid.NewV7())})
-		require.NoError(t, err)
-		require.Len(t, got, 3)
-		lease := got[0].LeaseID
+		parts, lease := multiLease(t, st, q)
 		// One partition has since been claimed under another lease: it is not this lease's to end.
 		other := uuid.Must(uuid.NewV7())
 		exec(t, st, `UPDATE partition_consumers SET lease_id = $2 WHERE partition_id = $1`, parts[2], other)
@@ -135,6 +111,25 @@ func TestLease(t *testing.T) {
 		require.Equal(t, []store.LeaseExtension{{PartitionID: p}}, out)
 		require.True(t, expiry(t, p).Before(time.Now()))
 	})
+}
+
+// multiLease has one pop claim three partitions of a new queue q (one message each) under one lease;
+// parts are in id order.
+func multiLease(t *testing.T, st *store.Store, q string) (parts []uuid.UUID, lease uuid.UUID) {
+	t.Helper()
+	for i := range 3 {
+		p := partition(t, st, q, fmt.Sprint("p", i))
+		push(t, st, p, "a")
+		parts = append(parts, p)
+	}
+	slices.SortFunc(parts, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	got, err := st.Pop(t.Context(), store.PopParams{Queue: q, Group: store.QueueMode, MaxPartitions: 3, Batch: 10, LeaseID: uuid.Must(uuid.NewV7())})
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for _, m := range got {
+		require.Equal(t, got[0].LeaseID, m.LeaseID, "one lease for the pop")
+	}
+	return parts, got[0].LeaseID
 }
 
 // TestLeaseExtendPlan: without an index on lease_id, LeaseExtend finds a lease through the primary key of
