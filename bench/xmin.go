@@ -131,6 +131,12 @@ func (r *runner) xminPhases(ctx context.Context, st *scenarioStats, db *baseline
 // for -duration, and returns the consume rate measured.
 func (r *runner) capacity(ctx context.Context, st *scenarioStats, tr *tracker, q, scen string) float64 {
 	ps := r.producers(st, tr, q, r.opt.concBatch, roundRobin(r.partitionNames(r.opt.partitions)), nil, r.opt.backlog, scen+"-cap")
+	return r.unpaced(ctx, st, ps).ConsumeRate
+}
+
+// unpaced runs ps as fast as they go (each capped by its own -backlog) for -duration after a 2 s
+// warm-up, and returns the rates of that window.
+func (r *runner) unpaced(ctx context.Context, st *scenarioStats, ps []producer) Phase {
 	stop := make(chan struct{})
 	var g group
 	for _, p := range ps {
@@ -145,7 +151,7 @@ func (r *runner) capacity(ctx context.Context, st *scenarioStats, tr *tracker, q
 	b := st.mark()
 	close(stop)
 	g.wait()
-	return phaseRates("capacity", a, b).ConsumeRate
+	return phaseRates("capacity", a, b)
 }
 
 // runXminHold: consumers pop+ack one queue; the capacity is measured (unless -load-rate), then producers
