@@ -112,10 +112,8 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	rate := r.opt.loadRate
 	if rate <= 0 {
 		// The capacity of the soak's own mix, not of pop+ack alone: a fan-out delivery and a queue-mode
-		// one do not cost the same, and sized from pop+ack alone the offered load was above 70 % of
-		// what the mix sustains in some runs (consumers behind from the first window).
-		// Deliveries, not pushes: within the window pushes run ahead of the consumers by up to the
-		// backlog caps. Half the pushes go to the fan-out queue, delivered soakGroups times:
+		// one do not cost the same. Counted in deliveries, not pushes: unpaced, the pushes run ahead of
+		// the consumers. Half the pushes go to the fan-out queue, delivered soakGroups times:
 		// deliveries are (1 + soakGroups) / 2 times the pushes.
 		capa := r.unpaced(ctx, st, mix(r.opt.backlog, name+"-cap"))
 		rate = r.opt.loadFraction * capa.ConsumeRate * 2 / (1 + soakGroups)

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
-
-	"log/slog"
 
 	"github.com/google/uuid"
 

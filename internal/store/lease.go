@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // LeaseExtension is the outcome for one partition held under a lease.
@@ -22,15 +23,8 @@ func (s *Store) ExtendLease(ctx context.Context, leaseID uuid.UUID, d time.Durat
 	var out []LeaseExtension
 	now := s.now() // one instant for the read and the update
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q("LeaseExtend"), leaseID, d.Seconds(), now)
-		if err != nil {
-			return err
-		}
-		out, err = collectRows(rows, func(r pgx.Rows) (e LeaseExtension, err error) {
-			err = r.Scan(&e.PartitionID, &e.Live, &e.ExpiresAt)
-			return e, err
-		})
-		if err != nil {
+		var err error
+		if out, err = leaseHeld(ctx, tx, leaseID, d, now); err != nil {
 			return err
 		}
 		parts := make([]uuid.UUID, len(out))
@@ -53,14 +47,7 @@ func (s *Store) ReleaseLease(ctx context.Context, leaseID uuid.UUID) ([]uuid.UUI
 	var out []uuid.UUID
 	now := s.now()
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q("LeaseExtend"), leaseID, 0.0, now)
-		if err != nil {
-			return err
-		}
-		held, err := collectRows(rows, func(r pgx.Rows) (e LeaseExtension, err error) {
-			err = r.Scan(&e.PartitionID, &e.Live, &e.ExpiresAt)
-			return e, err
-		})
+		held, err := leaseHeld(ctx, tx, leaseID, 0, now)
 		if err != nil {
 			return err
 		}
@@ -73,7 +60,7 @@ func (s *Store) ReleaseLease(ctx context.Context, leaseID uuid.UUID) ([]uuid.UUI
 		if len(parts) == 0 {
 			return nil
 		}
-		rows, err = tx.Query(ctx, q("LeaseReleaseApply"), leaseID, now, parts)
+		rows, err := tx.Query(ctx, q("LeaseReleaseApply"), leaseID, now, parts)
 		if err != nil {
 			return err
 		}
@@ -87,4 +74,17 @@ func (s *Store) ReleaseLease(ctx context.Context, leaseID uuid.UUID) ([]uuid.UUI
 		return nil, fmt.Errorf("store: release lease %s: %w", leaseID, interpret(err))
 	}
 	return out, nil
+}
+
+// leaseHeld locks and returns, by LeaseExtend, the partitions held under leaseID, with the expiry an
+// extension by d from now would give the live ones.
+func leaseHeld(ctx context.Context, tx pgx.Tx, leaseID uuid.UUID, d time.Duration, now pgtype.Timestamptz) ([]LeaseExtension, error) {
+	rows, err := tx.Query(ctx, q("LeaseExtend"), leaseID, d.Seconds(), now)
+	if err != nil {
+		return nil, err
+	}
+	return collectRows(rows, func(r pgx.Rows) (e LeaseExtension, err error) {
+		err = r.Scan(&e.PartitionID, &e.Live, &e.ExpiresAt)
+		return e, err
+	})
 }
