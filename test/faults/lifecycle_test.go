@@ -53,6 +53,7 @@ func TestEmbeddedDataDirLifecycle(t *testing.T) {
 		t.Fatalf("the second broker did not stop: %s", out)
 	}
 	require.Contains(t, out.String(), "is in use by another queen process", out.String())
+	require.Contains(t, out.String(), "no database configured (DATABASE_URL or PG_*)", "the error says why a database was being started")
 	code, body := getText(t, first.base+"/health")
 	require.Equal(t, http.StatusOK, code, "the first broker's database survived: %s", body)
 	code, body = pushOne(t, first.base, "still-here", 1)
