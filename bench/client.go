@@ -58,6 +58,14 @@ func (c *client) pinned() *client {
 
 func (c *client) close() { c.hc.CloseIdleConnections() }
 
+// withConns is c (same brokers, turn and credentials) on a transport of its own holding at most conns
+// connections to each broker.
+func (c *client) withConns(conns int) *client {
+	n := newClient(c.bases, conns)
+	n.next, n.auth = c.next, c.auth
+	return n
+}
+
 type pushItem struct {
 	Queue         string          `json:"queue"`
 	Partition     string          `json:"partition"`

@@ -91,6 +91,14 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("both queues delete consumed messages after %v (completedRetentionSeconds)", r.opt.soakRetention))
 	}
+	// One connection per consumer loop, as separate consumers have: a parked pop holds its connection
+	// for up to -pop-wait, and the groups' loops, sharing -conns with the queue's parked ones, waited
+	// for them (pop p95 250 ms, a consumption rate set by the harness, not the broker).
+	if loops := r.opt.consumers + soakGroups*soakGroupConsumers(r.opt) + 2 + soakGroups; loops > r.opt.conns {
+		prev := r.cons
+		r.cons = prev.withConns(loops) // + a churn consumer and the drain's
+		defer func() { r.cons.close(); r.cons = prev }()
+	}
 	groups := make([]string, soakGroups)
 	for i := range groups {
 		groups[i] = fmt.Sprintf("g%d", i)
@@ -112,13 +120,21 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 	rate := r.opt.loadRate
 	if rate <= 0 {
 		// The capacity of the soak's own mix, not of pop+ack alone: a fan-out delivery and a queue-mode
-		// one do not cost the same. Counted in deliveries, not pushes: unpaced, the pushes run ahead of
-		// the consumers. Half the pushes go to the fan-out queue, delivered soakGroups times:
-		// deliveries are (1 + soakGroups) / 2 times the pushes.
+		// one do not cost the same. Unpaced, each half's producers keep up with their own consumers
+		// (-backlog), so the halves' shares of the pushes tell each queue's rate apart in the deliveries
+		// (D = a + soakGroups*b). The paced mix sends half its pushes to each queue: the slower half
+		// bounds it (2 min(a, b)), and sizing by the sum ran that half close to its own capacity.
+		a0, b0 := tra.pushedCount(), trb.pushedCount()
 		capa := r.unpaced(ctx, st, mix(r.opt.backlog, name+"-cap"))
-		rate = r.opt.loadFraction * capa.ConsumeRate * 2 / (1 + soakGroups)
-		res.Notes = append(res.Notes, fmt.Sprintf("capacity (the soak's mix, unpaced, %v): %.0f deliveries/s (%.0f pushes/s); pushes offered so that deliveries are %.0f%% of it: %.0f msg/s",
-			r.opt.duration, capa.ConsumeRate, capa.PushRate, 100*r.opt.loadFraction, rate))
+		da, db := float64(tra.pushedCount()-a0), float64(trb.pushedCount()-b0)
+		mixCap := capa.ConsumeRate
+		if da > 0 && db > 0 {
+			mixCap = 2 * min(da, db) * capa.ConsumeRate / (da + soakGroups*db) // pushes/s the mix sustains
+			mixCap *= (1 + soakGroups) / 2.0                                   // in deliveries
+		}
+		rate = r.opt.loadFraction * mixCap * 2 / (1 + soakGroups)
+		res.Notes = append(res.Notes, fmt.Sprintf("capacity (the soak's mix, unpaced, %v): %.0f deliveries/s (%.0f pushes/s, %.0f%% of them to the fan-out queue), %.0f deliveries/s with half the pushes to each queue; pushes offered so that deliveries are %.0f%% of that: %.0f msg/s",
+			r.opt.duration, capa.ConsumeRate, capa.PushRate, 100*db/max(1, da+db), mixCap, 100*r.opt.loadFraction, rate))
 		// The first window is the one the others are held against: it starts once the consumers have
 		// caught up with what the unpaced pushes left, not with that backlog's queueing in its p99.
 		waited := time.Now()
