@@ -143,6 +143,20 @@ func (r *runner) loopClient(role *client) *client {
 	return role
 }
 
+// consumerConns gives the consumer role a connection per consumer loop while a scenario runs more loops
+// than -conns, as separate consumers have. A parked pop holds its connection for up to -pop-wait, and
+// loops sharing fewer connections wait for the parked ones: in the soak (24 loops on 16) the groups'
+// pops took 250 ms at p95, and the harness, not the broker, set their rate. restore puts the role's
+// client back.
+func (r *runner) consumerConns(loops int) (restore func()) {
+	if loops <= r.opt.conns {
+		return func() {}
+	}
+	prev := r.cons
+	r.cons = prev.withConns(loops)
+	return func() { r.cons.close(); r.cons = prev }
+}
+
 // window runs producers and consumers; it ends after the scenario duration or, with untilDrained, as soon
 // as every tracker's backlog is zero. Producers are stopped at its end, consumers are left running (the
 // caller drains and stops them). It returns the measured window's length and fills res's counters.
@@ -405,6 +419,7 @@ func (r *runner) runFanout(ctx context.Context, ngroups int) (*Result, error) {
 	res.stats = []*scenarioStats{st}
 	ps := r.producers(st, tr, q, r.opt.concBatch, roundRobin(r.partitionNames(r.opt.partitions)), nil, 0, name)
 	windowEnd := make(chan struct{})
+	defer r.consumerConns(ngroups * r.opt.groupConsumers)()
 	var cs []consumer
 	for _, g := range groups {
 		for _, c := range r.consumers(r.opt.groupConsumers, st, tr, q, g, r.opt.popBatch) {

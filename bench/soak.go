@@ -91,14 +91,8 @@ func (r *runner) runSoak(ctx context.Context) (*Result, error) {
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("both queues delete consumed messages after %v (completedRetentionSeconds)", r.opt.soakRetention))
 	}
-	// One connection per consumer loop, as separate consumers have: a parked pop holds its connection
-	// for up to -pop-wait, and the groups' loops, sharing -conns with the queue's parked ones, waited
-	// for them (pop p95 250 ms, a consumption rate set by the harness, not the broker).
-	if loops := r.opt.consumers + soakGroups*soakGroupConsumers(r.opt) + 2 + soakGroups; loops > r.opt.conns {
-		prev := r.cons
-		r.cons = prev.withConns(loops) // + a churn consumer and the drain's
-		defer func() { r.cons.close(); r.cons = prev }()
-	}
+	// Its loops: the queue's consumers, the groups', the churned queue's one and the drain's.
+	defer r.consumerConns(r.opt.consumers + soakGroups*soakGroupConsumers(r.opt) + 2 + soakGroups)()
 	groups := make([]string, soakGroups)
 	for i := range groups {
 		groups[i] = fmt.Sprintf("g%d", i)
