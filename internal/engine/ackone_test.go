@@ -226,6 +226,22 @@ func TestAckOneStatement(t *testing.T) {
 			}
 			return reqs
 		}},
+		{"a whole lease merged with a partial ack of another lease: one statement, not the whole-lease one (Known issue 19)", true, false, func(s *ackSide, q string) [][]engine.AckItem {
+			s.push(q, "p1", "a", "b")
+			s.push(q, "p2", "c")
+			r1 := s.pop(q, "p1", g, 2)
+			r2 := s.pop(q, "p2", g, 1)
+			return [][]engine.AckItem{{completed(r1.Messages[0], r1.LeaseID)}, {completed(r2.Messages[0], r2.LeaseID)}}
+		}},
+		{"a whole lease merged with a failed ack: all of it takes the full path (Known issue 19)", false, false, func(s *ackSide, q string) [][]engine.AckItem {
+			s.push(q, "p1", "a")
+			s.push(q, "p2", "c")
+			r1 := s.pop(q, "p1", g, 1)
+			r2 := s.pop(q, "p2", g, 1)
+			failed := completed(r1.Messages[0], r1.LeaseID)
+			failed.Status = engine.AckFailed
+			return [][]engine.AckItem{{failed}, {completed(r2.Messages[0], r2.LeaseID)}}
+		}},
 		{"a whole lease that consumes its partition to the end drops the pending-work record", true, true, func(s *ackSide, q string) [][]engine.AckItem {
 			s.push(q, "p", "a", "b")
 			r := s.pop(q, "p", g, 2)
