@@ -26,9 +26,10 @@ func TestPopGivenBackWhenTheClientHangsUp(t *testing.T) {
 		pushItem{Queue: "gb", Partition: "p", Payload: 2, TransactionID: "b"})
 	path := popPath("gb", "p", "batch", "10")
 
-	// Hold the pop statement: planning it needs a lock on every table it reads.
+	// Hold the pop statement: planning it needs a lock on every table it reads. The lock is held on a
+	// connection of its own: a transaction reads pg_stat_activity once, so the watch needs another.
 	db := openDB(t, b.rb.DatabaseURL)
-	lock, err := db.Begin(ctx)
+	lock, err := openDB(t, b.rb.DatabaseURL).Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = lock.Rollback(context.WithoutCancel(ctx)) }()
 	_, err = lock.Exec(ctx, `LOCK TABLE queenmq.redeliveries IN ACCESS EXCLUSIVE MODE`)
