@@ -22,56 +22,28 @@ const (
 // SubscribeNew or SubscribeTimestamp (with ts). It reports whether the queue exists; once it did, with
 // no error, the subscription is recorded and seeded.
 //
-// The default mode (all) is recorded first and then seeded a chunk of partitions per transaction
-// (subscribeAll). The others seed cursors at the subscription point, which must be read in the one
-// transaction that records it: two statements, the second taking its snapshot after the first's lock
-// wait (queries/groups.sql, SubscriptionLock). That transaction holds every partition of the queue
-// share-locked until it commits, and pushes to them wait (docs/performance.md, Known issue 20).
-// Either way, a default-mode subscription recorded earlier whose seed was cut short is seeded now:
-// the first subscription wins, whatever mode later pops ask for.
+// The subscription is recorded and committed first, then seeded a chunk of partitions per transaction
+// (queries/groups.sql, SubscriptionRecord, SubscriptionSeedChunk, SubscriptionSeeded), so that a push
+// waits for one chunk at most, whatever the mode. A seed cut short is taken up by the next call, from
+// any broker, where it stopped, so the caller may remember the subscription only after a nil error.
+// The first subscription wins, whatever mode later pops ask for. Two first pops of one group on two
+// brokers may both seed; the seed is idempotent.
 func (g Groups) EnsureSubscription(ctx context.Context, queue, group, mode string, ts time.Time) (bool, error) {
 	s := g.s
-	if mode != SubscribeAll {
-		var exists, recorded bool
-		t := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
-		err := s.withTx(ctx, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, q("SubscriptionLock"), queue, group, QueueMode); err != nil {
-				return err
-			}
-			return tx.QueryRow(ctx, q("SubscriptionEnsure"), queue, group, mode, t, QueueMode, s.now()).Scan(&exists, &recorded)
-		})
-		if err != nil || !exists {
-			return false, wrapSubscription(queue, group, err)
-		}
-		if recorded {
-			// A group's cursors are part of every partition's counts (the slowest position).
-			s.changed.noteQueue(queue, false)
-		}
-	}
-	return s.subscribeAll(ctx, queue, group)
-}
-
-// defaultSeedChunk is how many partitions one transaction of a default-mode subscription's seed takes:
-// a push to one of them waits for that transaction at most.
-const defaultSeedChunk = 1000
-
-// subscribeAll records a default-mode subscription unless the group has one, and seeds the group's
-// default-mode subscription if it is not yet, in chunks (queries/groups.sql, SubscriptionRecord,
-// SubscriptionSeedChunk, SubscriptionSeeded). A seed cut short is taken up by the next call, from any
-// broker, where it stopped, so the caller may remember the subscription only after a nil error. Two
-// first pops of one group on two brokers may both seed; the seed is idempotent.
-func (s *Store) subscribeAll(ctx context.Context, queue, group string) (bool, error) {
+	at := pgtype.Timestamptz{Time: ts, Valid: mode == SubscribeTimestamp}
 	var qid uuid.UUID
 	var unseeded bool
 	var after *string // where a seed cut short stopped
-	err := s.pool.QueryRow(ctx, q("SubscriptionRecord"), queue, group, QueueMode).Scan(&qid, &unseeded, &after)
+	err := s.pool.QueryRow(ctx, q("SubscriptionRecord"), queue, group, QueueMode, mode, at, s.now()).Scan(&qid, &unseeded, &after)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil || !unseeded {
 		return err == nil, wrapSubscription(queue, group, err)
 	}
-	defer s.changed.noteQueue(queue, false) // the new group is before every partition's first message
+	// A group's cursors are part of every partition's counts (the slowest position); a default-mode
+	// group is before every partition's first message.
+	defer s.changed.noteQueue(queue, false)
 	chunk := s.seedChunk
 	if chunk <= 0 {
 		chunk = defaultSeedChunk
@@ -89,6 +61,10 @@ func (s *Store) subscribeAll(ctx context.Context, queue, group string) (bool, er
 	_, err = s.pool.Exec(ctx, q("SubscriptionSeeded"), qid, group)
 	return err == nil, wrapSubscription(queue, group, err)
 }
+
+// defaultSeedChunk is how many partitions one transaction of a subscription's seed takes: a push to
+// one of them waits for that transaction at most.
+const defaultSeedChunk = 1000
 
 func wrapSubscription(queue, group string, err error) error {
 	if err == nil {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -82,7 +83,7 @@ func TestGroups(t *testing.T) {
 			require.Equal(t, []string{"m", "n"}, got, "round %d: the group never finds a message", i)
 		}
 	}
-	t.Run("SubscriptionLock", func(t *testing.T) {
+	t.Run("race, timestamp", func(t *testing.T) {
 		// A subscription point before every message: the group is owed both.
 		race(t, st, store.SubscribeTimestamp, time.Now().Add(-time.Hour))
 	})
@@ -113,6 +114,68 @@ func TestGroups(t *testing.T) {
 		}
 		require.Equal(t, int64(-1), cursors(t, "cut", pids[1])[0], "the default mode seeds no cursor")
 	})
+	t.Run("SubscriptionSeedChunk new", func(t *testing.T) {
+		// Known issue 20: a new or timestamp subscription seeded every partition of the queue in one
+		// transaction that share-locked them all, so a push to any of them waited for the whole seed. It
+		// is recorded first and seeded a chunk at a time now. The seed is stopped here at partition c by a
+		// transaction that holds it, as a push in flight would: a push to a, whose chunk committed, goes
+		// through meanwhile, and the group starts after the messages created before its subscription.
+		st := schemaStore(t)
+		store.SetSeedChunk(st, 1)
+		race(t, st, store.SubscribeTimestamp, time.Now().Add(-time.Hour))
+
+		name := uniq("chunked")
+		var pids []uuid.UUID
+		for _, p := range []string{"a", "b", "c", "d"} {
+			pids = append(pids, partition(t, st, name, p))
+		}
+		push(t, st, pids[0], "a1")
+		push(t, st, pids[2], "c1", "c2")
+		push(t, st, pids[3], "d1")
+		pool := store.PoolOf(st)
+		hold, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = hold.Rollback(context.WithoutCancel(ctx)) }()
+		_, err = hold.Exec(ctx, `SELECT 1 FROM partitions WHERE id = $1 FOR UPDATE`, pids[2])
+		require.NoError(t, err)
+
+		seeded := make(chan error, 1)
+		go func() {
+			_, err := st.Groups().EnsureSubscription(ctx, name, "g", store.SubscribeNew, time.Time{})
+			seeded <- err
+		}()
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			var after *string
+			err := pool.QueryRow(ctx, `SELECT s.seed_after FROM consumer_group_subscriptions s JOIN queues q ON q.id = s.queue_id
+				WHERE q.name = $1 AND s.consumer_group = 'g'`, name).Scan(&after)
+			if assert.NoError(c, err) && assert.NotNil(c, after) {
+				assert.Equal(c, "b", *after, "the chunks of a and b committed")
+			}
+		}, 10*time.Second, 5*time.Millisecond)
+		guard, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err = st.Push(guard, []store.PushRow{{PartitionID: pids[0], TransactionID: "a2", ID: uuid.Must(uuid.NewV7()), Payload: []byte(`{}`)}})
+		require.NoError(t, err, "a push to a seeded partition waited for the rest of the seed")
+		select {
+		case err := <-seeded:
+			t.Fatalf("the seed went past the held partition (%v)", err)
+		default:
+		}
+		require.NoError(t, hold.Rollback(ctx))
+		require.NoError(t, <-seeded)
+
+		var at []int64
+		for _, p := range pids {
+			at = append(at, scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1 AND consumer_group = 'g'`, p))
+		}
+		require.Equal(t, []int64{1, 0, 2, 1}, at, "cursors at the subscription point")
+		var got []string
+		for range len(pids) {
+			ms, _ := pop(t, st, name, "g", "", 10)
+			got = append(got, txids(ms)...)
+		}
+		require.Equal(t, []string{"a2"}, got, "the group gets what came after its subscription, once")
+	})
 	t.Run("SubscriptionRecord+SubscriptionSeeded", func(t *testing.T) {
 		name := uniq("rec")
 		pa := partition(t, st, name, "a")
@@ -132,7 +195,7 @@ func TestGroups(t *testing.T) {
 		require.NotContains(t, pending(t, st, pa), g)
 	})
 
-	t.Run("SubscriptionEnsure", func(t *testing.T) {
+	t.Run("SubscriptionRecord modes", func(t *testing.T) {
 		name := uniq("sub")
 		pa, pb := partition(t, st, name, "a"), partition(t, st, name, "b")
 		push(t, st, pa, "a1", "a2")
@@ -287,7 +350,7 @@ func TestGroups(t *testing.T) {
 		require.Zero(t, n)
 	})
 
-	t.Run("ConsumerGroupSeekQueue+SubscriptionRecordSeeked", func(t *testing.T) {
+	t.Run("ConsumerGroupSeekQueue+SubscriptionLock+SubscriptionRecordSeeked", func(t *testing.T) {
 		name := uniq("seekq")
 		p := partition(t, st, name, "Default")
 		push(t, st, p, "1", "2")

@@ -1,14 +1,18 @@
 -- name: SubscriptionRecord :one
--- The default mode's subscription (all), step one of three (Store.EnsureSubscription): records group $2's
--- subscription on queue $1 unless one exists, unseeded, in a transaction of its own ($3 is the queue-mode
--- group, which has none). Returns the queue's id (no row: no such queue), whether the group's
--- subscription still needs its seed (the one just recorded, or one whose seed was cut short), and
--- where a seed cut short stopped (seed_after).
+-- A subscription, step one of three (Store.EnsureSubscription): records group $2's subscription on
+-- queue $1 in mode $4 unless one exists, unseeded, in a transaction of its own ($3 is the queue-mode
+-- group, which has none). The point of a new subscription is this transaction's time ($6, the broker's
+-- clock in tests; NULL: the database's), of a timestamp one $5. Returns the queue's id (no row: no such
+-- queue), whether the group's subscription still needs its seed (the one just recorded, or one whose
+-- seed was cut short), and where a seed cut short stopped (seed_after).
 WITH q AS (
     SELECT id FROM queues WHERE name = $1
 ), ins AS (
-    INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, seeded)
-    SELECT $2, q.id, 'all', false FROM q
+    INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, subscription_ts, seeded)
+    SELECT $2, q.id, $4::text,
+           CASE $4::text WHEN 'new' THEN coalesce($6::timestamptz, now()) WHEN 'timestamp' THEN $5::timestamptz END,
+           false
+    FROM q
     WHERE $2 <> $3::text
     ON CONFLICT (consumer_group, queue_id) DO NOTHING
     RETURNING queue_id
@@ -21,17 +25,23 @@ LEFT JOIN LATERAL (
 ) cut ON true
 
 -- name: SubscriptionSeedChunk :one
--- Step two, repeated, each chunk its own transaction: seeds group $2's pending-work records on the next
--- $4 partitions of queue $1 by name after $3 (NULL: from the first), records the last name taken as
--- the subscription's seed_after, and returns it (NULL: none left). A cursor starts at 0 in this mode,
--- so only those records are seeded. Resuming after seed_after is sound: every chunk committed after
--- the subscription did, which is all the argument below needs.
+-- Step two, repeated, each chunk its own transaction: seeds group $2's positions on the next $4
+-- partitions of queue $1 by name after $3 (NULL: from the first), records the last name taken as the
+-- subscription's seed_after, and returns it (NULL: none left). In the default mode (all) a cursor
+-- starts at 0, so only the pending-work records are seeded; a new or timestamp subscription also gets
+-- a cursor on each partition at its last message created at or before the subscription point, so the
+-- group starts after it. A partition no chunk saw (created after its chunk) starts at its beginning:
+-- all its messages came after the point.
 -- No push escapes the seed although it holds no lock across chunks: the subscription committed before
 -- the first chunk, so a push statement that starts later reads it and records the group's work itself
 -- (PartitionBump). A push whose PartitionBump read the subscriptions before that commit holds its
 -- partitions locked until it commits, and they existed before the commit too, so some chunk reaches
 -- them: its share lock waits for that push and then reads last_seq as the push left it. A push thus
--- waits for one chunk at most, not for the whole seed (docs/performance.md, Known issue 20).
+-- waits for one chunk at most, not for the whole seed (docs/performance.md, Known issue 20). The cursor
+-- is exact for the same reason: a message's created_at is taken under its partition's lock and grows
+-- along the partition's sequence ("One clock"), so a chunk that holds the share lock has seen every
+-- message created at or before the point, and none created after it precedes one that was.
+-- Resuming after seed_after is sound: every chunk committed after the subscription did.
 -- The chunk is chosen by name, which (queue_id, name) serves as a range, and locked in id order, the
 -- order pushes lock partitions in, so the two cannot deadlock.
 WITH chunk AS (
@@ -46,12 +56,30 @@ WITH chunk AS (
     WHERE p.id IN (SELECT c.id FROM chunk c)
     ORDER BY p.id
     FOR SHARE OF p
+), sub AS (
+    SELECT s.subscription_ts AS at
+    FROM consumer_group_subscriptions s
+    WHERE s.queue_id = $1 AND s.consumer_group = $2 AND s.mode IN ('new', 'timestamp')
+), start AS (
+    SELECT parts.id, parts.queue_id, parts.last_seq,
+           (SELECT coalesce((SELECT m.seq FROM messages m
+                             WHERE m.partition_id = parts.id AND m.created_at <= sub.at
+                             ORDER BY m.seq DESC LIMIT 1), 0)
+            FROM sub) AS seq
+    FROM parts
+), seed AS (
+    INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
+    SELECT st.id, $2, st.seq, st.seq
+    FROM start st
+    WHERE st.seq IS NOT NULL
+    ORDER BY st.id
+    ON CONFLICT (partition_id, consumer_group) DO NOTHING
 ), pend AS (
     INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
     SELECT st.id, $2, st.queue_id, coalesce($5::timestamptz, now())
-    FROM parts st
+    FROM start st
     LEFT JOIN partition_consumers pc ON pc.partition_id = st.id AND pc.consumer_group = $2
-    WHERE st.last_seq > coalesce(pc.cursor_seq, 0)
+    WHERE st.last_seq > coalesce(pc.cursor_seq, st.seq, 0)
        OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = st.id AND r.consumer_group = $2)
     ORDER BY st.id
     ON CONFLICT (partition_id, consumer_group) DO NOTHING
@@ -67,69 +95,19 @@ UPDATE consumer_group_subscriptions SET seeded = true, seed_after = NULL
 WHERE queue_id = $1 AND consumer_group = $2 AND NOT seeded
 
 -- name: SubscriptionLock :exec
--- Runs before SubscriptionEnsure, in its transaction, when the group may not be subscribed yet: the
--- queue's row locked FOR UPDATE waits for every transaction still creating a partition of the queue
--- (their foreign-key check holds the row FOR KEY SHARE) and holds off new ones until the subscription
--- commits. SubscriptionEnsure's own snapshot then sees every partition a push may already be filling,
--- and a partition created later is pushed to by statements that see the subscription. Without it, a
--- partition committed after SubscriptionEnsure's snapshot and pushed to by a statement that read the
--- subscriptions before it committed got no pending-work record for the group, and the group's
--- wildcard pops never found its messages (groups_test.go, TestGroups/SubscriptionLock).
+-- Runs before SubscriptionRecordSeeked, in the seek's transaction, when the group may not be subscribed
+-- yet: the queue's row locked FOR UPDATE waits for every transaction still creating a partition of the
+-- queue (their foreign-key check holds the row FOR KEY SHARE) and holds off new ones until the
+-- subscription commits. The seek's own statements then see every partition a push may already be
+-- filling, and a partition created later is pushed to by statements that see the subscription.
+-- Without it, a partition committed after the seek's snapshot and pushed to by a statement that read
+-- the subscriptions before it committed got no pending-work record for the group, and the group's
+-- wildcard pops never found its messages. A pop's subscription needs no such lock: it commits before
+-- its seed starts (SubscriptionSeedChunk).
 SELECT 1 FROM queues q
 WHERE q.name = $1 AND $2 <> $3::text
   AND NOT EXISTS (SELECT 1 FROM consumer_group_subscriptions s WHERE s.queue_id = q.id AND s.consumer_group = $2)
 FOR UPDATE OF q
-
--- name: SubscriptionEnsure :one
--- For a new or timestamp subscription (the default mode's is SubscriptionRecord's).
--- Records the group's subscription on the queue unless one exists (the first one wins), and on first
--- record seeds a cursor on every existing partition at the subscription point, so the group starts
--- there; partitions created later start from their beginning. It also seeds the group's pending-work
--- records (0006_pending_partitions.sql); the partitions are share-locked first, so a push in flight
--- either committed before (and is counted here) or waits and then sees the subscription. Partitions
--- created meanwhile: see SubscriptionLock.
--- $5 is the queue-mode group, $6 now (NULL: the database clock). Returns whether the queue exists and
--- whether this statement recorded the subscription.
-WITH q AS (
-    SELECT id FROM queues WHERE name = $1
-), ins AS (
-    INSERT INTO consumer_group_subscriptions (consumer_group, queue_id, mode, subscription_ts)
-    SELECT $2, q.id, $3, CASE WHEN $3 = 'new' THEN coalesce($6::timestamptz, now()) ELSE $4::timestamptz END FROM q
-    WHERE $2 <> $5::text
-    ON CONFLICT (consumer_group, queue_id) DO NOTHING
-    RETURNING queue_id, mode, subscription_ts
-), parts AS (
-    SELECT p.id, p.queue_id, p.last_seq
-    FROM ins JOIN partitions p ON p.queue_id = ins.queue_id
-    ORDER BY p.id
-    FOR SHARE OF p
-), start AS (
-    SELECT parts.id, parts.queue_id, parts.last_seq, ins.mode,
-           CASE WHEN ins.mode = 'all' THEN 0
-                WHEN ins.mode = 'new' THEN parts.last_seq
-                ELSE coalesce((SELECT m.seq FROM messages m
-                               WHERE m.partition_id = parts.id AND m.created_at <= ins.subscription_ts
-                               ORDER BY m.seq DESC LIMIT 1), 0)
-           END AS seq
-    FROM parts CROSS JOIN ins
-), seed AS (
-    INSERT INTO partition_consumers (partition_id, consumer_group, cursor_seq, claim_cursor_seq)
-    SELECT id, $2, seq, seq
-    FROM start
-    WHERE mode <> 'all'
-    ORDER BY id
-    ON CONFLICT (partition_id, consumer_group) DO NOTHING
-), pend AS (
-    INSERT INTO pending_partitions (partition_id, consumer_group, queue_id, ready_at)
-    SELECT st.id, $2, st.queue_id, coalesce($6::timestamptz, now())
-    FROM start st
-    LEFT JOIN partition_consumers pc ON pc.partition_id = st.id AND pc.consumer_group = $2
-    WHERE st.last_seq > coalesce(pc.cursor_seq, st.seq)
-       OR EXISTS (SELECT 1 FROM redeliveries r WHERE r.partition_id = st.id AND r.consumer_group = $2)
-    ORDER BY st.id
-    ON CONFLICT (partition_id, consumer_group) DO NOTHING
-)
-SELECT EXISTS (SELECT 1 FROM q), EXISTS (SELECT 1 FROM ins)
 
 -- name: ConsumerGroupList :many
 -- One row per (group, queue) for every group of every queue (queue_groups, migration 0021): lag and
