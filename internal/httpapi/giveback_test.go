@@ -3,12 +3,19 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/testenv"
 )
 
 // TestPopGivenBackWhenTheClientHangsUp: a consumer closes its connection while its pop's claim runs in
@@ -18,7 +25,10 @@ import (
 // the wiring, from the listener to the engine.
 func TestPopGivenBackWhenTheClientHangsUp(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := &hangUpListener{Listener: inner, hungUp: make(chan struct{})}
+	b := bundle(t, testenv.StartBrokerOn(t, nil, broker.Options{}, ln))
 	a := b.raw
 	ctx := t.Context()
 	configure(t, a, map[string]any{"queue": "gb", "options": map[string]any{"leaseTime": 3600}})
@@ -35,10 +45,11 @@ func TestPopGivenBackWhenTheClientHangsUp(t *testing.T) {
 	_, err = lock.Exec(ctx, `LOCK TABLE queenmq.redeliveries IN ACCESS EXCLUSIVE MODE`)
 	require.NoError(t, err)
 
+	// The pop has a client of its own: its connection is the only one that ends.
 	consumer, hangUp := context.WithCancel(ctx)
 	answered := make(chan error, 1)
 	go func() {
-		_, err := a.exchange(consumer, "GET", path, nil)
+		_, err := newAPI(t, b.rb.URL).exchange(consumer, "GET", path, nil)
 		answered <- err
 	}()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -49,9 +60,14 @@ func TestPopGivenBackWhenTheClientHangsUp(t *testing.T) {
 	}, hangGuard, 5*time.Millisecond)
 	hangUp()
 	require.Error(t, <-answered, "the consumer's exchange ends with its context")
-	// The server learns of the hang-up from its read of the closed connection, a loopback event; the
-	// pause keeps the claim from finishing before that.
-	time.Sleep(300 * time.Millisecond)
+	// The claim must not finish before the server learns of the hang-up: its connection's read ends, and
+	// net/http cancels the request's context on that very return, long before the claim, still to be
+	// granted its lock, executed and read back, can answer.
+	select {
+	case <-ln.hungUp:
+	case <-time.After(hangGuard):
+		t.Fatal("the broker never read the end of the consumer's connection")
+	}
 	require.NoError(t, lock.Rollback(ctx))
 
 	var again popResult
@@ -67,4 +83,33 @@ func TestPopGivenBackWhenTheClientHangsUp(t *testing.T) {
 		require.Zero(t, m.RetryCount)
 	}
 	require.Equal(t, []string{"a", "b"}, txids)
+}
+
+// hangUpListener closes hungUp when the broker's read of one of its connections ends in an error
+// other than a deadline: the client went away.
+type hangUpListener struct {
+	net.Listener
+	hungUp chan struct{}
+	once   sync.Once
+}
+
+func (l *hangUpListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &hangUpConn{Conn: c, l: l}, nil
+}
+
+type hangUpConn struct {
+	net.Conn
+	l *hangUpListener
+}
+
+func (c *hangUpConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.l.once.Do(func() { close(c.l.hungUp) })
+	}
+	return n, err
 }

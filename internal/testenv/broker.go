@@ -31,6 +31,17 @@ func StartBroker(t testing.TB, env map[string]string) *RunningBroker {
 // StartBrokerWith is StartBroker with broker options (a Clock's Now, say).
 func StartBrokerWith(t testing.TB, env map[string]string, opt broker.Options) *RunningBroker {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testenv: listen: %v", err)
+	}
+	return StartBrokerOn(t, env, opt, ln)
+}
+
+// StartBrokerOn is StartBrokerWith serving on ln, a loopback listener the test may wrap to watch the
+// broker's side of its connections.
+func StartBrokerOn(t testing.TB, env map[string]string, opt broker.Options, ln net.Listener) *RunningBroker {
+	t.Helper()
 	vars := map[string]string{}
 	for k, v := range env {
 		vars[k] = v
@@ -47,10 +58,6 @@ func StartBrokerWith(t testing.TB, env map[string]string, opt broker.Options) *R
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatalf("testenv: config: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testenv: listen: %v", err)
 	}
 	var out io.Writer = io.Discard
 	if os.Getenv("QUEEN_TEST_LOG") != "" {
