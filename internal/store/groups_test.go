@@ -20,7 +20,7 @@ func TestGroups(t *testing.T) {
 	st := sharedStore(t)
 	ctx := t.Context()
 
-	cursors := func(t *testing.T, group string, pids ...uuid.UUID) []int64 {
+	cursors := func(t *testing.T, st *store.Store, group string, pids ...uuid.UUID) []int64 {
 		t.Helper()
 		out := make([]int64, len(pids))
 		for i, p := range pids {
@@ -112,7 +112,7 @@ func TestGroups(t *testing.T) {
 		for i, p := range pids {
 			require.Equal(t, i == 1 || i == 4, slices.Contains(pending(t, st, p), "cut"), "pending on partition %d (a: seeded before the cut)", i)
 		}
-		require.Equal(t, int64(-1), cursors(t, "cut", pids[1])[0], "the default mode seeds no cursor")
+		require.Equal(t, int64(-1), cursors(t, st, "cut", pids[1])[0], "the default mode seeds no cursor")
 	})
 	t.Run("SubscriptionSeedChunk new", func(t *testing.T) {
 		// Known issue 20: a new or timestamp subscription seeded every partition of the queue in one
@@ -164,11 +164,7 @@ func TestGroups(t *testing.T) {
 		require.NoError(t, hold.Rollback(ctx))
 		require.NoError(t, <-seeded)
 
-		var at []int64
-		for _, p := range pids {
-			at = append(at, scalar[int64](t, st, `SELECT cursor_seq FROM partition_consumers WHERE partition_id = $1 AND consumer_group = 'g'`, p))
-		}
-		require.Equal(t, []int64{1, 0, 2, 1}, at, "cursors at the subscription point")
+		require.Equal(t, []int64{1, 0, 2, 1}, cursors(t, st, "g", pids...), "cursors at the subscription point")
 		var got []string
 		for range len(pids) {
 			ms, _ := pop(t, st, name, "g", "", 10)
@@ -218,7 +214,7 @@ func TestGroups(t *testing.T) {
 				ok, err := st.Groups().EnsureSubscription(ctx, name, g, c.mode, c.ts)
 				require.NoError(t, err)
 				require.True(t, ok)
-				require.Equal(t, c.cursors, cursors(t, g, pa, pb))
+				require.Equal(t, c.cursors, cursors(t, st, g, pa, pb))
 				for i, p := range []uuid.UUID{pa, pb} {
 					require.Equal(t, c.pending[i], slices.Contains(pending(t, st, p), g), "pending on partition %d", i)
 				}
@@ -308,18 +304,18 @@ func TestGroups(t *testing.T) {
 		}
 		push(t, st, p, "3")
 		ackDone(t, st, p, g, "3")
-		require.Equal(t, []int64{3}, cursors(t, g, p))
+		require.Equal(t, []int64{3}, cursors(t, st, g, p))
 		// Without metadata: the cursors restart at the subscription point.
 		cur, meta, err := st.Groups().DeleteGroup(ctx, g, name, false)
 		require.NoError(t, err)
 		require.Equal(t, []int64{1, 0}, []int64{cur, meta})
-		require.Equal(t, []int64{2}, cursors(t, g, p), "re-seeded after the messages before the subscription")
+		require.Equal(t, []int64{2}, cursors(t, st, g, p), "re-seeded after the messages before the subscription")
 		require.Equal(t, []string{store.QueueMode, g}, pending(t, st, p), "3 is to do again")
 		// With metadata, on every queue: cursors and subscriptions go.
 		cur, meta, err = st.Groups().DeleteGroup(ctx, g, "", true)
 		require.NoError(t, err)
 		require.Equal(t, []int64{2, 2}, []int64{cur, meta})
-		require.Equal(t, []int64{-1, -1}, cursors(t, g, p, po))
+		require.Equal(t, []int64{-1, -1}, cursors(t, st, g, p, po))
 		require.Zero(t, scalar[int64](t, st, `SELECT count(*) FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
 		require.Empty(t, only(pending(t, st, p), []string{g}))
 	})
@@ -341,10 +337,10 @@ func TestGroups(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, store.SubscribeTimestamp, scalar[string](t, st, `SELECT mode FROM consumer_group_subscriptions WHERE consumer_group = $1`, g))
-		require.Equal(t, []int64{1}, cursors(t, g, p), "a cursor that consumed nothing moves to the new point")
+		require.Equal(t, []int64{1}, cursors(t, st, g, p), "a cursor that consumed nothing moves to the new point")
 		_, err = st.Groups().UpdateSubscription(ctx, busy, time.Now())
 		require.NoError(t, err)
-		require.Equal(t, []int64{1}, cursors(t, busy, p), "one that consumed keeps its place")
+		require.Equal(t, []int64{1}, cursors(t, st, busy, p), "one that consumed keeps its place")
 		n, err = st.Groups().UpdateSubscription(ctx, uniq("none"), time.Now())
 		require.NoError(t, err)
 		require.Zero(t, n)
@@ -362,7 +358,7 @@ func TestGroups(t *testing.T) {
 		n, err := st.Groups().SeekQueue(ctx, g, name, false, time.Now().Add(-30*time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
-		require.Equal(t, []int64{2}, cursors(t, g, p))
+		require.Equal(t, []int64{2}, cursors(t, st, g, p))
 		var expires *time.Time
 		var retries int32
 		require.NoError(t, store.PoolOf(st).QueryRow(ctx, `SELECT lease_expires_at, batch_retry_count FROM partition_consumers WHERE partition_id = $1 AND consumer_group = $2`, p, g).Scan(&expires, &retries))
@@ -371,7 +367,7 @@ func TestGroups(t *testing.T) {
 		n, err = st.Groups().SeekQueue(ctx, g, name, true, time.Time{})
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
-		require.Equal(t, []int64{3}, cursors(t, g, p))
+		require.Equal(t, []int64{3}, cursors(t, st, g, p))
 
 		// Partitions the group never read are placed too: at the end, after the last message at or
 		// before the time, or (nothing before it) not at all, which is where a never-read one starts.
@@ -380,12 +376,12 @@ func TestGroups(t *testing.T) {
 		n, err = st.Groups().SeekQueue(ctx, g, name, true, time.Time{})
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n, "every partition of the queue")
-		require.Equal(t, []int64{3, 2, -1}, cursors(t, g, p, unread, empty))
+		require.Equal(t, []int64{3, 2, -1}, cursors(t, st, g, p, unread, empty))
 		nobody := uniq("nobody")
 		n, err = st.Groups().SeekQueue(ctx, nobody, name, false, time.Now().Add(-2*time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n)
-		require.Equal(t, []int64{-1, -1, -1}, cursors(t, nobody, p, unread, empty), "before everything: no cursor needed")
+		require.Equal(t, []int64{-1, -1, -1}, cursors(t, st, nobody, p, unread, empty), "before everything: no cursor needed")
 		require.Equal(t, store.SubscribeAll, scalar[string](t, st,
 			`SELECT s.mode FROM consumer_group_subscriptions s JOIN queues q ON q.id = s.queue_id WHERE q.name = $1 AND s.consumer_group = $2`, name, nobody),
 			"a group seeking a queue subscribes to it")
@@ -406,7 +402,7 @@ func TestGroups(t *testing.T) {
 		seq, err := st.Groups().SeekPartition(ctx, g, name, "Default")
 		require.NoError(t, err)
 		require.Equal(t, int64(2), seq)
-		require.Equal(t, []int64{2}, cursors(t, g, p), "created at the end")
+		require.Equal(t, []int64{2}, cursors(t, st, g, p), "created at the end")
 		push(t, st, p, "3")
 		pop(t, st, name, g, "Default", 10)
 		seq, err = st.Groups().SeekPartition(ctx, g, name, "Default")
