@@ -87,6 +87,13 @@ func (c *ttlCache[K, V]) forgetIf(match func(K) bool) {
 	c.mu.Unlock()
 }
 
+// clear drops every entry.
+func (c *ttlCache[K, V]) clear() {
+	c.mu.Lock()
+	c.m = map[K]ttlEntry[V]{}
+	c.mu.Unlock()
+}
+
 // len counts the entries, expired ones included.
 func (c *ttlCache[K, V]) len() int {
 	c.mu.RLock()

@@ -18,11 +18,6 @@ func (e *Engine) checkEncryption(enabled bool) error {
 	return nil
 }
 
-// forgetQueueEncryption drops the cached encryption flag of a queue; configure calls it.
-func (e *Engine) forgetQueueEncryption(queue string) {
-	e.enc.forget(queue)
-}
-
 // queueEncrypted answers from the cache, reading the queue's flag when unknown or older than the TTL.
 // A queue that does not exist yet (auto-created by this push) is not encrypted.
 func (e *Engine) queueEncrypted(ctx context.Context, queue string) (bool, error) {

@@ -35,7 +35,7 @@ type Options struct {
 	Key                     *crypto.Key   // nil: no QUEEN_ENCRYPTION_KEY; encrypted queues refuse pushes
 	Observer                Observer      // told about every push, pop and ack (metrics); nil: none
 	// EncryptionCacheTTL bounds how long this broker trusts its cached "is queue X encrypted" answer
-	// when another broker reconfigures the queue (a local configure invalidates at once).
+	// when another broker reconfigures the queue and its NOTIFY is lost (changes.go).
 	EncryptionCacheTTL time.Duration
 }
 
@@ -106,7 +106,8 @@ func New(st *store.Store, log *slog.Logger, opt Options) *Engine {
 	if e.hub == nil {
 		e.hub, e.ownHub = notify.New(st, log), true
 	}
-	e.groups = &Groups{st: st, subs: e.subs, hub: e.hub}
+	e.hub.OnChange(e.applyChange)
+	e.groups = &Groups{st: st, hub: e.hub, announce: e.announce}
 	e.modes = &Modes{st: st, dbDown: &e.dbDown, health: e.SpoolHealth, spool: opt.Spool, deadSpoolPath: opt.DeadSpoolPath,
 		log: log, replayKick: e.replayKick}
 	e.dlq = &DeadLetters{st: st, hub: e.hub, decrypt: e.DecryptPayload}

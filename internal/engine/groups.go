@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/queen-go/queen/internal/notify"
@@ -11,18 +10,18 @@ import (
 
 // Groups answers the consumer-group routes: the listing and lag of groups, deleting their cursors,
 // moving their subscription point and seeking them. The pop path records first subscriptions itself
-// (Engine.ensureSubscription); both share the cache of recorded subscriptions.
+// (Engine.ensureSubscription), whose cache a group delete clears (Engine.announce).
 type Groups struct {
-	st   *store.Store
-	subs *ttlCache[string, struct{}] // the engine's recorded subscriptions: a delete forgets the group's
-	hub  *notify.Hub                 // a seek wakes the queue's parked pops
+	st       *store.Store
+	hub      *notify.Hub         // a seek wakes the queue's parked pops
+	announce func(notify.Change) // Engine.announce: a delete forgets the group's subscriptions here and on the other brokers
 }
 
 // Groups is the consumer-group side of the engine.
 func (e *Engine) Groups() *Groups { return e.groups }
 
-// subscriptionTTL bounds how long a recorded subscription is trusted without a round-trip, so that one
-// deleted through another broker is recorded again here soon after.
+// subscriptionTTL bounds how long a recorded subscription is trusted without a round-trip: a delete
+// through another broker reaches this one by NOTIFY (changes.go), and this bounds a lost one.
 const subscriptionTTL = 10 * time.Second
 
 // subscription resolves where a named group starts in a queue it meets for the first time:
@@ -223,7 +222,7 @@ func (g *Groups) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 	if err != nil {
 		return nil, OpFailed("delete consumer group", err)
 	}
-	g.subs.forgetIf(func(k string) bool { return strings.HasSuffix(k, "\x00"+group) })
+	g.announce(notify.Change{Kind: notify.GroupDeleted, Name: group})
 	if cursors == 0 && meta == 0 {
 		if queue != "" {
 			return nil, notFound("consumer group %q has no cursors on queue %q", group, queue)

@@ -7,8 +7,8 @@ import (
 )
 
 // limitTTL bounds how long this broker trusts a queue's cached maxSize: pushes to queues without a
-// limit (the common case) then cost no extra round-trip. A configure on this broker refreshes it at
-// once; one on another broker is seen within limitTTL.
+// limit (the common case) then cost no extra round-trip. A configure refreshes it at once, here and,
+// by NOTIFY, on the other brokers (changes.go); limitTTL bounds a lost notification.
 const limitTTL = 5 * time.Second
 
 // limits returns the maxSize of each queue (0 = none, also for queues that do not exist yet).

@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
+	"github.com/queen-go/queen/internal/notify"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -120,8 +120,7 @@ func (e *Engine) Configure(ctx context.Context, queue, namespace, task string, o
 	if err != nil {
 		return nil, OpFailed("configure", err)
 	}
-	e.lim.forget(queue)
-	e.forgetQueueEncryption(queue)
+	e.announce(notify.Change{Kind: notify.QueueConfigured, Name: queue})
 	opts, err := json.Marshal(eff)
 	if err != nil {
 		return nil, err
@@ -139,10 +138,6 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 	if !ok {
 		return notFound("queue %q not found", name)
 	}
-	e.parts.forgetQueue(name)
-	// A queue created anew under the name needs its subscriptions recorded again (they seed its
-	// pending-work rows).
-	e.subs.forgetIf(func(k string) bool { return strings.HasPrefix(k, name+"\x00") })
-	e.lim.forget(name)
+	e.announce(notify.Change{Kind: notify.QueueDeleted, Name: name})
 	return nil
 }

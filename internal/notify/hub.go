@@ -1,7 +1,8 @@
 // Package notify wakes parked long-poll pops: it keeps the waiters of this broker, announces queues
 // with newly claimable partitions to the other brokers on the database (LISTEN/NOTIFY) and wakes its
-// own waiters on their announcements. It is a background service with the broker's Start/Stop
-// lifecycle.
+// own waiters on their announcements. The same channel carries the configures and deletes that the
+// other brokers' caches must drop (changes.go). It is a background service with the broker's
+// Start/Stop lifecycle.
 package notify
 
 import (
@@ -38,8 +39,10 @@ type Hub struct {
 	hb       handbacks     // released partitions not yet announced here (AnnounceReleased)
 	handBack time.Duration // defaultHandBack; tests change it
 	id       string        // prefixes this broker's payloads, so it ignores its own
-	mu       sync.Mutex    // protects pending, cancel, done
+	mu       sync.Mutex    // protects pending, changes, onChange, cancel, done
 	pending  map[string]*pendingNotify
+	changes  map[Change]struct{} // changes.go: announced for the next NOTIFY
+	onChange func(Change)
 	kick     chan struct{}
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the running goroutines have exited
@@ -50,7 +53,7 @@ func New(st *store.Store, log *slog.Logger) *Hub {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	h := &Hub{st: st, log: log, waiters: newWaiters(), id: hex.EncodeToString(b), pending: map[string]*pendingNotify{},
-		kick: make(chan struct{}, 1), handBack: defaultHandBack}
+		changes: map[Change]struct{}{}, kick: make(chan struct{}, 1), handBack: defaultHandBack}
 	h.sched = newSchedule(h.AnnouncePartitions)
 	return h
 }
@@ -80,7 +83,7 @@ func (h *Hub) Start(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		_ = h.st.Listen(ctx, h.st.PushChannel(), h.waiters.wakeAll, h.onNotify)
+		_ = h.st.Listen(ctx, h.st.PushChannel(), h.connected, h.onNotify)
 	}()
 	go func() {
 		wg.Wait()
@@ -219,10 +222,13 @@ func (h *Hub) announceLoop(ctx context.Context) {
 		}
 		last = time.Now()
 		h.mu.Lock()
-		batch := h.pending
-		h.pending = map[string]*pendingNotify{}
+		batch, changes := h.pending, h.changes
+		h.pending, h.changes = map[string]*pendingNotify{}, map[Change]struct{}{}
 		h.mu.Unlock()
-		payloads := make([]string, 0, len(batch))
+		payloads := make([]string, 0, len(batch)+len(changes))
+		for c := range changes {
+			payloads = append(payloads, h.id+" "+c.payload())
+		}
 		for q, p := range batch {
 			var parts []string
 			if !p.unknown {
@@ -234,7 +240,8 @@ func (h *Hub) announceLoop(ctx context.Context) {
 			payloads = append(payloads, h.id+" "+payload(q, p.n, parts))
 		}
 		if err := h.st.Notify(ctx, payloads); err != nil && ctx.Err() == nil {
-			// Other brokers' parked pops find the messages at their safety re-check instead.
+			// Other brokers' parked pops find the messages at their safety re-check instead, and their
+			// cached entries expire at their TTL.
 			h.log.DebugContext(ctx, "notify failed", slog.Any("error", err))
 		}
 	}
@@ -248,7 +255,11 @@ func (h *Hub) onNotify(p string) {
 		return
 	}
 	if id == h.id {
-		return // this broker woke its own waiters when it announced
+		return // this broker woke its own waiters (or updated its caches) when it announced
+	}
+	if c, ok := parseChange(rest); ok {
+		h.changed(c)
+		return
 	}
 	h.waiters.wakeNotified(rest)
 }

@@ -76,3 +76,40 @@ func TestHubWakesAcrossBrokers(t *testing.T) {
 	<-w.C()
 	b.Unpark(w)
 }
+
+// TestHubCarriesChanges: a change announced on one hub reaches the OnChange function of another hub
+// of the same database and not its own; each hub reports ChangesLost when its LISTEN session connects.
+func TestHubCarriesChanges(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	a, b := notify.New(st, slog.New(slog.DiscardHandler)), notify.New(st, slog.New(slog.DiscardHandler))
+	got := map[*notify.Hub]chan notify.Change{a: make(chan notify.Change, 16), b: make(chan notify.Change, 16)}
+	for h, ch := range got {
+		h.OnChange(func(c notify.Change) { ch <- c })
+		require.NoError(t, h.Start(t.Context()))
+		defer h.Stop()
+		require.Equal(t, notify.Change{Kind: notify.ChangesLost}, <-ch, "the LISTEN session connected")
+	}
+
+	sent := []notify.Change{
+		{Kind: notify.QueueConfigured, Name: "orders"},
+		{Kind: notify.QueueDeleted, Name: "a queue: with spaces"},
+		{Kind: notify.GroupDeleted, Name: "billing"},
+	}
+	for _, c := range sent {
+		b.AnnounceChange(c)
+	}
+	var heard []notify.Change
+	for range sent {
+		heard = append(heard, <-got[a])
+	}
+	require.ElementsMatch(t, sent, heard)
+
+	// a's own announcement and a pop announcement are no change to a; b hears the first.
+	a.AnnounceChange(notify.Change{Kind: notify.QueueDeleted, Name: "mine"})
+	a.Announce("orders", 1)
+	require.Equal(t, notify.Change{Kind: notify.QueueDeleted, Name: "mine"}, <-got[b])
+	b.AnnounceChange(notify.Change{Kind: notify.QueueConfigured, Name: "last"})
+	require.Equal(t, notify.Change{Kind: notify.QueueConfigured, Name: "last"}, <-got[a],
+		"a heard nothing else in between")
+}
