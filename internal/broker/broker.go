@@ -49,7 +49,7 @@ type Broker struct {
 	st       *store.Store
 	spool    *spool.Spool
 	eng      *engine.Engine
-	services []service // notify hub, stats, retention, eviction, samples; stopped, in reverse, before the engine
+	services []service // read replica, notify hub, stats, retention, eviction, samples; stopped, in reverse, before the engine
 	srv      *http.Server
 	conns    *connlimit.Listener // srv's listener: caps and counts its open connections
 	ln       net.Listener
@@ -131,6 +131,15 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	if n := b.spool.Pending(); n > 0 {
 		log.InfoContext(ctx, "spool holds pushes from before the restart: replaying", slog.Int64("pending", n))
 	}
+	var replica *store.Replica
+	if cfg.ReadURL != "" {
+		replica, err = store.OpenReplica(ctx, b.st, store.Options{URL: cfg.ReadURL, Schema: cfg.Schema, PoolSize: int32(cfg.PoolSize),
+			AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout, PoolMode: cfg.PoolMode, Clock: opt.Clock}, cfg.ReadMaxLag)
+		if err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		b.services = append(b.services, replica) // stopped (and closed) by release even if Start fails below
+	}
 	reg := prometheus.NewRegistry()
 	mx := metrics.New(reg, metrics.Sources{
 		Pool:        b.st.PoolStats,
@@ -143,6 +152,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 			}
 			return b.conns.Open(), b.conns.Max(), b.conns.Refused()
 		},
+		ReadReplica: replicaSource(replica),
 	})
 	mx.LimitQueues(cfg.Jobs.MetricsMaxQueues)
 	// A broker without the key could neither seal new payloads of an encrypted queue nor open
@@ -190,7 +200,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	if cfg.Jobs.AnalyzeInterval > 0 {
 		jobs = append(jobs, maintenance.NewAnalyze(b.st, log, cfg.Jobs.AnalyzeInterval))
 	}
-	b.services = []service{hub}
+	b.services = append(b.services, hub)
 	for _, j := range jobs {
 		b.services = append(b.services, j.ReportOutages(outages))
 	}
@@ -203,7 +213,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	api := httpapi.New(b.eng, views.New(b.st, b.spool, b.eng), streams.New(b.st, b.eng), log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
+	api := httpapi.New(b.eng, views.New(b.st, replica, b.spool, b.eng), streams.New(b.st, b.eng), log, httpapi.Options{Auth: authz, Metrics: mx, Gatherer: reg, Dashboard: dash,
 		MaxBodyBytes: cfg.MaxBodyBytes, MaxBatchItems: cfg.MaxBatchItems, DefaultTimeout: cfg.DefaultTimeout,
 		DefaultBatchSize: cfg.DefaultBatchSize, Version: version.Release, MetricsAccess: metricsAccess(cfg), BodyBudget: cfg.HTTP.BodyBudget,
 	})
@@ -351,5 +361,16 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			return nil
 		}
 		return fmt.Errorf("broker: serve: %w", err)
+	}
+}
+
+// replicaSource is the metrics' view of the read replica; nil when there is none.
+func replicaSource(r *store.Replica) func() (float64, bool) {
+	if r == nil {
+		return nil
+	}
+	return func() (float64, bool) {
+		st := r.State()
+		return st.Lag.Seconds(), st.Status == store.ReplicaOK
 	}
 }

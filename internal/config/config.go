@@ -26,6 +26,10 @@ type Config struct {
 	// (empty: DatabaseURL, or no LISTEN at all under transaction pooling).
 	PoolMode  string
 	ListenURL string
+	// ReadURL is a streaming standby that serves the read models while its lag is at most ReadMaxLag
+	// (empty: none; docs/operations.md "Read replica").
+	ReadURL    string
+	ReadMaxLag time.Duration
 
 	PoolSize         int
 	PushWorkers      int

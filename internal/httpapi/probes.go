@@ -34,6 +34,10 @@ the HTTP API lives under <code>/api/v1/</code>.</p></body></html>
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version,
 		"spool": s.eng.SpoolHealth()}
+	if rs := s.views.Replica(); rs != nil {
+		// Not part of the status: the reads fall back to the primary, so a bad replica fails no request.
+		body["readReplica"] = rs
+	}
 	if err := s.eng.Ping(r.Context()); err != nil {
 		// The cause (host, port, user) goes to the log only: /health is public.
 		s.log.WarnContext(r.Context(), "health check: database unreachable", slog.Any("error", err))

@@ -20,6 +20,9 @@ type Sources struct {
 	Spool       func() (deadSpooled int64, stalled bool) // nil: zeros
 	Maintenance func() (push, pop bool)
 	Connections func() (open, limit, refused int64) // the HTTP API's client connections
+	// ReadReplica reports the read replica's last measured lag and whether it serves the reads; nil:
+	// none configured, and no series.
+	ReadReplica func() (lagSeconds float64, serving bool)
 }
 
 // Metrics is the broker's set of collectors. The per-request and per-queue children are kept once
@@ -166,6 +169,20 @@ func New(reg prometheus.Registerer, src Sources) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	if rr := src.ReadReplica; rr != nil {
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_read_replica_lag_seconds",
+				Help: "How far the read replica was behind the primary at its last probe (DATABASE_READ_URL)."},
+				func() float64 { lag, _ := rr(); return lag }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "queen_read_replica_serving",
+				Help: "1 while the read replica serves the read routes; 0 while they go to the primary."},
+				func() float64 {
+					if _, ok := rr(); ok {
+						return 1
+					}
+					return 0
+				}))
+	}
 	return m
 }
 

@@ -60,6 +60,20 @@ func TestConn(t *testing.T) {
 		require.NoError(t, st.Ping(ctx))
 	})
 
+	// A read URL that names the primary itself is no standby: its probe says so (ReplicaPrimaryLSN read
+	// the primary's position, ReplicaReplayLSN found no recovery), and the reads stay on the primary.
+	// test/faults TestReadReplica runs a real standby.
+	t.Run("ReplicaPrimaryLSN+ReplicaReplayLSN", func(t *testing.T) {
+		r, err := store.OpenReplica(ctx, st, store.Options{URL: url, PoolSize: 2}, time.Minute)
+		require.NoError(t, err)
+		require.Same(t, st, r.Reads(), "before the first probe")
+		require.NoError(t, r.Start(ctx))
+		defer r.Stop()
+		require.Eventually(t, func() bool { return r.State().Status != store.ReplicaStarting }, 10*time.Second, 10*time.Millisecond)
+		require.Equal(t, store.ReplicaNotStandby, r.State().Status)
+		require.Same(t, st, r.Reads())
+	})
+
 	t.Run("Begin+HotPathSettings+Commit", func(t *testing.T) {
 		q := uniq("conn")
 		p := partition(t, st, q, "Default")

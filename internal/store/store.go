@@ -55,6 +55,8 @@ type Options struct {
 	// database clock. Only tests set it, to make time pass without waiting: brokers sharing a database
 	// must share one clock, and the database's is the only one they all see (docs/decisions.md).
 	Clock func() time.Time
+
+	standby bool // OpenReplica: a read replica, reached as its URL says (readWriteOnly does not apply)
 }
 
 // Store holds the connections to the broker's schema: two pools that share Options.PoolSize.
@@ -103,7 +105,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
-	readWriteOnly(cfg.ConnConfig, o.URL)
+	if !o.standby {
+		readWriteOnly(cfg.ConnConfig, o.URL)
+	}
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		encodeUUIDsNatively(c.TypeMap())
 		return nil

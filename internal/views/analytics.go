@@ -57,7 +57,7 @@ func ratio(a, b int64) float64 {
 }
 
 func (v *Views) queueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]store.QueueOpsPoint, error) {
-	out, err := v.st.Analytics().QueueOpsSeries(ctx, from, to, queue, bucketMinutes)
+	out, err := v.reads().Analytics().QueueOpsSeries(ctx, from, to, queue, bucketMinutes)
 	return out, engine.OpFailed("queue ops", err)
 }
 
@@ -209,7 +209,7 @@ type RetentionReport struct {
 // Retention reads the retention history, bucketed by the window's width.
 func (v *Views) Retention(ctx context.Context, from, to time.Time) (*RetentionReport, error) {
 	w := window(from, to)
-	pts, err := v.st.Analytics().RetentionSeries(ctx, from, to, w.BucketMinutes)
+	pts, err := v.reads().Analytics().RetentionSeries(ctx, from, to, w.BucketMinutes)
 	if err != nil {
 		return nil, engine.OpFailed("retention history", err)
 	}

@@ -88,7 +88,8 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 	if f.Group == "" {
 		f.Group = engine.QueueMode
 	}
-	rows, err := v.st.Messages().ListMessages(ctx, store.ListMessagesParams(f))
+	st := v.reads() // one store for both reads
+	rows, err := st.Messages().ListMessages(ctx, store.ListMessagesParams(f))
 	if err != nil {
 		return nil, engine.OpFailed("list messages", err)
 	}
@@ -99,7 +100,7 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 			QueuePriority: m.Priority, CreatedAt: engine.ISOMillis(m.CreatedAt), LeaseExpiresAt: engine.OptTime(m.LeaseExpiresAt)}
 	}
 	if f.Queue != "" {
-		groups, err := v.st.Queues().QueueGroups(ctx, f.Queue)
+		groups, err := st.Queues().QueueGroups(ctx, f.Queue)
 		if err != nil {
 			return nil, engine.OpFailed("queue groups", err)
 		}
@@ -111,7 +112,7 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 
 // QueueMessages lists a queue's messages like [Engine.Messages]; a NotFoundError when the queue does not exist.
 func (v *Views) QueueMessages(ctx context.Context, f MessageFilter) (*MessageList, error) {
-	if _, err := v.queueInfo(ctx, f.Queue); err != nil {
+	if _, err := queueInfo(ctx, v.reads(), f.Queue); err != nil {
 		return nil, err
 	}
 	return v.Messages(ctx, f)
@@ -157,7 +158,7 @@ type MessageView struct {
 
 // Message reads one message (payload decrypted) and every group's view of it; a NotFoundError when missing.
 func (v *Views) Message(ctx context.Context, partitionID uuid.UUID, tx string) (*MessageView, error) {
-	m, cs, err := v.st.Messages().GetMessage(ctx, partitionID, tx)
+	m, cs, err := v.reads().Messages().GetMessage(ctx, partitionID, tx)
 	if err != nil {
 		return nil, engine.OpFailedOr("get message", err, "Message not found: %s/%s", partitionID, tx)
 	}

@@ -106,7 +106,7 @@ func statsAge(qs []store.QueueSummary) int64 {
 }
 
 func (v *Views) listQueues(ctx context.Context, f QueueFilter) ([]store.QueueSummary, error) {
-	out, err := v.st.Queues().ListQueues(ctx, store.ListQueuesParams(f))
+	out, err := v.reads().Queues().ListQueues(ctx, store.ListQueuesParams(f))
 	return out, engine.OpFailed("list queues", err)
 }
 
@@ -257,19 +257,20 @@ type QueueDetail struct {
 	Config         QueueConfig  `json:"-"`
 }
 
-// queueInfo reads one queue; a NotFoundError naming it when missing.
-func (v *Views) queueInfo(ctx context.Context, name string) (*store.QueueInfo, error) {
-	q, err := v.st.Queues().QueueByName(ctx, name)
+// queueInfo reads one queue from st; a NotFoundError naming it when missing.
+func queueInfo(ctx context.Context, st *store.Store, name string) (*store.QueueInfo, error) {
+	q, err := st.Queues().QueueByName(ctx, name)
 	return q, engine.OpFailedOr("queue", err, "Queue not found: %s", name)
 }
 
 // Queue reads a queue and counts its partitions exactly; a NotFoundError naming it when missing.
 func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
-	q, err := v.queueInfo(ctx, name)
+	st := v.reads() // one store for the three reads, so that they describe one moment's queue
+	q, err := queueInfo(ctx, st, name)
 	if err != nil {
 		return nil, err
 	}
-	ps, err := v.st.Queues().PartitionCounts(ctx, q.ID)
+	ps, err := st.Queues().PartitionCounts(ctx, q.ID)
 	if err != nil {
 		return nil, engine.OpFailed("partition counts", err)
 	}
@@ -287,7 +288,7 @@ func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 			OldestMessage: engine.OptTime(p.Oldest), NewestMessage: engine.OptTime(p.Newest), LastActivity: engine.OptTime(last),
 			TotalConsumed: p.TotalConsumed, LastConsumedAt: engine.OptTime(p.LastConsumedAt), ConsumerGroups: []PartitionGroup{}}
 	}
-	gs, err := v.st.Queues().PartitionGroupCounts(ctx, q.ID)
+	gs, err := st.Queues().PartitionGroupCounts(ctx, q.ID)
 	if err != nil {
 		return nil, engine.OpFailed("consumer group counts", err)
 	}

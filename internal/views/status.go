@@ -98,7 +98,7 @@ func (v *Views) Status(ctx context.Context, f StatusFilter) (*StatusReport, erro
 	if err != nil {
 		return nil, err
 	}
-	leases, dlq, err := v.st.Analytics().Overview(ctx)
+	leases, dlq, err := v.reads().Analytics().Overview(ctx)
 	if err != nil {
 		return nil, engine.OpFailed("overview", err)
 	}

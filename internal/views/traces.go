@@ -51,7 +51,7 @@ func traceEvent(t store.Trace) TraceEvent {
 
 // MessageTraces lists a message's trace events, oldest first.
 func (v *Views) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx string) ([]TraceEvent, error) {
-	ts, err := v.st.Traces().MessageTraces(ctx, partitionID, tx)
+	ts, err := v.reads().Traces().MessageTraces(ctx, partitionID, tx)
 	if err != nil {
 		return nil, engine.OpFailed("traces", err)
 	}
@@ -64,7 +64,7 @@ func (v *Views) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx str
 
 // TracesByName lists the events carrying a trace name, with their messages' payloads decrypted.
 func (v *Views) TracesByName(ctx context.Context, name string, limit, offset int) ([]NamedTraceEvent, int64, error) {
-	ts, total, err := v.st.Traces().TracesByName(ctx, name, limit, offset)
+	ts, total, err := v.reads().Traces().TracesByName(ctx, name, limit, offset)
 	if err != nil {
 		return nil, 0, engine.OpFailed("traces", err)
 	}
@@ -90,7 +90,7 @@ type TraceNameUsage struct {
 
 // TraceNames lists trace names with their usage.
 func (v *Views) TraceNames(ctx context.Context, limit, offset int) ([]TraceNameUsage, int64, error) {
-	ns, total, err := v.st.Traces().TraceNames(ctx, limit, offset)
+	ns, total, err := v.reads().Traces().TraceNames(ctx, limit, offset)
 	if err != nil {
 		return nil, 0, engine.OpFailed("trace names", err)
 	}

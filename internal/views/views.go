@@ -8,6 +8,7 @@ package views
 
 import (
 	"encoding/json"
+	"math"
 
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
@@ -22,11 +23,44 @@ type Payloads interface {
 // Views answers the read models. It is safe for concurrent use.
 type Views struct {
 	st       *store.Store
-	spool    *spool.Spool // nil: no disk spool (Buffers says so)
+	replica  *store.Replica // nil: none (DATABASE_READ_URL)
+	spool    *spool.Spool   // nil: no disk spool (Buffers says so)
 	payloads Payloads
 }
 
-// New builds the read models over st; sp may be nil.
-func New(st *store.Store, sp *spool.Spool, p Payloads) *Views {
-	return &Views{st: st, spool: sp, payloads: p}
+// New builds the read models over st, reading from replica (may be nil) while it is fresh enough; sp
+// may be nil.
+func New(st *store.Store, replica *store.Replica, sp *spool.Spool, p Payloads) *Views {
+	return &Views{st: st, replica: replica, spool: sp, payloads: p}
+}
+
+// reads is the store the pure reads go to: the read replica while it serves, else the primary. The
+// writes (deleting a message, recording a trace) and what must describe the primary itself (its
+// statistics, whether it answers) stay on st.
+func (v *Views) reads() *store.Store {
+	if v.replica != nil {
+		return v.replica.Reads()
+	}
+	return v.st
+}
+
+// ReplicaStatus is the read replica's state as /health shows it: Status is one of store's Replica*
+// statuses, LagSeconds the lag its last probe measured (nil when it measured none).
+type ReplicaStatus struct {
+	Status     string   `json:"status"`
+	LagSeconds *float64 `json:"lagSeconds"`
+}
+
+// Replica reports the read replica's state; nil when none is configured.
+func (v *Views) Replica() *ReplicaStatus {
+	if v.replica == nil {
+		return nil
+	}
+	st := v.replica.State()
+	out := &ReplicaStatus{Status: st.Status}
+	if st.Status == store.ReplicaOK || st.Status == store.ReplicaLagging {
+		lag := math.Round(st.Lag.Seconds()*1000) / 1000
+		out.LagSeconds = &lag
+	}
+	return out
 }

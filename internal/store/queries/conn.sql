@@ -29,3 +29,12 @@ SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
 -- transaction, since the server session behind a pooler changes from one transaction to the next.
 -- %s is the list of set_config(name, value, true) calls.
 SELECT %s
+
+-- name: ReplicaPrimaryLSN :one
+-- On the primary: how far its WAL goes, in bytes. A read replica that has replayed this far holds every
+-- commit made before this statement ran (replica.go).
+SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint
+
+-- name: ReplicaReplayLSN :one
+-- On a read replica: whether it is a standby, and how far it has replayed, in bytes (NULL on a primary).
+SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint
