@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -364,13 +365,18 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 }
 
-// replicaSource is the metrics' view of the read replica; nil when there is none.
+// replicaSource is the metrics' view of the read replica (its lag NaN while none is measured: it does
+// not answer, is no standby, or was not probed yet); nil when there is none.
 func replicaSource(r *store.Replica) func() (float64, bool) {
 	if r == nil {
 		return nil
 	}
 	return func() (float64, bool) {
 		st := r.State()
-		return st.Lag.Seconds(), st.Status == store.ReplicaOK
+		switch st.Status {
+		case store.ReplicaOK, store.ReplicaLagging:
+			return st.Lag.Seconds(), st.Status == store.ReplicaOK
+		}
+		return math.NaN(), false
 	}
 }
