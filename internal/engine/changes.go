@@ -29,7 +29,7 @@ func (e *Engine) announce(c notify.Change) {
 
 // applyChange updates the caches for a change made here or announced by another broker. After a lost
 // notification (ChangesLost) every cached option and subscription is read again; partition ids are
-// kept, since a push that meets a deleted one looks it up again anyway (pushBatch).
+// kept, since a push that meets a deleted one looks it up again anyway (pushStored).
 func (e *Engine) applyChange(c notify.Change) {
 	switch c.Kind {
 	case notify.QueueConfigured, notify.QueueDeleted:
