@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -81,6 +82,21 @@ func (r *Replica) Reads() *Store {
 		return r.standby
 	}
 	return r.primary
+}
+
+// Failed reports that a read on the standby failed by a fault of the standby itself (ReplicaFault):
+// the reads go to the primary until the next probe finds it serving again.
+func (r *Replica) Failed() {
+	r.state.Store(&ReplicaState{Status: ReplicaUnreachable, Checked: time.Now()})
+}
+
+// ReplicaFault reports whether err, from a read on a standby, is the standby's fault rather than the
+// statement's: the standby is unreachable, or it cancelled the read to replay WAL that conflicted with
+// it (SQLSTATE 40001; nothing on a standby runs serializable, so that code means a recovery conflict).
+// The same read on the primary should then succeed.
+func ReplicaFault(err error) bool {
+	var pe *PgError
+	return errors.Is(err, ErrUnavailable) || errors.As(err, &pe) && pe.Code == "40001"
 }
 
 // State reports the last probe's finding.

@@ -1,9 +1,14 @@
 package store
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,4 +31,17 @@ func TestReplicaLag(t *testing.T) {
 	lag, kept = replicaLag(marks, 50, now)
 	require.Equal(t, 2500*time.Millisecond, lag, "behind every position: at least the oldest's age")
 	require.Equal(t, marks, kept)
+}
+
+// TestReplicaFault: what a standby's own trouble looks like (unreachable, a read cancelled by a recovery
+// conflict) is told apart from what the same read would meet on the primary too.
+func TestReplicaFault(t *testing.T) {
+	t.Parallel()
+	conflict := interpret(&pgconn.PgError{Code: "40001", Message: "canceling statement due to conflict with recovery"})
+	require.True(t, ReplicaFault(fmt.Errorf("list queues: %w", conflict)))
+	require.True(t, ReplicaFault(interpret(io.ErrUnexpectedEOF)))
+	require.True(t, ReplicaFault(interpret(pgconn.ErrConnClosed)))
+	require.False(t, ReplicaFault(interpret(&pgconn.PgError{Code: "42P01", Message: "relation does not exist"})))
+	require.False(t, ReplicaFault(interpret(pgx.ErrNoRows)))
+	require.False(t, ReplicaFault(context.Canceled))
 }

@@ -57,7 +57,11 @@ func ratio(a, b int64) float64 {
 }
 
 func (v *Views) queueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]store.QueueOpsPoint, error) {
-	out, err := v.reads().Analytics().QueueOpsSeries(ctx, from, to, queue, bucketMinutes)
+	var out []store.QueueOpsPoint
+	err := v.read(func(st *store.Store) (err error) {
+		out, err = st.Analytics().QueueOpsSeries(ctx, from, to, queue, bucketMinutes)
+		return err
+	})
 	return out, engine.OpFailed("queue ops", err)
 }
 
@@ -209,7 +213,11 @@ type RetentionReport struct {
 // Retention reads the retention history, bucketed by the window's width.
 func (v *Views) Retention(ctx context.Context, from, to time.Time) (*RetentionReport, error) {
 	w := window(from, to)
-	pts, err := v.reads().Analytics().RetentionSeries(ctx, from, to, w.BucketMinutes)
+	var pts []store.RetentionPoint
+	err := v.read(func(st *store.Store) (err error) {
+		pts, err = st.Analytics().RetentionSeries(ctx, from, to, w.BucketMinutes)
+		return err
+	})
 	if err != nil {
 		return nil, engine.OpFailed("retention history", err)
 	}

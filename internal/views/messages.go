@@ -88,10 +88,17 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 	if f.Group == "" {
 		f.Group = engine.QueueMode
 	}
-	st := v.reads() // one store for both reads
-	rows, err := st.Messages().ListMessages(ctx, store.ListMessagesParams(f))
+	var rows []store.MessageRow
+	var groups []string
+	err := v.read(func(st *store.Store) (err error) { // one store for both reads
+		if rows, err = st.Messages().ListMessages(ctx, store.ListMessagesParams(f)); err != nil || f.Queue == "" {
+			return engine.OpFailed("list messages", err)
+		}
+		groups, err = st.Queues().QueueGroups(ctx, f.Queue)
+		return engine.OpFailed("queue groups", err)
+	})
 	if err != nil {
-		return nil, engine.OpFailed("list messages", err)
+		return nil, err
 	}
 	out := &MessageList{Messages: make([]MessageItem, len(rows)), ConsumerGroup: f.Group}
 	for i, m := range rows {
@@ -100,10 +107,6 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 			QueuePriority: m.Priority, CreatedAt: engine.ISOMillis(m.CreatedAt), LeaseExpiresAt: engine.OptTime(m.LeaseExpiresAt)}
 	}
 	if f.Queue != "" {
-		groups, err := st.Queues().QueueGroups(ctx, f.Queue)
-		if err != nil {
-			return nil, engine.OpFailed("queue groups", err)
-		}
 		mode := modeOf(groups)
 		out.Mode = &mode
 	}
@@ -112,7 +115,7 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 
 // QueueMessages lists a queue's messages like [Engine.Messages]; a NotFoundError when the queue does not exist.
 func (v *Views) QueueMessages(ctx context.Context, f MessageFilter) (*MessageList, error) {
-	if _, err := queueInfo(ctx, v.reads(), f.Queue); err != nil {
+	if err := v.read(func(st *store.Store) error { _, err := queueInfo(ctx, st, f.Queue); return err }); err != nil {
 		return nil, err
 	}
 	return v.Messages(ctx, f)
@@ -158,7 +161,12 @@ type MessageView struct {
 
 // Message reads one message (payload decrypted) and every group's view of it; a NotFoundError when missing.
 func (v *Views) Message(ctx context.Context, partitionID uuid.UUID, tx string) (*MessageView, error) {
-	m, cs, err := v.reads().Messages().GetMessage(ctx, partitionID, tx)
+	var m *store.MessageDetail
+	var cs []store.MessageConsumer
+	err := v.read(func(st *store.Store) (err error) {
+		m, cs, err = st.Messages().GetMessage(ctx, partitionID, tx)
+		return err
+	})
 	if err != nil {
 		return nil, engine.OpFailedOr("get message", err, "Message not found: %s/%s", partitionID, tx)
 	}

@@ -106,7 +106,11 @@ func statsAge(qs []store.QueueSummary) int64 {
 }
 
 func (v *Views) listQueues(ctx context.Context, f QueueFilter) ([]store.QueueSummary, error) {
-	out, err := v.reads().Queues().ListQueues(ctx, store.ListQueuesParams(f))
+	var out []store.QueueSummary
+	err := v.read(func(st *store.Store) (err error) {
+		out, err = st.Queues().ListQueues(ctx, store.ListQueuesParams(f))
+		return err
+	})
 	return out, engine.OpFailed("list queues", err)
 }
 
@@ -265,14 +269,22 @@ func queueInfo(ctx context.Context, st *store.Store, name string) (*store.QueueI
 
 // Queue reads a queue and counts its partitions exactly; a NotFoundError naming it when missing.
 func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
-	st := v.reads() // one store for the three reads, so that they describe one moment's queue
-	q, err := queueInfo(ctx, st, name)
+	// One store for the three reads, so that they describe one moment's queue.
+	var q *store.QueueInfo
+	var ps []store.PartitionCounts
+	var gs []store.PartitionGroupCounts
+	err := v.read(func(st *store.Store) (err error) {
+		if q, err = queueInfo(ctx, st, name); err != nil {
+			return err
+		}
+		if ps, err = st.Queues().PartitionCounts(ctx, q.ID); err != nil {
+			return engine.OpFailed("partition counts", err)
+		}
+		gs, err = st.Queues().PartitionGroupCounts(ctx, q.ID)
+		return engine.OpFailed("consumer group counts", err)
+	})
 	if err != nil {
 		return nil, err
-	}
-	ps, err := st.Queues().PartitionCounts(ctx, q.ID)
-	if err != nil {
-		return nil, engine.OpFailed("partition counts", err)
 	}
 	d := &QueueDetail{QueueRef: queueRef(q.ID, q.Name, q.Namespace, q.Task), CreatedAt: engine.ISOMillis(q.CreatedAt),
 		Priority: q.Priority, Partitions: make([]PartitionDetail, len(ps)),
@@ -287,10 +299,6 @@ func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 		d.Partitions[i] = PartitionDetail{ID: p.ID.String(), Name: p.Name, CreatedAt: engine.ISOMillis(p.CreatedAt), Stats: c,
 			OldestMessage: engine.OptTime(p.Oldest), NewestMessage: engine.OptTime(p.Newest), LastActivity: engine.OptTime(last),
 			TotalConsumed: p.TotalConsumed, LastConsumedAt: engine.OptTime(p.LastConsumedAt), ConsumerGroups: []PartitionGroup{}}
-	}
-	gs, err := st.Queues().PartitionGroupCounts(ctx, q.ID)
-	if err != nil {
-		return nil, engine.OpFailed("consumer group counts", err)
 	}
 	d.ConsumerGroups = groupCounts(d.Partitions, gs)
 	return d, nil

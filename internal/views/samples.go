@@ -56,7 +56,7 @@ type Replica struct {
 // replicaSeries buckets every broker's samples between from and to (bucketMinutes wide); hostname and
 // brokerID filter when not empty. Replicas are ordered by hostname, then port.
 func (v *Views) replicaSeries(ctx context.Context, from, to time.Time, bucketMinutes int, hostname, brokerID string) ([]Replica, error) {
-	samples, err := v.reads().Analytics().BrokerSamples(ctx, from, to, hostname, brokerID)
+	samples, err := v.brokerSamples(ctx, from, to, hostname, brokerID)
 	if err != nil {
 		return nil, engine.OpFailed("analytics", err)
 	}
@@ -110,7 +110,7 @@ type ParkedPoint struct {
 // parkedSeries reads the parked long-polls per bucket, queue and broker between from and to; queue ""
 // = every queue. Newest bucket first.
 func (v *Views) parkedSeries(ctx context.Context, from, to time.Time, bucketMinutes int, queue string) ([]ParkedPoint, error) {
-	samples, err := v.reads().Analytics().BrokerSamples(ctx, from, to, "", "")
+	samples, err := v.brokerSamples(ctx, from, to, "", "")
 	if err != nil {
 		return nil, engine.OpFailed("analytics", err)
 	}
@@ -437,4 +437,15 @@ func (v *Views) ParkedReplicas(ctx context.Context, from, to time.Time, queue st
 		}
 	}
 	return out, nil
+}
+
+// brokerSamples reads the broker samples between from and to; hostname and brokerID filter when not
+// empty.
+func (v *Views) brokerSamples(ctx context.Context, from, to time.Time, hostname, brokerID string) ([]store.BrokerSample, error) {
+	var out []store.BrokerSample
+	err := v.read(func(st *store.Store) (err error) {
+		out, err = st.Analytics().BrokerSamples(ctx, from, to, hostname, brokerID)
+		return err
+	})
+	return out, err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/engine"
+	"github.com/queen-go/queen/internal/store"
 )
 
 // StatusFilter narrows /status to a window and to queues by name, namespace or task ("" = any).
@@ -98,7 +99,12 @@ func (v *Views) Status(ctx context.Context, f StatusFilter) (*StatusReport, erro
 	if err != nil {
 		return nil, err
 	}
-	leases, dlq, err := v.reads().Analytics().Overview(ctx)
+	var leases store.LeaseSummary
+	var dlq store.DLQSummary
+	err = v.read(func(st *store.Store) (err error) {
+		leases, dlq, err = st.Analytics().Overview(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, engine.OpFailed("overview", err)
 	}

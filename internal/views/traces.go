@@ -51,7 +51,11 @@ func traceEvent(t store.Trace) TraceEvent {
 
 // MessageTraces lists a message's trace events, oldest first.
 func (v *Views) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx string) ([]TraceEvent, error) {
-	ts, err := v.reads().Traces().MessageTraces(ctx, partitionID, tx)
+	var ts []store.Trace
+	err := v.read(func(st *store.Store) (err error) {
+		ts, err = st.Traces().MessageTraces(ctx, partitionID, tx)
+		return err
+	})
 	if err != nil {
 		return nil, engine.OpFailed("traces", err)
 	}
@@ -64,7 +68,12 @@ func (v *Views) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx str
 
 // TracesByName lists the events carrying a trace name, with their messages' payloads decrypted.
 func (v *Views) TracesByName(ctx context.Context, name string, limit, offset int) ([]NamedTraceEvent, int64, error) {
-	ts, total, err := v.reads().Traces().TracesByName(ctx, name, limit, offset)
+	var ts []store.Trace
+	var total int64
+	err := v.read(func(st *store.Store) (err error) {
+		ts, total, err = st.Traces().TracesByName(ctx, name, limit, offset)
+		return err
+	})
 	if err != nil {
 		return nil, 0, engine.OpFailed("traces", err)
 	}
@@ -90,7 +99,12 @@ type TraceNameUsage struct {
 
 // TraceNames lists trace names with their usage.
 func (v *Views) TraceNames(ctx context.Context, limit, offset int) ([]TraceNameUsage, int64, error) {
-	ns, total, err := v.reads().Traces().TraceNames(ctx, limit, offset)
+	var ns []store.TraceName
+	var total int64
+	err := v.read(func(st *store.Store) (err error) {
+		ns, total, err = st.Traces().TraceNames(ctx, limit, offset)
+		return err
+	})
 	if err != nil {
 		return nil, 0, engine.OpFailed("trace names", err)
 	}

@@ -34,14 +34,23 @@ func New(st *store.Store, replica *store.Replica, sp *spool.Spool, p Payloads) *
 	return &Views{st: st, replica: replica, spool: sp, payloads: p}
 }
 
-// reads is the store the pure reads go to: the read replica while it serves, else the primary. The
-// writes (deleting a message, recording a trace) and what must describe the primary itself (its
-// statistics, whether it answers) stay on st.
-func (v *Views) reads() *store.Store {
-	if v.replica != nil {
-		return v.replica.Reads()
+// read runs fn on the store the pure reads go to: the read replica while it serves, else the primary.
+// A read the replica fails by its own fault (store.ReplicaFault: it went away, or cancelled the read
+// for a recovery conflict) runs again on the primary at once, and the reads stay there until the next
+// probe finds the replica serving, so a replica going away fails no request. fn may wrap the store's
+// errors. The writes (deleting a message, recording a trace) and what must describe the primary itself
+// (its statistics, whether it answers) use st directly.
+func (v *Views) read(fn func(st *store.Store) error) error {
+	if v.replica == nil {
+		return fn(v.st)
 	}
-	return v.st
+	st := v.replica.Reads()
+	err := fn(st)
+	if err != nil && st != v.st && store.ReplicaFault(err) {
+		v.replica.Failed()
+		err = fn(v.st)
+	}
+	return err
 }
 
 // ReplicaStatus is the read replica's state as /health shows it: Status is one of store's Replica*
