@@ -34,7 +34,7 @@ the HTTP API lives under <code>/api/v1/</code>.</p></body></html>
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	body := map[string]any{"status": "healthy", "database": "connected", "server": "queen-go", "version": s.opt.Version,
 		"spool": s.eng.SpoolHealth()}
-	if rs := s.views.Replica(); rs != nil {
+	if rs := s.views.ReadReplica(); rs != nil {
 		// Not part of the status: the reads fall back to the primary, so a bad replica fails no request.
 		body["readReplica"] = rs
 	}

@@ -53,20 +53,20 @@ func (v *Views) read(fn func(st *store.Store) error) error {
 	return err
 }
 
-// ReplicaStatus is the read replica's state as /health shows it: Status is one of store's Replica*
+// ReadReplicaStatus is the read replica's state as /health shows it: Status is one of store's Replica*
 // statuses, LagSeconds the lag its last probe measured (nil when it measured none).
-type ReplicaStatus struct {
+type ReadReplicaStatus struct {
 	Status     string   `json:"status"`
 	LagSeconds *float64 `json:"lagSeconds"`
 }
 
-// Replica reports the read replica's state; nil when none is configured.
-func (v *Views) Replica() *ReplicaStatus {
+// ReadReplica reports the read replica's state; nil when none is configured.
+func (v *Views) ReadReplica() *ReadReplicaStatus {
 	if v.replica == nil {
 		return nil
 	}
 	st := v.replica.State()
-	out := &ReplicaStatus{Status: st.Status}
+	out := &ReadReplicaStatus{Status: st.Status}
 	if st.Status == store.ReplicaOK || st.Status == store.ReplicaLagging {
 		lag := math.Round(st.Lag.Seconds()*1000) / 1000
 		out.LagSeconds = &lag
