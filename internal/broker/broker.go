@@ -135,7 +135,7 @@ func StartWith(ctx context.Context, cfg config.Config, log *slog.Logger, ln net.
 	var replica *store.Replica
 	if cfg.ReadURL != "" {
 		replica, err = store.OpenReplica(ctx, b.st, store.Options{URL: cfg.ReadURL, Schema: cfg.Schema, PoolSize: int32(cfg.PoolSize),
-			AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout, PoolMode: cfg.PoolMode, Clock: opt.Clock}, cfg.ReadMaxLag)
+			AcquireTimeout: cfg.AcquireTimeout, StatementTimeout: cfg.StatementTimeout, PoolMode: cfg.PoolMode, Clock: opt.Clock}, cfg.ReadMaxLag, log)
 		if err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -64,7 +65,7 @@ func TestConn(t *testing.T) {
 	// the primary's position, ReplicaReplayLSN found no recovery), and the reads stay on the primary.
 	// test/faults TestReadReplica runs a real standby.
 	t.Run("ReplicaPrimaryLSN+ReplicaReplayLSN", func(t *testing.T) {
-		r, err := store.OpenReplica(ctx, st, store.Options{URL: url, PoolSize: 2}, time.Minute)
+		r, err := store.OpenReplica(ctx, st, store.Options{URL: url, PoolSize: 2}, time.Minute, slog.New(slog.DiscardHandler))
 		require.NoError(t, err)
 		require.Same(t, st, r.Reads(), "before the first probe")
 		require.NoError(t, r.Start(ctx))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 )
@@ -24,6 +25,7 @@ type Replica struct {
 	standby *Store
 	maxLag  time.Duration
 	every   time.Duration
+	log     *slog.Logger
 
 	state  atomic.Pointer[ReplicaState]
 	marks  []walMark // the primary's positions not yet replayed past, oldest first; the probe's alone
@@ -62,14 +64,15 @@ const maxWalMarks = 3600
 
 // OpenReplica opens the pools of the standby at o.URL (o as for Open; no migration, and a URL naming
 // several hosts is taken as given). It connects lazily: an unreachable standby is not an error, the
-// reads go to primary until it answers. Start runs the probe; Stop closes it.
-func OpenReplica(ctx context.Context, primary *Store, o Options, maxLag time.Duration) (*Replica, error) {
+// reads go to primary until it answers. Start runs the probe; Stop closes it. Each change of status is
+// logged: whether the reads go to the standby must not change silently.
+func OpenReplica(ctx context.Context, primary *Store, o Options, maxLag time.Duration, log *slog.Logger) (*Replica, error) {
 	o.DeferMigrate, o.standby = true, true
 	st, err := Open(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("store: read replica: %w", err)
 	}
-	r := &Replica{primary: primary, standby: st, maxLag: maxLag, every: replicaProbe}
+	r := &Replica{primary: primary, standby: st, maxLag: maxLag, every: replicaProbe, log: log}
 	r.state.Store(&ReplicaState{Status: ReplicaStarting})
 	return r, nil
 }
@@ -84,10 +87,10 @@ func (r *Replica) Reads() *Store {
 	return r.primary
 }
 
-// Failed reports that a read on the standby failed by a fault of the standby itself (ReplicaFault):
-// the reads go to the primary until the next probe finds it serving again.
-func (r *Replica) Failed() {
-	r.state.Store(&ReplicaState{Status: ReplicaUnreachable, Checked: time.Now()})
+// Failed reports that a read on the standby failed with err, a fault of the standby itself
+// (ReplicaFault): the reads go to the primary until the next probe finds it serving again.
+func (r *Replica) Failed(ctx context.Context, err error) {
+	r.set(ctx, ReplicaState{Status: ReplicaUnreachable, Checked: time.Now()}, err)
 }
 
 // ReplicaFault reports whether err, from a read on a standby, is the standby's fault rather than the
@@ -165,7 +168,21 @@ func (r *Replica) probe(ctx context.Context) {
 			next.Status = ReplicaLagging
 		}
 	}
-	r.state.Store(&next)
+	r.set(ctx, next, err)
+}
+
+// set makes next the state, and logs a change of status with err, its cause if any.
+func (r *Replica) set(ctx context.Context, next ReplicaState, err error) {
+	prev := r.state.Swap(&next)
+	if prev.Status == next.Status {
+		return
+	}
+	level, to := slog.LevelWarn, "primary"
+	if next.Status == ReplicaOK {
+		level, to = slog.LevelInfo, "standby"
+	}
+	r.log.Log(ctx, level, "read replica "+next.Status+": the read routes go to the "+to, slog.String("was", prev.Status),
+		slog.Duration("lag", next.Lag), slog.Duration("max_lag", r.maxLag), slog.Any("error", err))
 }
 
 // replicaLag is how old the newest of marks the standby has replayed past (to replayed) is at now, and

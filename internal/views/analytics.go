@@ -58,7 +58,7 @@ func ratio(a, b int64) float64 {
 
 func (v *Views) queueOpsSeries(ctx context.Context, from, to time.Time, queue string, bucketMinutes int) ([]store.QueueOpsPoint, error) {
 	var out []store.QueueOpsPoint
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		out, err = st.Analytics().QueueOpsSeries(ctx, from, to, queue, bucketMinutes)
 		return err
 	})
@@ -214,7 +214,7 @@ type RetentionReport struct {
 func (v *Views) Retention(ctx context.Context, from, to time.Time) (*RetentionReport, error) {
 	w := window(from, to)
 	var pts []store.RetentionPoint
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		pts, err = st.Analytics().RetentionSeries(ctx, from, to, w.BucketMinutes)
 		return err
 	})

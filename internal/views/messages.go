@@ -90,7 +90,7 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 	}
 	var rows []store.MessageRow
 	var groups []string
-	err := v.read(func(st *store.Store) (err error) { // one store for both reads
+	err := v.read(ctx, func(st *store.Store) (err error) { // one store for both reads
 		if rows, err = st.Messages().ListMessages(ctx, store.ListMessagesParams(f)); err != nil || f.Queue == "" {
 			return engine.OpFailed("list messages", err)
 		}
@@ -115,7 +115,7 @@ func (v *Views) Messages(ctx context.Context, f MessageFilter) (*MessageList, er
 
 // QueueMessages lists a queue's messages like [Engine.Messages]; a NotFoundError when the queue does not exist.
 func (v *Views) QueueMessages(ctx context.Context, f MessageFilter) (*MessageList, error) {
-	if err := v.read(func(st *store.Store) error { _, err := queueInfo(ctx, st, f.Queue); return err }); err != nil {
+	if err := v.read(ctx, func(st *store.Store) error { _, err := queueInfo(ctx, st, f.Queue); return err }); err != nil {
 		return nil, err
 	}
 	return v.Messages(ctx, f)
@@ -163,7 +163,7 @@ type MessageView struct {
 func (v *Views) Message(ctx context.Context, partitionID uuid.UUID, tx string) (*MessageView, error) {
 	var m *store.MessageDetail
 	var cs []store.MessageConsumer
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		m, cs, err = st.Messages().GetMessage(ctx, partitionID, tx)
 		return err
 	})

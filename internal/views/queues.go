@@ -107,7 +107,7 @@ func statsAge(qs []store.QueueSummary) int64 {
 
 func (v *Views) listQueues(ctx context.Context, f QueueFilter) ([]store.QueueSummary, error) {
 	var out []store.QueueSummary
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		out, err = st.Queues().ListQueues(ctx, store.ListQueuesParams(f))
 		return err
 	})
@@ -273,7 +273,7 @@ func (v *Views) Queue(ctx context.Context, name string) (*QueueDetail, error) {
 	var q *store.QueueInfo
 	var ps []store.PartitionCounts
 	var gs []store.PartitionGroupCounts
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		if q, err = queueInfo(ctx, st, name); err != nil {
 			return err
 		}

@@ -443,7 +443,7 @@ func (v *Views) ParkedReplicas(ctx context.Context, from, to time.Time, queue st
 // empty.
 func (v *Views) brokerSamples(ctx context.Context, from, to time.Time, hostname, brokerID string) ([]store.BrokerSample, error) {
 	var out []store.BrokerSample
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		out, err = st.Analytics().BrokerSamples(ctx, from, to, hostname, brokerID)
 		return err
 	})

@@ -101,7 +101,7 @@ func (v *Views) Status(ctx context.Context, f StatusFilter) (*StatusReport, erro
 	}
 	var leases store.LeaseSummary
 	var dlq store.DLQSummary
-	err = v.read(func(st *store.Store) (err error) {
+	err = v.read(ctx, func(st *store.Store) (err error) {
 		leases, dlq, err = st.Analytics().Overview(ctx)
 		return err
 	})

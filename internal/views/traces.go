@@ -52,7 +52,7 @@ func traceEvent(t store.Trace) TraceEvent {
 // MessageTraces lists a message's trace events, oldest first.
 func (v *Views) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx string) ([]TraceEvent, error) {
 	var ts []store.Trace
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		ts, err = st.Traces().MessageTraces(ctx, partitionID, tx)
 		return err
 	})
@@ -70,7 +70,7 @@ func (v *Views) MessageTraces(ctx context.Context, partitionID uuid.UUID, tx str
 func (v *Views) TracesByName(ctx context.Context, name string, limit, offset int) ([]NamedTraceEvent, int64, error) {
 	var ts []store.Trace
 	var total int64
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		ts, total, err = st.Traces().TracesByName(ctx, name, limit, offset)
 		return err
 	})
@@ -101,7 +101,7 @@ type TraceNameUsage struct {
 func (v *Views) TraceNames(ctx context.Context, limit, offset int) ([]TraceNameUsage, int64, error) {
 	var ns []store.TraceName
 	var total int64
-	err := v.read(func(st *store.Store) (err error) {
+	err := v.read(ctx, func(st *store.Store) (err error) {
 		ns, total, err = st.Traces().TraceNames(ctx, limit, offset)
 		return err
 	})

@@ -7,6 +7,7 @@
 package views
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 
@@ -40,14 +41,14 @@ func New(st *store.Store, replica *store.Replica, sp *spool.Spool, p Payloads) *
 // probe finds the replica serving, so a replica going away fails no request. fn may wrap the store's
 // errors. The writes (deleting a message, recording a trace) and what must describe the primary itself
 // (its statistics, whether it answers) use st directly.
-func (v *Views) read(fn func(st *store.Store) error) error {
+func (v *Views) read(ctx context.Context, fn func(st *store.Store) error) error {
 	if v.replica == nil {
 		return fn(v.st)
 	}
 	st := v.replica.Reads()
 	err := fn(st)
 	if err != nil && st != v.st && store.ReplicaFault(err) {
-		v.replica.Failed()
+		v.replica.Failed(ctx, err)
 		err = fn(v.st)
 	}
 	return err

@@ -110,6 +110,7 @@ func TestReadReplica(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
+	require.Contains(t, strict.out.String(), "read replica lagging: the read routes go to the primary", "logged")
 	require.Contains(t, metrics(strict.base), "queen_read_replica_serving 0")
 	require.Contains(t, metrics(patient.base), "queen_read_replica_serving 1")
 
@@ -126,5 +127,6 @@ func TestReadReplica(t *testing.T) {
 	require.NoError(t, p.standby.Stop(context.Background()))
 	require.Equal(t, http.StatusOK, status(patient.base, "/api/v1/resources/queues/"+url.PathEscape("after-standby")))
 	require.Equal(t, "unreachable", replica(nil, patient.base).Status)
+	require.Contains(t, patient.out.String(), "read replica unreachable: the read routes go to the primary", "logged")
 	require.Equal(t, http.StatusOK, status(patient.base, "/api/v1/messages?queue=after-standby"))
 }
