@@ -91,6 +91,12 @@ func TestReadReplica(t *testing.T) {
 	var paused bool
 	require.NoError(t, queryRow(t, standby, "SELECT pg_wal_replay_pause() IS NULL", &paused))
 	t.Cleanup(func() { _ = queryRow(t, standby, "SELECT pg_wal_replay_resume() IS NULL", &paused) })
+	require.EventuallyWithT(t, func(c *assert.CollectT) { // a pause is only requested until replay reaches it
+		var state string
+		if assert.NoError(c, queryRow(t, standby, "SELECT pg_get_wal_replay_pause_state()", &state)) {
+			assert.Equal(c, "paused", state)
+		}
+	}, 30*time.Second, 20*time.Millisecond)
 	push("held-back")
 	require.Equal(t, http.StatusNotFound, status(patient.base, "/api/v1/resources/queues/held-back"), "read from the standby")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
