@@ -373,10 +373,9 @@ func replicaSource(r *store.Replica) func() (float64, bool) {
 	}
 	return func() (float64, bool) {
 		st := r.State()
-		switch st.Status {
-		case store.ReplicaOK, store.ReplicaLagging:
-			return st.Lag.Seconds(), st.Status == store.ReplicaOK
+		if !st.LagMeasured() {
+			return math.NaN(), false
 		}
-		return math.NaN(), false
+		return st.Lag.Seconds(), st.Status == store.ReplicaOK
 	}
 }

@@ -46,6 +46,10 @@ type ReplicaState struct {
 	Checked time.Time     // when the probe ran; zero before the first
 }
 
+// LagMeasured reports whether Lag holds a measured lag: the standby answered as a standby and the
+// primary's position was known.
+func (s ReplicaState) LagMeasured() bool { return s.Status == ReplicaOK || s.Status == ReplicaLagging }
+
 // The statuses of a read replica. Only ReplicaOK serves reads.
 const (
 	ReplicaStarting    = "starting"

@@ -68,7 +68,7 @@ func (v *Views) ReadReplica() *ReadReplicaStatus {
 	}
 	st := v.replica.State()
 	out := &ReadReplicaStatus{Status: st.Status}
-	if st.Status == store.ReplicaOK || st.Status == store.ReplicaLagging {
+	if st.LagMeasured() {
 		lag := math.Round(st.Lag.Seconds()*1000) / 1000
 		out.LagSeconds = &lag
 	}

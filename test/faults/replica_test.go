@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"testing"
@@ -38,11 +37,8 @@ func TestReadReplica(t *testing.T) {
 		return res[0].PartitionID
 	}
 	status := func(base, path string) int {
-		resp, err := http.Get(base + path)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode
+		code, _ := getText(t, base+path)
+		return code
 	}
 	type replicaState struct {
 		Status     string   `json:"status"`
@@ -109,12 +105,8 @@ func TestReadReplica(t *testing.T) {
 		}
 	}, 30*time.Second, 50*time.Millisecond)
 	metrics := func(base string) string {
-		resp, err := http.Get(base + "/metrics/prometheus")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return string(b)
+		_, body := getText(t, base+"/metrics/prometheus")
+		return body
 	}
 	require.Contains(t, strict.out.String(), "read replica lagging: the read routes go to the primary", "logged")
 	require.Contains(t, metrics(strict.base), "queen_read_replica_serving 0")
